@@ -1,0 +1,26 @@
+"""Packaging for tfloop.
+
+TensorFlow is an extra, not a base requirement, so that users pick the build they need:
+``pip install .[cpu]`` (tensorflow-cpu) or ``pip install .[gpu]`` (tensorflow with CUDA).
+"""
+from setuptools import find_packages, setup
+
+TF_VERSION = ">=2.16"
+
+setup(
+    name="tfloop",
+    version="0.1.0",
+    description="A tensorpack-style training loop for TensorFlow graphs: one session.run per step, "
+                "everything else a callback.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["tfloop", "tfloop.*"]),
+    python_requires=">=3.10",
+    install_requires=["numpy", "tabulate", "tqdm"],
+    extras_require={
+        "cpu": ["tensorflow-cpu" + TF_VERSION],
+        "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
+        "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn"],
+        "examples": ["scikit-learn"],
+    },
+)

@@ -1,0 +1,112 @@
+"""Shared test helpers: a tiny model, its data, and a callback that records every hook call."""
+import numpy as np
+
+import tfloop
+from tfloop import Callback, ModelDesc
+from tfloop.compat import tf, tfv1
+
+RNG_SEED = 0
+TRUE_W = np.array([[1.0], [-2.0], [0.5]], dtype=np.float32)
+
+
+def make_regression_data(n=24, seed=RNG_SEED):
+    """Inputs ``x`` (n, 3) and targets ``y = x @ TRUE_W`` (n,), float32."""
+    rng = np.random.RandomState(seed)
+    x = rng.randn(n, 3).astype(np.float32)
+    y = (x @ TRUE_W)[:, 0]
+    return x, y
+
+
+def batches(x, y, batch_size):
+    return [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x), batch_size)]
+
+
+def dataset_fn(x, y, batch_size):
+    """A function that builds the same batches as :func:`batches` as a tf.data pipeline."""
+    return lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)
+
+
+class LinearModel(ModelDesc):
+    """y ~ x @ w, mean squared error, plain SGD: deterministic and fast."""
+
+    def __init__(self, lr=0.1):
+        self.lr = lr
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.float32, "y")]
+
+    def build_graph(self, x, y):
+        w = tfv1.get_variable("w", [3, 1], initializer=tfv1.zeros_initializer())
+        pred = tf.squeeze(tf.matmul(x, w), 1, name="pred")
+        return tf.reduce_mean(tf.square(pred - y), name="cost")
+
+    def optimizer(self):
+        return tfv1.train.GradientDescentOptimizer(self.lr)
+
+
+class RecordingCallback(Callback):
+    """Records every hook call as ``(name, hook, epoch, global_step, local_step, extra)`` into a
+    shared list, so tests can compare the exact sequence of calls of several callbacks."""
+
+    _chief_only = False
+
+    def __init__(self, name, log, fetches=None, feed=None):
+        self.name = name
+        self.log = log
+        self._fetch_names = fetches
+        self._feed = feed
+
+    def _record(self, hook, extra=None):
+        trainer = self.trainer
+        self.log.append((self.name, hook, trainer.epoch_num, trainer.global_step,
+                         trainer.local_step, extra))
+
+    def _setup_graph(self):
+        self.log.append((self.name, "setup_graph"))
+        if self._feed is not None:
+            self._feed_tensor = self.get_tensors_maybe_in_tower([self._feed[0]])[0]
+
+    def _before_train(self):
+        self._record("before_train")
+
+    def _after_train(self):
+        self._record("after_train")
+
+    def _before_epoch(self):
+        self._record("before_epoch")
+
+    def _after_epoch(self):
+        self._record("after_epoch")
+
+    def _before_run(self, ctx):
+        self._record("before_run")
+        if self._feed is not None:
+            return tfv1.train.SessionRunArgs(fetches=self._fetch_names,
+                                             feed_dict={self._feed_tensor: self._feed[1]})
+        return self._fetch_names
+
+    def _after_run(self, ctx, values):
+        results = values.results
+        if isinstance(results, list):
+            results = [np.asarray(r).tolist() for r in results]
+        self._record("after_run", results)
+
+    def _trigger_step(self):
+        self._record("trigger_step")
+
+    def _trigger(self):
+        self._record("trigger")
+
+
+def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, monitors=(),
+                 extra_callbacks=(), trainer=None, model=None, **config_kwargs):
+    """Train :class:`LinearModel` on 12 datapoints in batches of 4 (3 steps per epoch)."""
+    x, y = make_regression_data(12)
+    if data is None:
+        data = tfloop.FeedInput(batches(x, y, 4))
+    config = tfloop.TrainConfig(model=model or LinearModel(), data=data, callbacks=list(callbacks),
+                                monitors=list(monitors), extra_callbacks=list(extra_callbacks),
+                                steps_per_epoch=steps_per_epoch, max_epoch=max_epoch, **config_kwargs)
+    trainer = trainer or tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(config, trainer)
+    return trainer

@@ -1,0 +1,339 @@
+"""The Callback base class: every hook of the training lifecycle, documented once.
+
+The framework calls the public methods (``setup_graph``, ``before_run``, ``trigger_epoch`` ...);
+a callback overrides only the underscore methods (``_setup_graph``, ``_before_run`` ...). The order
+of calls in one training run is::
+
+    setup_graph                      (graph not finalized yet: create ops here, and only here)
+    before_train
+    for each epoch:
+        before_epoch
+        for each step:
+            before_run -> the one session.run of the step -> after_run
+            trigger_step
+        after_epoch
+        trigger_epoch                (calls trigger() by default)
+    after_train                      (always, even when training raised)
+
+Every callback is called in list order at every point.
+"""
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
+from tfloop.utils import logger
+
+__all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
+
+SessionRunArgs = tfv1.train.SessionRunArgs
+
+_FETCH_TYPES = (tf.Tensor, tf.Operation, tf.Variable, tf.SparseTensor)
+
+
+class StopTraining(Exception):
+    """Raise from any callback hook to end training cleanly; ``after_train`` still runs.
+
+    Example:
+        >>> def _trigger_epoch(self):
+        ...     if self.trainer.monitors.get_latest("val-error") < 0.01:
+        ...         raise StopTraining("validation error below 1%")
+    """
+
+
+def annotate_exception(exc, callback, hook):
+    """Log which callback and hook raised ``exc`` (once), and attach it as a note to the exception."""
+    if getattr(exc, "_tfloop_annotated", False):
+        return
+    exc._tfloop_annotated = True
+    where = "{}.{}".format(callback, hook)
+    if hasattr(exc, "add_note"):
+        exc.add_note("(raised in callback {})".format(where))
+    logger.error("Exception in callback {}: {}: {}".format(where, type(exc).__name__, exc))
+
+
+class Callback:
+    """Base class for everything that happens in training besides the training step itself.
+
+    Attributes:
+        trainer: the trainer, set in ``setup_graph``.
+        graph: the training graph, set in ``setup_graph``.
+        chief_only (bool): whether the callback runs only on the chief worker (True by default;
+            monitors and graph-side helpers set it False).
+
+    Example:
+        >>> class PrintLoss(Callback):
+        ...     def _setup_graph(self):
+        ...         self.loss = self.get_tensors_maybe_in_tower(["cost"])[0]
+        ...     def _before_run(self, ctx):
+        ...         return [self.loss]                  # fetched along with the training step
+        ...     def _after_run(self, ctx, values):
+        ...         print(self.global_step, values.results[0])
+    """
+
+    _chief_only = True
+    name_scope = ""
+    trainer = None
+    graph = None
+
+    # ---- public methods: called by the trainer -------------------------------------------------
+    def setup_graph(self, trainer):
+        """Attach to ``trainer`` and let the callback add what it needs to the graph."""
+        self.trainer = trainer
+        self.graph = tfv1.get_default_graph()
+        scope = self.name_scope or type(self).__name__
+        with self.graph.name_scope(scope.replace("_", "")):
+            self._setup_graph()
+
+    def before_train(self):
+        self._before_train()
+
+    def after_train(self):
+        self._after_train()
+
+    def before_epoch(self):
+        self._before_epoch()
+
+    def after_epoch(self):
+        self._after_epoch()
+
+    def before_run(self, ctx):
+        """Return the callback's extra fetches/feeds for this step as ``SessionRunArgs`` (or None)."""
+        try:
+            return self._normalize_run_args(self._before_run(ctx))
+        except Exception as e:
+            annotate_exception(e, self, "before_run")
+            raise
+
+    def after_run(self, ctx, values):
+        try:
+            self._after_run(ctx, values)
+        except Exception as e:
+            annotate_exception(e, self, "after_run")
+            raise
+
+    def trigger_step(self):
+        self._trigger_step()
+
+    def trigger_epoch(self):
+        self._trigger_epoch()
+
+    def trigger(self):
+        self._trigger()
+
+    def state_dict(self):
+        """State to save with a checkpoint so that a resumed run continues exactly (or None)."""
+        return self._state_dict()
+
+    def load_state_dict(self, state):
+        self._load_state_dict(state)
+
+    # ---- methods to override --------------------------------------------------------------------
+    def _setup_graph(self):
+        """Create the ops and tensors the callback needs. All graph changes belong here."""
+
+    def _before_train(self):
+        """Called once before the first step, after the session is created and the graph finalized."""
+
+    def _after_train(self):
+        """Called once at the end of training, also when training raised."""
+
+    def _before_epoch(self):
+        """Called right before each epoch; keep it fast."""
+
+    def _after_epoch(self):
+        """Called right after the last step of each epoch; keep it fast."""
+
+    def _before_run(self, ctx):
+        """Return what to run along with the step: None, a list of tensors/ops/names, or
+        ``tf.compat.v1.train.SessionRunArgs(fetches, feed_dict, options)``."""
+        return None
+
+    def _after_run(self, ctx, values):
+        """Receive ``values.results``: the results of exactly this callback's fetches.
+        ``ctx.request_stop()`` ends training after this step."""
+
+    def _trigger_step(self):
+        """Called after each step; keep it light."""
+
+    def _trigger_epoch(self):
+        """Called after each epoch; calls :meth:`trigger` by default."""
+        self.trigger()
+
+    def _trigger(self):
+        """The callback's periodic work, whatever its period: ``PeriodicTrigger`` decides when."""
+
+    def _state_dict(self):
+        return None
+
+    def _load_state_dict(self, state):
+        """Restore what :meth:`_state_dict` returned."""
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def overrides(self, method):
+        """Whether this callback does anything in hook ``method`` (e.g. ``"_before_run"``).
+
+        The trainer leaves callbacks out of per-step hooks they do not override.
+        """
+        return getattr(type(self), method) is not getattr(Callback, method)
+
+    @property
+    def epoch_num(self):
+        """The current epoch, starting at ``starting_epoch`` (1 by default)."""
+        return self.trainer.epoch_num
+
+    @property
+    def global_step(self):
+        """Training steps finished so far, over all runs (resumed runs continue counting)."""
+        return self.trainer.global_step
+
+    @property
+    def local_step(self):
+        """The step within the current epoch, from 0."""
+        return self.trainer.local_step
+
+    @property
+    def chief_only(self):
+        return self._chief_only
+
+    @chief_only.setter
+    def chief_only(self, value):
+        self._chief_only = bool(value)
+
+    def get_tensors_maybe_in_tower(self, names):
+        """Find tensors by name: in the graph first, then in the first training tower.
+
+        Raises:
+            UnknownNameError: a name is in neither; the message lists close matches.
+        """
+        towers = getattr(self.trainer, "towers", None)
+        tower = towers.training()[0] if towers is not None and len(towers.training()) else None
+        tensors = []
+        for name in names:
+            try:
+                tensors.append(get_op_or_tensor_by_name(name, self.graph))
+            except UnknownNameError as e:
+                if tower is None:
+                    raise UnknownNameError("{} asked for {}".format(self, e)) from None
+                try:
+                    tensors.append(tower.get_tensor(name))
+                except UnknownNameError:
+                    raise UnknownNameError("{} asked for {}".format(self, e)) from None
+        return tensors
+
+    def _normalize_run_args(self, fetches):
+        if fetches is None or type(fetches) is SessionRunArgs:
+            return fetches
+        return SessionRunArgs(fetches=self._resolve_fetches(fetches))
+
+    def _resolve_fetches(self, fetches):
+        if isinstance(fetches, _FETCH_TYPES):
+            return fetches
+        if isinstance(fetches, str):
+            return get_op_or_tensor_by_name(fetches, self.graph)
+        if isinstance(fetches, (list, tuple)):
+            return [self._resolve_fetches(f) for f in fetches]
+        if isinstance(fetches, dict):
+            return {k: self._resolve_fetches(v) for k, v in fetches.items()}
+        raise TypeError(
+            "{}._before_run returned {!r} ({}); return None, a tensor/op/name, a list or dict of "
+            "them, or tf.compat.v1.train.SessionRunArgs.".format(self, fetches,
+                                                                type(fetches).__name__))
+
+    def __str__(self):
+        return type(self).__name__
+
+    __repr__ = __str__
+
+
+class ProxyCallback(Callback):
+    """A callback that forwards every hook to another one; subclass it to change a few of them.
+
+    Example:
+        >>> class Quiet(ProxyCallback):
+        ...     def _trigger_step(self):
+        ...         pass                                # drop the wrapped callback's per-step work
+    """
+
+    def __init__(self, cb):
+        if not isinstance(cb, Callback):
+            raise TypeError("{} wraps a Callback, got {!r}.".format(type(self).__name__, cb))
+        self.cb = cb
+        self._chief_only = cb.chief_only
+
+    def overrides(self, method):
+        if getattr(type(self), method) is not getattr(ProxyCallback, method):
+            return True
+        return self.cb.overrides(method)
+
+    def _setup_graph(self):
+        with self.graph.name_scope(None):
+            self.cb.setup_graph(self.trainer)
+
+    def _before_train(self):
+        self.cb.before_train()
+
+    def _after_train(self):
+        self.cb.after_train()
+
+    def _before_epoch(self):
+        self.cb.before_epoch()
+
+    def _after_epoch(self):
+        self.cb.after_epoch()
+
+    def _before_run(self, ctx):
+        return self.cb.before_run(ctx)
+
+    def _after_run(self, ctx, values):
+        self.cb.after_run(ctx, values)
+
+    def _trigger_step(self):
+        self.cb.trigger_step()
+
+    def _trigger_epoch(self):
+        self.cb.trigger_epoch()
+
+    def _trigger(self):
+        self.cb.trigger()
+
+    def _state_dict(self):
+        return self.cb.state_dict()
+
+    def _load_state_dict(self, state):
+        self.cb.load_state_dict(state)
+
+    def __str__(self):
+        return "{}({})".format(type(self).__name__, self.cb)
+
+    __repr__ = __str__
+
+
+class CallbackFactory(Callback):
+    """A callback made of plain functions, each taking the callback itself.
+
+    Args:
+        setup_graph, before_train, trigger, after_train (callable): ``fn(self)``; any may be None.
+
+    Example:
+        >>> CallbackFactory(trigger=lambda self: print("epoch", self.epoch_num, "done"))
+    """
+
+    def __init__(self, setup_graph=None, before_train=None, trigger=None, after_train=None):
+        self._cb_setup_graph = setup_graph
+        self._cb_before_train = before_train
+        self._cb_trigger = trigger
+        self._cb_after_train = after_train
+
+    def _setup_graph(self):
+        if self._cb_setup_graph:
+            self._cb_setup_graph(self)
+
+    def _before_train(self):
+        if self._cb_before_train:
+            self._cb_before_train(self)
+
+    def _trigger(self):
+        if self._cb_trigger:
+            self._cb_trigger(self)
+
+    def _after_train(self):
+        if self._cb_after_train:
+            self._cb_after_train(self)

@@ -1,0 +1,98 @@
+"""Calling a list of callbacks, in order, at every point of the lifecycle."""
+from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
+
+__all__ = ["Callbacks"]
+
+
+class Callbacks(Callback):
+    """Dispatch each hook to a list of callbacks, in list order.
+
+    Per-step hooks go only to the callbacks that override them, so a callback that does nothing
+    per step costs nothing per step. ``after_train`` runs for every callback even when some raise;
+    the first error is re-raised afterwards. Errors are logged with the callback and hook that
+    raised them.
+
+    Example:
+        >>> group = Callbacks([ModelSaver(), ProgressBar()])
+        >>> group.setup_graph(trainer)
+    """
+
+    _chief_only = False
+
+    def __init__(self, callbacks):
+        for cb in callbacks:
+            if not isinstance(cb, Callback):
+                raise TypeError("Every callback must be a tfloop Callback; got {!r} ({}).".format(
+                    cb, type(cb).__name__))
+        self.cbs = list(callbacks)
+        self._step_cbs = []
+        self.run_hooks = []
+
+    def _setup_graph(self):
+        for cb in self.cbs:
+            self._call(cb, "setup_graph", self.trainer)
+        self._step_cbs = [cb for cb in self.cbs if cb.overrides("_trigger_step")]
+        self.run_hooks = [cb for cb in self.cbs
+                          if cb.overrides("_before_run") or cb.overrides("_after_run")]
+
+    def setup_graph(self, trainer):
+        self.trainer = trainer
+        self._setup_graph()
+
+    @staticmethod
+    def _call(cb, hook, *args):
+        try:
+            getattr(cb, hook)(*args)
+        except StopTraining:
+            raise
+        except Exception as e:
+            annotate_exception(e, cb, hook)
+            raise
+
+    def _before_train(self):
+        for cb in self.cbs:
+            self._call(cb, "before_train")
+
+    def _after_train(self):
+        first_error = None
+        for cb in self.cbs:
+            try:
+                cb.after_train()
+            except BaseException as e:
+                if isinstance(e, Exception):
+                    annotate_exception(e, cb, "after_train")
+                if first_error is None:
+                    first_error = e
+        if first_error is not None:
+            raise first_error
+
+    def _before_epoch(self):
+        for cb in self.cbs:
+            self._call(cb, "before_epoch")
+
+    def _after_epoch(self):
+        for cb in self.cbs:
+            self._call(cb, "after_epoch")
+
+    def trigger_step(self):
+        for cb in self._step_cbs:
+            try:
+                cb.trigger_step()
+            except StopTraining:
+                raise
+            except Exception as e:
+                annotate_exception(e, cb, "trigger_step")
+                raise
+
+    def _trigger_epoch(self):
+        for cb in self.cbs:
+            self._call(cb, "trigger_epoch")
+
+    def __iter__(self):
+        return iter(self.cbs)
+
+    def __len__(self):
+        return len(self.cbs)
+
+    def __str__(self):
+        return "Callbacks({})".format(", ".join(str(cb) for cb in self.cbs))

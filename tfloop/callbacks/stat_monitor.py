@@ -1,0 +1,92 @@
+"""The shared logic of callbacks that watch a monitored stat: min or max, and the best so far."""
+import math
+
+from tfloop.callbacks.base import Callback
+from tfloop.utils import logger
+
+__all__ = ["StatMonitorCallback"]
+
+_MODES = ("min", "max")
+
+
+class StatMonitorCallback(Callback):
+    """Base class for callbacks that react to a scalar stat put to the monitors.
+
+    It reads the latest value of ``stat`` (with the global step it was put at), knows whether a
+    value improves on the best so far, and keeps that best in its state (saved with checkpoints).
+    Used by ``MinSaver``/``MaxSaver``, ``EarlyStopping`` and ``StatMonitorParamSetter``.
+
+    Args:
+        stat (str): the monitored scalar's name, e.g. ``"val-error-top1"``.
+        mode (str): ``"min"`` when smaller is better, ``"max"`` when larger is better.
+        min_delta (float): an improvement must beat the best by more than this.
+
+    Example:
+        >>> class PrintBest(StatMonitorCallback):
+        ...     def _trigger(self):
+        ...         value = self.read_stat()
+        ...         if value is not None and self.update_best(value):
+        ...             print("new best", self.stat, value)
+    """
+
+    def __init__(self, stat, mode="min", min_delta=0.0):
+        if not isinstance(stat, str) or not stat:
+            raise ValueError("The monitored stat must be a non-empty name, got {!r}.".format(stat))
+        if mode not in _MODES:
+            raise ValueError("mode must be 'min' or 'max', got {!r}.".format(mode))
+        if not isinstance(min_delta, (int, float)) or min_delta < 0:
+            raise ValueError("min_delta must be a number >= 0, got {!r}.".format(min_delta))
+        self.stat = stat
+        self.mode = mode
+        self.min_delta = float(min_delta)
+        self.best = None
+        self.best_step = None
+        self._warned_missing = False
+
+    def read_stat(self):
+        """The latest value of the stat, or None (with one warning) when it was never put."""
+        try:
+            step_value = self.trainer.monitors.get_history(self.stat)[-1]
+        except KeyError as e:
+            if not self._warned_missing:
+                logger.warning("{}: {}".format(self, e))
+                self._warned_missing = True
+            return None
+        self.stat_step = step_value[0]
+        return step_value[1]
+
+    def read_history(self):
+        """Every ``(global_step, value)`` of the stat so far (empty when never put)."""
+        try:
+            return self.trainer.monitors.get_history(self.stat)
+        except KeyError:
+            return []
+
+    def is_improvement(self, value, reference=None):
+        """Whether ``value`` beats ``reference`` (the best so far by default) by more than min_delta."""
+        reference = self.best if reference is None else reference
+        if value is None or math.isnan(value):
+            return False
+        if reference is None:
+            return True
+        if self.mode == "min":
+            return value < reference - self.min_delta
+        return value > reference + self.min_delta
+
+    def update_best(self, value):
+        """Record ``value`` as the best if it improves; returns whether it did."""
+        if not self.is_improvement(value):
+            return False
+        self.best = value
+        self.best_step = self.global_step
+        return True
+
+    def _state_dict(self):
+        return {"best": self.best, "best_step": self.best_step}
+
+    def _load_state_dict(self, state):
+        self.best = state.get("best")
+        self.best_step = state.get("best_step")
+
+    def __str__(self):
+        return "{}({!r})".format(type(self).__name__, self.stat)

@@ -1,0 +1,26 @@
+"""The step counter every trainer has, always the first callback."""
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tfv1
+from tfloop.tfutils.common import get_global_step_var
+
+__all__ = ["MaintainStepCounter"]
+
+
+class MaintainStepCounter(Callback):
+    """Keep the trainer's Python ``global_step`` in step with the graph's ``global_step`` variable.
+
+    The training op increments the variable; this callback reads it once before training (so a
+    restored run continues counting) and advances the Python counter after every step, before any
+    other callback's ``after_run`` sees it.
+    """
+
+    _chief_only = False
+
+    def _setup_graph(self):
+        self.gs_var = get_global_step_var()
+
+    def _before_train(self):
+        self.trainer.loop.global_step = int(self.trainer.sess.run(self.gs_var))
+
+    def _after_run(self, ctx, values):
+        self.trainer.loop.global_step += self.trainer.loop.steps_per_run

@@ -1,0 +1,169 @@
+"""Wrappers that decide *when* a callback's work runs; the callback itself says *what*."""
+from tfloop.callbacks.base import ProxyCallback
+from tfloop.utils.timer import Clock
+
+__all__ = ["PeriodicTrigger", "PeriodicCallback", "EnableCallbackIf"]
+
+
+def _check_period(name, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError("{} must be a positive number, got {!r}.".format(name, value))
+    return value
+
+
+class PeriodicTrigger(ProxyCallback):
+    """Call the wrapped callback's ``trigger()`` every k steps, k epochs and/or k seconds.
+
+    Every other hook of the wrapped callback runs as usual, except ``trigger_epoch``: its
+    ``trigger()`` now runs on this schedule instead of after every epoch.
+
+    Args:
+        triggerable (Callback): the callback whose ``trigger()`` to schedule.
+        every_k_steps (int): trigger after the step when ``global_step % k == 0``.
+        every_k_epochs (int): trigger after the epoch when ``epoch_num % k == 0``.
+        every_k_seconds (float): trigger after a step when at least k seconds passed since the
+            last trigger (or the start of training).
+        before_train (bool): also trigger once in ``before_train``.
+        clock (callable): time source in seconds (for tests); monotonic time by default.
+
+    Example:
+        >>> PeriodicTrigger(ModelSaver(), every_k_steps=500, every_k_epochs=1)
+    """
+
+    def __init__(self, triggerable, every_k_steps=None, every_k_epochs=None, every_k_seconds=None,
+                 before_train=False, clock=None):
+        super().__init__(triggerable)
+        self._step_k = _check_period("every_k_steps", every_k_steps)
+        self._epoch_k = _check_period("every_k_epochs", every_k_epochs)
+        self._seconds_k = _check_period("every_k_seconds", every_k_seconds)
+        if self._step_k is None and self._epoch_k is None and self._seconds_k is None:
+            raise ValueError("PeriodicTrigger needs every_k_steps, every_k_epochs or every_k_seconds.")
+        self._before_train_trigger = bool(before_train)
+        self._clock = clock or Clock()
+        self._last_trigger_time = None
+
+    def _before_train(self):
+        self.cb.before_train()
+        self._last_trigger_time = self._clock()
+        if self._before_train_trigger:
+            self.cb.trigger()
+
+    def _trigger_now(self):
+        self._last_trigger_time = self._clock()
+        self.cb.trigger()
+
+    def overrides(self, method):
+        if method == "_trigger_step":
+            return self._step_k is not None or self._seconds_k is not None \
+                or self.cb.overrides(method)
+        return super().overrides(method)
+
+    def _trigger_step(self):
+        self.cb.trigger_step()
+        if self._step_k is not None and self.global_step % self._step_k == 0:
+            self._trigger_now()
+        elif self._seconds_k is not None and \
+                self._clock() - self._last_trigger_time >= self._seconds_k:
+            self._trigger_now()
+
+    def _trigger_epoch(self):
+        if self._epoch_k is not None and self.epoch_num % self._epoch_k == 0:
+            self._trigger_now()
+
+    def __str__(self):
+        return "PeriodicTrigger({})".format(self.cb)
+
+
+class EnableCallbackIf(ProxyCallback):
+    """Run the wrapped callback's per-step and per-epoch hooks only when ``pred(self)`` is true.
+
+    ``setup_graph``, ``before_train`` and ``after_train`` always run. ``after_run`` runs exactly
+    for the steps whose ``before_run`` ran.
+
+    Args:
+        callback (Callback): the callback to enable or disable.
+        pred (callable): ``pred(self) -> bool``; ``self`` is this wrapper, so ``self.global_step``,
+            ``self.epoch_num`` and ``self.trainer`` are available.
+
+    Example:
+        >>> EnableCallbackIf(DumpTensors(["logits"]), lambda self: self.epoch_num > 10)
+    """
+
+    def __init__(self, callback, pred):
+        super().__init__(callback)
+        if not callable(pred):
+            raise TypeError("EnableCallbackIf needs a callable predicate, got {!r}.".format(pred))
+        self._pred = pred
+        self._run_enabled = False
+
+    def _before_run(self, ctx):
+        self._run_enabled = bool(self._pred(self))
+        if self._run_enabled:
+            return self.cb.before_run(ctx)
+        return None
+
+    def _after_run(self, ctx, values):
+        if self._run_enabled:
+            self.cb.after_run(ctx, values)
+
+    def overrides(self, method):
+        if method in ("_before_run", "_after_run"):
+            return self.cb.overrides("_before_run") or self.cb.overrides("_after_run")
+        return super().overrides(method)
+
+    def _before_epoch(self):
+        if self._pred(self):
+            self.cb.before_epoch()
+
+    def _after_epoch(self):
+        if self._pred(self):
+            self.cb.after_epoch()
+
+    def _trigger_step(self):
+        if self._pred(self):
+            self.cb.trigger_step()
+
+    def _trigger_epoch(self):
+        if self._pred(self):
+            self.cb.trigger_epoch()
+
+    def _trigger(self):
+        if self._pred(self):
+            self.cb.trigger()
+
+    def __str__(self):
+        return "EnableCallbackIf({})".format(self.cb)
+
+
+class PeriodicCallback(EnableCallbackIf):
+    """Run all per-step and per-epoch hooks of the wrapped callback only every k steps or epochs.
+
+    A hook runs when ``global_step % every_k_steps == 0`` or ``epoch_num % every_k_epochs == 0``
+    at the time it would be called (for ``before_run``, ``global_step`` counts the steps finished
+    before this one).
+
+    Args:
+        callback (Callback): the callback to run less often.
+        every_k_steps (int), every_k_epochs (int): the periods; at least one is required.
+
+    Example:
+        >>> PeriodicCallback(ProgressBar(), every_k_epochs=5)
+    """
+
+    def __init__(self, callback, every_k_steps=None, every_k_epochs=None):
+        self._step_k = _check_period("every_k_steps", every_k_steps)
+        self._epoch_k = _check_period("every_k_epochs", every_k_epochs)
+        if self._step_k is None and self._epoch_k is None:
+            raise ValueError("PeriodicCallback needs every_k_steps or every_k_epochs.")
+        super().__init__(callback, PeriodicCallback._due)
+
+    @staticmethod
+    def _due(self):
+        if self._step_k is not None and self.global_step % self._step_k == 0:
+            return True
+        return self._epoch_k is not None and self.epoch_num % self._epoch_k == 0
+
+    def __str__(self):
+        return "PeriodicCallback({})".format(self.cb)

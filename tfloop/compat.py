@@ -1,0 +1,34 @@
+"""The one place that imports TensorFlow.
+
+Every other tfloop module takes ``tf`` (TensorFlow 2.x) and ``tfv1`` (``tf.compat.v1``) from here.
+Importing this module does not change any global TensorFlow behaviour: tfloop builds its graphs in
+an explicit ``tf.Graph`` of its own, so a user's eager code keeps working beside it.
+"""
+
+MIN_TF_VERSION = (2, 16)
+
+try:
+    import tensorflow as tf
+except ImportError:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "tfloop needs TensorFlow, which is not installed: run `pip install tfloop[cpu]` "
+        "(or `pip install tfloop[gpu]` for CUDA).") from None
+
+
+def _parse_version(version):
+    parts = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+TF_VERSION = _parse_version(tf.__version__)
+if TF_VERSION < MIN_TF_VERSION:
+    raise ImportError(
+        "tfloop needs TensorFlow >= {}.{}, found {}: run `pip install -U tfloop[cpu]`.".format(
+            *MIN_TF_VERSION, tf.__version__))
+
+tfv1 = tf.compat.v1
+
+__all__ = ["tf", "tfv1", "TF_VERSION"]

@@ -1,0 +1,98 @@
+"""InputSource: where the input tensors of each training step come from."""
+import numpy as np
+
+from tfloop.compat import tf
+
+__all__ = ["InputSource", "check_input_signature"]
+
+
+def check_input_signature(signature):
+    """Check that ``signature`` is a non-empty list of ``tf.TensorSpec`` with distinct names."""
+    signature = list(signature)
+    for i, spec in enumerate(signature):
+        if not isinstance(spec, tf.TensorSpec):
+            raise TypeError("inputs() must return a list of tf.TensorSpec; item {} is {!r} ({})."
+                            .format(i, spec, type(spec).__name__))
+    names = [s.name for s in signature if s.name]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError("inputs() has duplicate names: {}.".format(", ".join(duplicates)))
+    return signature
+
+
+def describe_spec(spec):
+    return "{}: {} {}".format(spec.name or "<unnamed>", spec.dtype.name, spec.shape)
+
+
+def check_value_matches_spec(value, spec, where):
+    """Check a numpy value against a TensorSpec; raise ValueError naming ``where`` when it does not fit."""
+    arr = np.asarray(value)
+    shape = spec.shape
+    if shape.rank is not None:
+        if arr.ndim != shape.rank or any(d is not None and d != a for d, a in zip(shape.as_list(),
+                                                                                     arr.shape)):
+            raise ValueError("{}: got shape {} for input {}.".format(where, arr.shape,
+                                                                     describe_spec(spec)))
+    want = spec.dtype.as_numpy_dtype
+    if not np.can_cast(arr.dtype, want, casting="same_kind") and arr.dtype != want:
+        raise ValueError("{}: got dtype {} for input {}.".format(where, arr.dtype,
+                                                                 describe_spec(spec)))
+    return arr
+
+
+class InputSource:
+    """Base class of input sources.
+
+    The trainer calls :meth:`setup` once with the model's input signature, then
+    :meth:`get_input_tensors` once per tower (each call of a multi-tower trainer gets its own
+    batch), and registers :meth:`get_callbacks` before the user's callbacks.
+
+    Example:
+        >>> source = DatasetInput(make_dataset)
+        >>> callbacks = source.setup(model.get_input_signature())
+        >>> image, label = source.get_input_tensors()
+    """
+
+    _setup_done = False
+
+    def setup(self, input_signature):
+        """Build the source's graph part; returns the callbacks it needs."""
+        if self._setup_done:
+            raise RuntimeError("{} was already set up; an InputSource serves one trainer.".format(self))
+        self.input_signature = check_input_signature(input_signature)
+        self._setup(self.input_signature)
+        self._setup_done = True
+        return self.get_callbacks()
+
+    def setup_done(self):
+        return self._setup_done
+
+    def get_input_tensors(self):
+        """The input tensors for one tower, in the order of the input signature."""
+        if not self._setup_done:
+            raise RuntimeError("{}.setup() must be called before get_input_tensors().".format(self))
+        return self._get_input_tensors()
+
+    def get_callbacks(self):
+        """Callbacks the trainer must run for this source (not chief-only)."""
+        callbacks = list(self._get_callbacks())
+        for cb in callbacks:
+            cb.chief_only = False
+        return callbacks
+
+    def size(self):
+        """Datapoints (steps) in one pass over the data, or None when unknown."""
+        return None
+
+    def _setup(self, input_signature):
+        """Create the graph part of the source."""
+
+    def _get_input_tensors(self):
+        raise TypeError("{} does not provide input tensors.".format(type(self).__name__))
+
+    def _get_callbacks(self):
+        return []
+
+    def __str__(self):
+        return type(self).__name__
+

@@ -1,0 +1,71 @@
+"""ModelDesc: the model's inputs, its graph (a tower function) and its optimizer."""
+from tfloop.compat import tf, tfv1
+from tfloop.input.base import check_input_signature
+
+__all__ = ["ModelDesc", "ModelDescBase"]
+
+
+class ModelDescBase:
+    """A model's inputs and tower function, without an optimizer (e.g. for inference)."""
+
+    def inputs(self):
+        """Return the model's inputs as a list of ``tf.TensorSpec`` with names."""
+        raise TypeError("{} must define inputs() returning a list of tf.TensorSpec.".format(
+            type(self).__name__))
+
+    def get_input_signature(self):
+        """The checked input signature; placeholders are accepted and turned into TensorSpecs."""
+        specs = self.inputs()
+        if not isinstance(specs, (list, tuple)):
+            raise TypeError("{}.inputs() must return a list of tf.TensorSpec, got {!r}.".format(
+                type(self).__name__, specs))
+        specs = [tf.TensorSpec(s.shape, s.dtype, name=s.op.name)
+                 if isinstance(s, tf.Tensor) and s.op.type == "Placeholder" else s for s in specs]
+        return check_input_signature(specs)
+
+    @property
+    def input_names(self):
+        return [s.name for s in self.get_input_signature()]
+
+    def build_graph(self, *inputs):
+        """Build the model from its input tensors and return the cost (a scalar) when training."""
+        raise TypeError("{} must define build_graph(*inputs).".format(type(self).__name__))
+
+
+class ModelDesc(ModelDescBase):
+    """Describe a model to train: ``inputs()``, ``build_graph(*inputs) -> cost``, ``optimizer()``.
+
+    ``build_graph`` is the tower function: the trainer calls it inside a ``TowerContext``, once
+    per device, and again for inference towers (``get_current_tower_context().is_training`` is
+    False there). Create variables with ``tf.compat.v1.get_variable`` (or ``tfloop.models``
+    layers) so that towers share them.
+
+    Example:
+        >>> class Linear(ModelDesc):
+        ...     def inputs(self):
+        ...         return [tf.TensorSpec([None, 3], tf.float32, "x"),
+        ...                 tf.TensorSpec([None], tf.float32, "y")]
+        ...     def build_graph(self, x, y):
+        ...         w = tf.compat.v1.get_variable("w", [3, 1])
+        ...         pred = tf.squeeze(tf.matmul(x, w), 1)
+        ...         return tf.reduce_mean(tf.square(pred - y), name="cost")
+        ...     def optimizer(self):
+        ...         return tf.compat.v1.train.GradientDescentOptimizer(0.1)
+    """
+
+    _optimizer = None
+    _optimizer_graph = None
+
+    def optimizer(self):
+        """Return a ``tf.compat.v1.train.Optimizer``."""
+        raise TypeError("{} must define optimizer().".format(type(self).__name__))
+
+    def get_optimizer(self):
+        """The optimizer, created once per graph (later calls in that graph return the same one)."""
+        graph = tfv1.get_default_graph()
+        if self._optimizer is None or self._optimizer_graph is not graph:
+            self._optimizer = self.optimizer()
+            self._optimizer_graph = graph
+        return self._optimizer
+
+

@@ -1,0 +1,176 @@
+"""Monitors: callbacks that receive data (scalars, images, summaries, events) and write it somewhere.
+
+A backend subclasses :class:`MonitorBase` and implements any of the ``process_*`` methods. The
+:class:`Monitors` dispatcher, available as ``trainer.monitors``, is how everything else puts data:
+it sends each item to every backend at once and keeps the history of every scalar.
+"""
+import re
+import time
+
+import numpy as np
+
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tfv1
+
+__all__ = ["MonitorBase", "Monitors", "NoOpMonitor"]
+
+
+class MonitorBase(Callback):
+    """Base class of monitor backends.
+
+    Override any of ``process_scalar``, ``process_image``, ``process_summary``,
+    ``process_event``; the default of each ignores the data. Backends are callbacks too: open files
+    in ``_setup_graph``/``_before_train``, flush in ``_trigger_epoch`` (or ``_trigger``), close in
+    ``_after_train``. Monitors run on every worker (not chief-only).
+
+    Example:
+        >>> class PrintScalars(MonitorBase):
+        ...     def process_scalar(self, name, value):
+        ...         print(self.global_step, name, value)
+    """
+
+    _chief_only = False
+
+    def process_scalar(self, name, value):
+        """Receive a scalar ``value`` (a Python float or int) named ``name``."""
+
+    def process_image(self, name, images):
+        """Receive images as a uint8 array of shape NHWC (C is 1, 3 or 4)."""
+
+    def process_summary(self, summary):
+        """Receive a ``tf.compat.v1.Summary`` protobuf."""
+
+    def process_event(self, event):
+        """Receive a ``tf.compat.v1.Event`` protobuf (step and wall time already set)."""
+
+
+class NoOpMonitor(MonitorBase):
+    """A monitor that ignores everything; use it in place of a backend you want to switch off."""
+
+    def __init__(self, name=None):
+        self._name = name
+
+    def __str__(self):
+        return "NoOpMonitor({})".format(self._name or "")
+
+
+_TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
+
+
+def _strip_tower_prefix(name):
+    return _TOWER_PREFIX.sub("", name)
+
+
+class Monitors(Callback):
+    """Dispatch data to every monitor backend, and remember every scalar.
+
+    Available as ``trainer.monitors``; always the last callback, so every other callback's
+    ``trigger_epoch`` has put its data before backends flush.
+
+    Example:
+        >>> self.trainer.monitors.put_scalar("val-error", 0.03)
+        >>> self.trainer.monitors.get_latest("val-error")
+        0.03
+        >>> self.trainer.monitors.get_history("val-error")
+        [(1000, 0.03)]
+    """
+
+    _chief_only = False
+
+    def __init__(self, monitors):
+        for m in monitors:
+            if not isinstance(m, MonitorBase):
+                raise TypeError("Every monitor must be a MonitorBase, got {!r} ({}).".format(
+                    m, type(m).__name__))
+        self._monitors = list(monitors)
+        self._scalar_history = {}
+        self._scalar_receivers = self._receivers("process_scalar")
+        self._image_receivers = self._receivers("process_image")
+        self._summary_receivers = self._receivers("process_summary")
+        self._event_receivers = self._receivers("process_event")
+
+    def _receivers(self, method):
+        return [getattr(m, method) for m in self._monitors
+                if getattr(type(m), method) is not getattr(MonitorBase, method)]
+
+    @property
+    def backends(self):
+        return tuple(self._monitors)
+
+    def put_scalar(self, name, value):
+        """Put a scalar: recorded in the history at the current global step, sent to every backend."""
+        if isinstance(value, np.generic):
+            value = value.item()
+        elif not isinstance(value, (int, float)):
+            value = float(value)
+        step = self.trainer.global_step if self.trainer is not None else 0
+        history = self._scalar_history.get(name)
+        if history is None:
+            history = self._scalar_history[name] = []
+        history.append((step, value))
+        for receive in self._scalar_receivers:
+            receive(name, value)
+
+    def put_image(self, name, images):
+        """Put images: an array of HW, HWC or NHWC; floats are scaled from [0, 1] to uint8."""
+        images = np.asarray(images)
+        if images.ndim == 2:
+            images = images[np.newaxis, :, :, np.newaxis]
+        elif images.ndim == 3:
+            images = images[np.newaxis]
+        if images.ndim != 4 or images.shape[-1] not in (1, 3, 4):
+            raise ValueError("put_image({!r}) needs HW, HWC or NHWC images with 1, 3 or 4 channels; "
+                             "got shape {}.".format(name, images.shape))
+        if images.dtype != np.uint8:
+            images = np.clip(images * 255.0 if images.dtype.kind == "f" else images, 0, 255)
+            images = images.astype(np.uint8)
+        for receive in self._image_receivers:
+            receive(name, images)
+
+    def put_summary(self, summary):
+        """Put a ``Summary`` proto or its serialized bytes.
+
+        Each scalar value inside is also put as a scalar (tower prefixes such as ``tower0/`` are
+        stripped from its name).
+        """
+        if isinstance(summary, bytes):
+            summary = tfv1.Summary.FromString(summary)
+        if not isinstance(summary, tfv1.Summary):
+            raise TypeError("put_summary needs a tf.compat.v1.Summary or its bytes, got {}.".format(
+                type(summary).__name__))
+        for value in summary.value:
+            if value.WhichOneof("value") == "simple_value":
+                value.tag = _strip_tower_prefix(value.tag)
+                self.put_scalar(value.tag, value.simple_value)
+        for receive in self._summary_receivers:
+            receive(summary)
+
+    def put_event(self, event):
+        """Put a ``tf.compat.v1.Event``; its step and wall time are set here."""
+        event.step = self.trainer.global_step
+        event.wall_time = time.time()
+        for receive in self._event_receivers:
+            receive(event)
+
+    def get_latest(self, name):
+        """The latest value put for scalar ``name``.
+
+        Raises:
+            KeyError: no scalar of that name was put; the message lists the known names.
+        """
+        return self._history(name)[-1][1]
+
+    def get_history(self, name):
+        """Every ``(global_step, value)`` put for scalar ``name``, oldest first."""
+        return list(self._history(name))
+
+    def _history(self, name):
+        history = self._scalar_history.get(name)
+        if not history:
+            raise KeyError("No scalar named {!r} was put to the monitors. Known names: {}.".format(
+                name, sorted(self._scalar_history) or "none yet"))
+        return history
+
+    def scalar_names(self):
+        """Names of every scalar put so far."""
+        return sorted(self._scalar_history)

@@ -1,0 +1,16 @@
+"""Graph-side helpers: towers, name lookup, sessions, session initializers, summaries."""
+from tfloop.tfutils.common import (UnknownNameError, get_global_step_value, get_global_step_var,
+                                   get_op_or_tensor_by_name, get_op_tensor_name)
+from tfloop.tfutils.hooked_session import HookedSession
+from tfloop.tfutils.model_utils import describe_trainable_vars
+from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
+from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
+from tfloop.tfutils.tower import (TowerContext, TowerFunc, TowerTensorHandle, TowerTensorHandles,
+                                  get_current_tower_context)
+
+__all__ = [
+    "UnknownNameError", "get_global_step_value", "get_global_step_var", "get_op_or_tensor_by_name",
+    "get_op_tensor_name", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
+    "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",
+    "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context"
+]

@@ -1,0 +1,63 @@
+"""Looking things up in a graph, with errors that name what is missing and what exists."""
+import difflib
+
+from tfloop.compat import tfv1
+
+__all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name", "get_global_step_var",
+           "get_global_step_value"]
+
+
+class UnknownNameError(KeyError):
+    """A tensor or op name that is not in the graph; the message lists close matches."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+def get_op_tensor_name(name):
+    """Split a name into (op name, tensor name): ``"a:0"`` -> ``("a", "a:0")``, ``"a"`` -> ``("a", "a:0")``."""
+    if ":" in name:
+        op, _, idx = name.rpartition(":")
+        if idx.isdigit():
+            return op, name
+    return name, name + ":0"
+
+
+def _unknown_name_error(graph, name):
+    candidates = [op.name for op in graph.get_operations()]
+    close = difflib.get_close_matches(get_op_tensor_name(name)[0], candidates, n=5, cutoff=0.5)
+    hint = " Close matches: {}.".format(", ".join(close)) if close else ""
+    return UnknownNameError("No tensor or op named {!r} in the graph.{}".format(name, hint))
+
+
+def get_op_or_tensor_by_name(name, graph=None):
+    """Resolve a name (or a list of names) to tensors/ops of ``graph``.
+
+    ``"x:0"`` resolves to a tensor, ``"x"`` to the tensor ``x:0`` when it exists, else to the op.
+
+    Raises:
+        KeyError: naming the missing name and the closest names in the graph.
+    """
+    graph = graph or tfv1.get_default_graph()
+    if not isinstance(name, str):
+        return [get_op_or_tensor_by_name(n, graph) for n in name]
+    try:
+        if ":" in name:
+            return graph.get_tensor_by_name(name)
+        op = graph.get_operation_by_name(name)
+    except (KeyError, ValueError):
+        raise _unknown_name_error(graph, name) from None
+    return op.outputs[0] if op.outputs else op
+
+
+def get_global_step_var(graph=None):
+    """The global step variable of ``graph`` (int64 scalar ``global_step``), created when missing."""
+    graph = graph or tfv1.get_default_graph()
+    with graph.as_default(), graph.name_scope(None):
+        return tfv1.train.get_or_create_global_step(graph)
+
+
+def get_global_step_value(sess=None):
+    """The value of the global step variable in the default session."""
+    sess = sess or tfv1.get_default_session()
+    return int(sess.run(tfv1.train.get_global_step(sess.graph)))

@@ -1,0 +1,30 @@
+"""Describing a model's variables."""
+import numpy as np
+from tabulate import tabulate
+
+from tfloop.compat import tfv1
+from tfloop.utils import logger
+
+__all__ = ["describe_trainable_vars"]
+
+
+def describe_trainable_vars(graph=None):
+    """Log a table of the trainable variables (name, shape, size, device, dtype) with totals."""
+    graph = graph or tfv1.get_default_graph()
+    variables = graph.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)
+    if not variables:
+        logger.warning("The model has no trainable variables.")
+        return None
+    rows = []
+    total_size = total_bytes = 0
+    for v in variables:
+        shape = v.shape.as_list()
+        size = int(np.prod(shape)) if v.shape.is_fully_defined() else 0
+        total_size += size
+        total_bytes += size * v.dtype.base_dtype.size
+        rows.append([v.op.name, shape, size, v.device or "-", v.dtype.base_dtype.name])
+    table = tabulate(rows, headers=["name", "shape", "size", "device", "dtype"])
+    summary = "Number of trainable variables: {}\nNumber of parameters: {} ({:.2f} MB)".format(
+        len(variables), total_size, total_bytes / 2.0 ** 20)
+    logger.info("Trainable variables:\n" + table + "\n" + summary)
+    return table

@@ -1,0 +1,220 @@
+"""Towers: one call of the model's tower function, on one device, for training or inference.
+
+The trainer never calls ``build_graph`` directly: it wraps it in a :class:`TowerFunc`, and every
+call happens inside a :class:`TowerContext`. That way a multi-device trainer calls the same function
+once per device, an ``InferenceRunner`` builds a predict tower that shares the training variables,
+and callbacks find any tower's tensors by name through :class:`TowerTensorHandle`.
+"""
+import inspect
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
+
+__all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
+           "TowerTensorHandles"]
+
+_CURRENT_TOWER = []
+
+
+class TowerContext:
+    """The context in which a tower function runs: its name, and whether it trains.
+
+    Args:
+        tower_name (str): the name scope of the tower's ops; ``""`` for the single training tower.
+        is_training (bool): whether the tower builds the training graph (dropout on, batch
+            statistics updated) or an inference graph.
+        vs_name (str): variable scope for the tower's variables; ``""`` shares the global scope.
+            Inference towers and later training towers reuse variables (``reuse=True``).
+
+    Example:
+        >>> with TowerContext("", is_training=True):
+        ...     cost = model.build_graph(*inputs)
+    """
+
+    def __init__(self, tower_name, is_training, vs_name="", index=0):
+        self.name = tower_name
+        self.is_training = bool(is_training)
+        self.vs_name = vs_name
+        self.index = index
+        self._contexts = []
+
+    @property
+    def is_main_training_tower(self):
+        """Whether this is the first training tower: summaries and update ops belong to it only."""
+        return self.is_training and self.index == 0
+
+    @property
+    def has_own_variables(self):
+        """Whether this tower creates variables (the first training tower, or a replica's own scope)."""
+        return self.is_main_training_tower or (self.is_training and bool(self.vs_name))
+
+    @property
+    def ns_name(self):
+        return self.name
+
+    def __enter__(self):
+        if _CURRENT_TOWER:
+            raise ValueError("TowerContext {!r} cannot be nested in TowerContext {!r}.".format(
+                self.name, _CURRENT_TOWER[-1].name))
+        _CURRENT_TOWER.append(self)
+        reuse = not self.has_own_variables
+        if self.vs_name:
+            self._contexts.append(tfv1.variable_scope(self.vs_name, reuse=tfv1.AUTO_REUSE
+                                                      if reuse else None))
+        elif reuse:
+            self._contexts.append(tfv1.variable_scope(tfv1.get_variable_scope(), reuse=True))
+        if self.name:
+            self._contexts.append(tf.name_scope(self.name + "/"))
+        for ctx in self._contexts:
+            ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        _CURRENT_TOWER.pop()
+        for ctx in reversed(self._contexts):
+            ctx.__exit__(*exc)
+        self._contexts = []
+        return False
+
+    def __repr__(self):
+        return "TowerContext({!r}, is_training={})".format(self.name, self.is_training)
+
+
+def get_current_tower_context():
+    """The :class:`TowerContext` being built, or ``None`` outside any tower."""
+    return _CURRENT_TOWER[-1] if _CURRENT_TOWER else None
+
+
+class TowerTensorHandle:
+    """What one tower built: its context, input tensors, outputs, and any tensor by name.
+
+    Example:
+        >>> handle = trainer.towers.training()[0]
+        >>> logits = handle["logits"]      # the tensor "logits:0" of that tower
+    """
+
+    def __init__(self, ctx, inputs, outputs, graph):
+        self._ctx = ctx
+        self._graph = graph
+        self.inputs = list(inputs)
+        self.outputs = outputs
+        self.input_names = [t.name for t in self.inputs]
+
+    @property
+    def name(self):
+        return self._ctx.name
+
+    @property
+    def ns_name(self):
+        return self._ctx.ns_name
+
+    @property
+    def is_training(self):
+        return self._ctx.is_training
+
+    @property
+    def index(self):
+        return self._ctx.index
+
+    def get_tensor(self, name):
+        """The tensor ``name`` of this tower: looked up inside the tower's name scope first.
+
+        Raises:
+            UnknownNameError: the name is neither in this tower nor in the graph.
+        """
+        candidates = []
+        if self.ns_name:
+            candidates.append(self.ns_name + "/" + name)
+        candidates.append(name)
+        for candidate in candidates:
+            try:
+                return get_op_or_tensor_by_name(candidate, self._graph)
+            except UnknownNameError:
+                continue
+        raise UnknownNameError("No tensor named {!r} in tower {!r} or in the graph.".format(
+            name, self.name))
+
+    def get_tensors(self, names):
+        return [self.get_tensor(n) for n in names]
+
+    __getitem__ = get_tensor
+
+    def __repr__(self):
+        return "TowerTensorHandle({!r}, is_training={})".format(self.name, self.is_training)
+
+
+class TowerTensorHandles:
+    """The list of towers a :class:`TowerFunc` built, with filters by role."""
+
+    def __init__(self, handles):
+        self._handles = list(handles)
+
+    def training(self):
+        return TowerTensorHandles([h for h in self._handles if h.is_training])
+
+    def inference(self):
+        return TowerTensorHandles([h for h in self._handles if not h.is_training])
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return self._handles[key]
+        for h in self._handles:
+            if h.name == key:
+                return h
+        raise KeyError("No tower named {!r}; towers: {}.".format(key, [h.name for h in self._handles]))
+
+    def __len__(self):
+        return len(self._handles)
+
+    def __iter__(self):
+        return iter(self._handles)
+
+
+class TowerFunc:
+    """Wrap a tower function (e.g. ``ModelDesc.build_graph``) so each call is recorded as a tower.
+
+    Args:
+        tower_fn (callable): takes the input tensors positionally, returns the tower's output
+            (the cost, for a training tower).
+        input_signature (list[tf.TensorSpec]): the inputs' specs, in call order.
+
+    Example:
+        >>> tower_func = TowerFunc(model.build_graph, model.get_input_signature())
+        >>> with TowerContext("", is_training=True):
+        ...     cost = tower_func(*input_tensors)
+        >>> tower_func.towers.training()[0]["cost"]
+    """
+
+    def __init__(self, tower_fn, input_signature):
+        if not callable(tower_fn):
+            raise TypeError("The tower function must be callable, got {!r}.".format(tower_fn))
+        self._tower_fn = tower_fn
+        self.input_signature = list(input_signature)
+        self._handles = []
+        self._check_arity()
+
+    def _check_arity(self):
+        try:
+            sig = inspect.signature(self._tower_fn)
+        except (TypeError, ValueError):
+            return
+        try:
+            sig.bind(*self.input_signature)
+        except TypeError:
+            raise TypeError("The tower function {} takes {} but the model declares {} inputs ({})."
+                            .format(getattr(self._tower_fn, "__qualname__", self._tower_fn), sig,
+                                    len(self.input_signature),
+                                    ", ".join(s.name or "?" for s in self.input_signature))) from None
+
+    def __call__(self, *inputs):
+        ctx = get_current_tower_context()
+        if ctx is None:
+            raise ValueError("A tower function must be called inside a TowerContext.")
+        output = self._tower_fn(*inputs)
+        self._handles.append(TowerTensorHandle(ctx, inputs, output, tfv1.get_default_graph()))
+        return output
+
+    @property
+    def towers(self):
+        """:class:`TowerTensorHandles` of every tower built so far, in build order."""
+        return TowerTensorHandles(self._handles)

@@ -1,0 +1,14 @@
+"""Trainers, the training configuration, and the main loop."""
+from tfloop.callbacks.base import StopTraining
+from tfloop.train.base import Trainer
+from tfloop.train.config import TrainConfig, as_input_source
+from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.interface import launch_train_with_config
+from tfloop.train.loop import TrainLoop
+from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
+
+__all__ = [
+    "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
+    "default_monitors", "launch_train_with_config", "TrainLoop", "NoOpTrainer", "SimpleTrainer",
+    "TowerTrainer"
+]

@@ -1,0 +1,249 @@
+"""The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
+import time
+
+from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.callbacks.group import Callbacks
+from tfloop.callbacks.steps import MaintainStepCounter
+from tfloop.compat import tf
+from tfloop.monitors.base import MonitorBase, Monitors
+from tfloop.tfutils.hooked_session import HookedSession
+from tfloop.tfutils.model_utils import describe_trainable_vars
+from tfloop.tfutils.sesscreate import NewSessionCreator
+from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
+from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.loop import TrainLoop
+from tfloop.utils import logger
+
+__all__ = ["Trainer", "StopTraining"]
+
+
+def _check_callbacks(callbacks, what):
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, Callback):
+        return [callbacks]
+    callbacks = list(callbacks)
+    for cb in callbacks:
+        if not isinstance(cb, Callback):
+            raise TypeError("{} must be tfloop Callback objects; got {!r} ({}).".format(
+                what, cb, type(cb).__name__))
+    return callbacks
+
+
+class Trainer:
+    """Base class of trainers: a graph, a list of callbacks, and the main loop.
+
+    The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
+    :meth:`initialize` (session created, variables initialized or restored, graph finalized),
+    :meth:`main_loop`. Subclasses build the training op in ``setup_graph``.
+
+    Attributes:
+        graph (tf.Graph): tfloop's own graph; the user's eager code is unaffected by it.
+        sess: the raw session; ``hooked_sess``: the session whose ``run`` carries the callbacks'
+            fetches; ``monitors``: the :class:`Monitors` dispatcher; ``loop``: the counters.
+        is_chief (bool): whether this process is the chief worker.
+
+    Example:
+        >>> trainer = SimpleTrainer()
+        >>> trainer.setup_graph(model.get_input_signature(), DatasetInput(make_dataset),
+        ...                     model.build_graph, model.get_optimizer)
+        >>> trainer.train_with_defaults(callbacks=[ModelSaver()], max_epoch=10)
+    """
+
+    is_chief = True
+
+    def __init__(self):
+        self.graph = tf.Graph()
+        self.loop = TrainLoop()
+        self.train_op = None
+        self.sess = None
+        self.hooked_sess = None
+        self.monitors = None
+        self._input_source = None
+        self._registered = []
+        self._callbacks = None
+
+    # ---- state, as callbacks see it --------------------------------------------------------------
+    @property
+    def epoch_num(self):
+        return self.loop.epoch_num
+
+    @property
+    def global_step(self):
+        return self.loop.global_step
+
+    @property
+    def local_step(self):
+        return self.loop.local_step
+
+    @property
+    def steps_per_epoch(self):
+        return self.loop.steps_per_epoch
+
+    @property
+    def max_epoch(self):
+        return self.loop.max_epoch
+
+    @property
+    def callbacks(self):
+        """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
+        return list(self._callbacks) if self._callbacks is not None else list(self._registered)
+
+    # ---- building ----------------------------------------------------------------------------------
+    def register_callback(self, cb):
+        """Add a callback; chief-only callbacks are skipped on non-chief workers.
+
+        Returns:
+            bool: whether it was added.
+        """
+        if not isinstance(cb, Callback):
+            raise TypeError("register_callback needs a tfloop Callback, got {!r} ({}).".format(
+                cb, type(cb).__name__))
+        if self._callbacks is not None:
+            raise RuntimeError("Cannot register {} after the callbacks were set up.".format(cb))
+        if not self.is_chief and cb.chief_only:
+            logger.warning("Callback {} is chief-only, skipped on this worker.".format(cb))
+            return False
+        self._registered.append(cb)
+        return True
+
+    def setup_callbacks(self, callbacks, monitors):
+        """Order the callbacks and run every ``setup_graph``: the last chance to change the graph.
+
+        Order: step counter, input/trainer callbacks, ``callbacks``, monitor backends, and the
+        :class:`Monitors` dispatcher last.
+        """
+        callbacks = _check_callbacks(callbacks, "callbacks")
+        monitors = _check_callbacks(monitors, "monitors")
+        for m in monitors:
+            if not isinstance(m, MonitorBase):
+                raise TypeError("monitors must be MonitorBase objects; got {!r} ({}).".format(
+                    m, type(m).__name__))
+        with self.graph.as_default():
+            describe_trainable_vars()
+            registered, self._registered = self._registered, []
+            self.register_callback(MaintainStepCounter())
+            for cb in registered + callbacks:
+                self.register_callback(cb)
+            for m in monitors:
+                self.register_callback(m)
+            self.monitors = Monitors([m for m in monitors if m in self._registered])
+            self.register_callback(self.monitors)
+            self._check_unique()
+            self._callbacks = Callbacks(self._registered)
+            self._callbacks.setup_graph(self)
+
+    def _check_unique(self):
+        seen = set()
+        for cb in self._registered:
+            if id(cb) in seen:
+                raise ValueError("Callback {} appears twice in the callback list; a callback object "
+                                 "can be used once.".format(cb))
+            seen.add(id(cb))
+
+    def initialize(self, session_creator=None, session_init=None):
+        """Create the session, initialize or restore variables, and finalize the graph."""
+        session_creator = session_creator or NewSessionCreator()
+        session_init = session_init or JustCurrentSession()
+        if not isinstance(session_init, SessionInit):
+            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore), got {!r}."
+                            .format(session_init))
+        with self.graph.as_default():
+            session_init.setup_graph()
+        self.sess = session_creator.create_session(self.graph)
+        session_init.init(self.sess)
+        self.graph.finalize()
+        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks)
+
+    # ---- running -----------------------------------------------------------------------------------
+    def run_step(self):
+        """Run one training step: one ``session.run`` of the training op with every callback's
+        fetches."""
+        self.hooked_sess.run(self.train_op)
+
+    def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
+        """Run the epochs. ``after_train`` always runs; ``StopTraining`` ends training cleanly."""
+        loop = self.loop
+        loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        callbacks = self._callbacks
+        hooked_sess = self.hooked_sess
+        error = None
+        with self.sess.as_default():
+            try:
+                callbacks.before_train()
+                for loop.epoch_num in range(starting_epoch, max_epoch + 1):
+                    logger.info("Start epoch {} at global step {} ...".format(
+                        loop.epoch_num, loop.global_step))
+                    loop.local_step = -1
+                    callbacks.before_epoch()
+                    start = time.perf_counter()
+                    for loop.local_step in range(steps_per_epoch):
+                        self.run_step()
+                        callbacks.trigger_step()
+                        if hooked_sess.stop_requested:
+                            raise StopTraining("a callback requested a stop after step {}".format(
+                                loop.global_step))
+                    callbacks.after_epoch()
+                    logger.info("Epoch {} (global step {}) finished, time: {:.2f} s.".format(
+                        loop.epoch_num, loop.global_step, time.perf_counter() - start))
+                    callbacks.trigger_epoch()
+                logger.info("Training has finished.")
+            except StopTraining as e:
+                logger.info("Training stopped: {}".format(e or type(e).__name__))
+            except KeyboardInterrupt as e:
+                logger.info("Ctrl-C: stopping training at global step {}.".format(loop.global_step))
+                error = e
+            except BaseException as e:
+                logger.error("Training failed at global step {}: {}: {}".format(
+                    loop.global_step, type(e).__name__, e))
+                error = e
+            finally:
+                try:
+                    callbacks.after_train()
+                except BaseException as e:
+                    if error is None:
+                        raise
+                    logger.error("after_train also failed: {}: {}".format(type(e).__name__, e))
+        if error is not None:
+            raise error
+
+    def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
+              starting_epoch=1, max_epoch=9999999):
+        """Set up callbacks, create the session and run the main loop; closes the session at the end."""
+        self._check_loop_args(steps_per_epoch, starting_epoch, max_epoch)
+        self.setup_callbacks(callbacks, monitors)
+        self.initialize(session_creator, session_init)
+        try:
+            self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
+        finally:
+            self.sess.close()
+
+    def _check_loop_args(self, steps_per_epoch, starting_epoch, max_epoch):
+        TrainLoop().configure(steps_per_epoch, starting_epoch, max_epoch)
+
+    def train_with_defaults(self, callbacks=None, extra_callbacks=None, monitors=None,
+                            session_creator=None, session_init=None, steps_per_epoch=None,
+                            starting_epoch=1, max_epoch=9999999):
+        """:meth:`train` with tfloop's default callbacks and monitors where none are given.
+
+        Args:
+            callbacks (list[Callback]): the user's callbacks.
+            extra_callbacks (list[Callback]): replaces the default callbacks
+                (``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``, ``RunUpdateOps``).
+            monitors (list[MonitorBase]): replaces the default monitors
+                (``TFEventWriter``, ``JSONWriter``, ``ScalarPrinter``).
+            steps_per_epoch (int): defaults to the input source's size, when it knows it.
+        """
+        callbacks = _check_callbacks(callbacks, "callbacks")
+        extra = default_callbacks() if extra_callbacks is None else _check_callbacks(
+            extra_callbacks, "extra_callbacks")
+        monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
+        if steps_per_epoch is None:
+            size = self._input_source.size() if self._input_source is not None else None
+            if size is None:
+                raise ValueError("steps_per_epoch is required: the input source {} does not know its "
+                                 "size (e.g. an infinite dataset or a generator).".format(
+                                     self._input_source))
+            steps_per_epoch = size
+        self.train(callbacks + extra, monitors, session_creator, session_init, steps_per_epoch,
+                   starting_epoch, max_epoch)

@@ -1,0 +1,95 @@
+"""TrainConfig: everything one training run needs, checked before anything is built."""
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tf
+from tfloop.input.base import InputSource
+from tfloop.input.dataset import DatasetInput
+from tfloop.input.feed import FeedInput
+from tfloop.model import ModelDescBase
+from tfloop.monitors.base import MonitorBase
+from tfloop.tfutils.sessinit import SessionInit
+from tfloop.train.loop import TrainLoop
+
+__all__ = ["TrainConfig", "as_input_source"]
+
+
+def as_input_source(data):
+    """Turn ``data`` into an InputSource: an InputSource as is; a ``tf.data.Dataset`` or a function
+    that builds one -> :class:`DatasetInput`; any other iterable -> :class:`FeedInput`."""
+    if isinstance(data, InputSource):
+        return data
+    if isinstance(data, tf.data.Dataset) or callable(data):
+        return DatasetInput(data)
+    try:
+        iter(data)
+    except TypeError:
+        raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
+                        "an iterable of datapoints; got {!r}.".format(data)) from None
+    return FeedInput(data)
+
+
+def _check_list(value, name, cls):
+    if value is None:
+        return None
+    if isinstance(value, Callback):
+        value = [value]
+    value = list(value)
+    for item in value:
+        if not isinstance(item, cls):
+            raise TypeError("{} must be a list of {}; got {!r} ({}).".format(
+                name, cls.__name__, item, type(item).__name__))
+    return value
+
+
+class TrainConfig:
+    """The configuration of one training run.
+
+    Args:
+        model (ModelDesc): the model.
+        data (InputSource, tf.data.Dataset, callable or iterable): the training data; see
+            :func:`as_input_source`. ``dataflow=`` is accepted as an alias.
+        callbacks (list[Callback]): the user's callbacks.
+        extra_callbacks (list[Callback]): replaces the default callbacks.
+        monitors (list[MonitorBase]): replaces the default monitors.
+        session_creator: creates the session (``NewSessionCreator`` by default).
+        session_config (tf.compat.v1.ConfigProto): config for the default session creator.
+        session_init (SessionInit): what to load into the variables (e.g. ``SaverRestore``).
+        steps_per_epoch (int): defaults to the data's size when known.
+        starting_epoch (int): the first epoch's number (1 by default).
+        max_epoch (int): the last epoch's number (inclusive).
+
+    Example:
+        >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
+        ...                      callbacks=[ModelSaver()], max_epoch=10)
+        >>> launch_train_with_config(config, SimpleTrainer())
+    """
+
+    def __init__(self, model=None, data=None, dataflow=None, callbacks=None, extra_callbacks=None,
+                 monitors=None, session_creator=None, session_config=None, session_init=None,
+                 steps_per_epoch=None, starting_epoch=1, max_epoch=99999):
+        if data is not None and dataflow is not None:
+            raise ValueError("Give either data= or dataflow=, not both.")
+        if dataflow is not None:
+            data = dataflow
+        if model is not None and not isinstance(model, ModelDescBase):
+            raise TypeError("model must be a ModelDesc, got {!r} ({}).".format(
+                model, type(model).__name__))
+        self.model = model
+        self.data = as_input_source(data) if data is not None else None
+        self.callbacks = _check_list(callbacks, "callbacks", Callback) or []
+        self.extra_callbacks = _check_list(extra_callbacks, "extra_callbacks", Callback)
+        self.monitors = _check_list(monitors, "monitors", MonitorBase)
+        if session_creator is not None and session_config is not None:
+            raise ValueError("Give either session_creator= or session_config=, not both.")
+        self.session_creator = session_creator
+        self.session_config = session_config
+        if session_init is not None and not isinstance(session_init, SessionInit):
+            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got {!r}."
+                            .format(session_init))
+        self.session_init = session_init
+        if steps_per_epoch is None:
+            steps_per_epoch = self.data.size() if self.data is not None else None
+        TrainLoop().configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
+                              max_epoch)
+        self.steps_per_epoch = steps_per_epoch
+        self.starting_epoch = starting_epoch
+        self.max_epoch = max_epoch

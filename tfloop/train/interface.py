@@ -1,0 +1,34 @@
+"""launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
+from tfloop.tfutils.sesscreate import NewSessionCreator
+from tfloop.train.config import TrainConfig
+from tfloop.train.tower import TowerTrainer
+
+__all__ = ["launch_train_with_config"]
+
+
+def launch_train_with_config(config, trainer):
+    """Build ``config.model`` with ``trainer`` and train it.
+
+    Example:
+        >>> launch_train_with_config(TrainConfig(model=MyModel(), data=data, max_epoch=5),
+        ...                          SimpleTrainer())
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError("launch_train_with_config needs a TrainConfig, got {!r}.".format(config))
+    if not isinstance(trainer, TowerTrainer):
+        raise TypeError("launch_train_with_config needs a tfloop trainer (e.g. SimpleTrainer()), got "
+                        "{!r}.".format(trainer))
+    if config.model is None or config.data is None:
+        raise ValueError("TrainConfig needs model= and data= to be launched.")
+    model = config.model
+    with trainer.graph.as_default():
+        signature = model.get_input_signature()
+    trainer.setup_graph(signature, config.data, model.build_graph, model.get_optimizer)
+    session_creator = config.session_creator
+    if session_creator is None and config.session_config is not None:
+        session_creator = NewSessionCreator(config=config.session_config)
+    trainer.train_with_defaults(
+        callbacks=config.callbacks, extra_callbacks=config.extra_callbacks,
+        monitors=config.monitors, session_creator=session_creator,
+        session_init=config.session_init, steps_per_epoch=config.steps_per_epoch,
+        starting_epoch=config.starting_epoch, max_epoch=config.max_epoch)

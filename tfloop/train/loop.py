@@ -1,0 +1,38 @@
+"""The training loop's counters."""
+
+__all__ = ["TrainLoop"]
+
+
+class TrainLoop:
+    """Where training is: epoch, step in the epoch, global step, and the loop's bounds.
+
+    ``epoch_num`` is ``starting_epoch - 1`` before the first epoch; ``local_step`` counts from 0 in
+    each epoch; ``global_step`` counts every training step ever run (it continues on resume).
+    """
+
+    def __init__(self):
+        self.starting_epoch = 1
+        self.max_epoch = 1
+        self.steps_per_epoch = 1
+        self.steps_per_run = 1
+        self.epoch_num = 0
+        self.local_step = -1
+        self.global_step = 0
+
+    def configure(self, steps_per_epoch, starting_epoch, max_epoch):
+        """Check and set the loop's bounds; errors name the bad value and what is valid."""
+        for name, value in (("steps_per_epoch", steps_per_epoch), ("starting_epoch", starting_epoch),
+                            ("max_epoch", max_epoch)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("{} must be an int, got {!r}.".format(name, value))
+        if steps_per_epoch <= 0:
+            raise ValueError("steps_per_epoch must be a positive int, got {}.".format(steps_per_epoch))
+        if starting_epoch < 1:
+            raise ValueError("starting_epoch must be >= 1, got {}.".format(starting_epoch))
+        if max_epoch < starting_epoch:
+            raise ValueError("max_epoch ({}) must be >= starting_epoch ({}).".format(
+                max_epoch, starting_epoch))
+        self.steps_per_epoch = steps_per_epoch
+        self.starting_epoch = starting_epoch
+        self.max_epoch = max_epoch
+        self.epoch_num = starting_epoch - 1

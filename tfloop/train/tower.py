@@ -1,0 +1,121 @@
+"""Trainers that build the model through a tower function."""
+from tfloop.compat import tf, tfv1
+from tfloop.input.base import InputSource
+from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.tower import TowerContext, TowerFunc
+from tfloop.train.base import Trainer
+from tfloop.utils import logger
+
+__all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_optimizer"]
+
+
+def check_cost(cost):
+    """Check that the tower function returned a scalar float tensor."""
+    if not isinstance(cost, tf.Tensor):
+        raise TypeError("build_graph must return the cost as a scalar tf.Tensor, got {!r}.".format(
+            cost))
+    if cost.shape.rank is not None and cost.shape.rank != 0:
+        raise ValueError("The cost must be a scalar, got {} with shape {}: reduce it, e.g. with "
+                         "tf.reduce_mean.".format(cost.name, cost.shape))
+    if not cost.dtype.is_floating:
+        raise TypeError("The cost must be a float tensor, got {} of dtype {}.".format(
+            cost.name, cost.dtype.name))
+    return cost
+
+
+def check_optimizer(opt):
+    if not isinstance(opt, tfv1.train.Optimizer):
+        raise TypeError(
+            "optimizer() must return a tf.compat.v1.train.Optimizer (e.g. "
+            "tf.compat.v1.train.AdamOptimizer(1e-3)), got {!r}. Keras optimizers do not work in "
+            "tf.compat.v1 graphs.".format(opt))
+    return opt
+
+
+class TowerTrainer(Trainer):
+    """A trainer whose model is a tower function; callbacks can find each tower's tensors.
+
+    Attributes:
+        tower_func (TowerFunc): the model's tower function; call it in a ``TowerContext`` to build
+            another tower (e.g. an inference tower sharing the training variables).
+        towers (TowerTensorHandles): every tower built so far.
+        input_signature (list[tf.TensorSpec]): the model's inputs.
+    """
+
+    tower_func = None
+
+    @property
+    def towers(self):
+        return self.tower_func.towers if self.tower_func is not None else None
+
+    @property
+    def input_signature(self):
+        return self.tower_func.input_signature
+
+    def setup_graph(self, input_signature, input, get_cost_fn, get_opt_fn):
+        """Build the training graph: the input source, the tower(s), and the training op.
+
+        Args:
+            input_signature (list[tf.TensorSpec]): the model's inputs.
+            input (InputSource): where the inputs come from.
+            get_cost_fn (callable): the tower function: input tensors -> scalar cost.
+            get_opt_fn (callable): returns a ``tf.compat.v1.train.Optimizer``.
+        """
+        if self.tower_func is not None:
+            raise RuntimeError("setup_graph was already called on this trainer; build a new trainer "
+                               "for another model.")
+        if not isinstance(input, InputSource):
+            raise TypeError("input must be an InputSource (DatasetInput, FeedInput, ...), got {!r}."
+                            .format(input))
+        with self.graph.as_default():
+            for cb in input.setup(input_signature):
+                self.register_callback(cb)
+            self._input_source = input
+            self.tower_func = TowerFunc(get_cost_fn, input.input_signature)
+            self.train_op = self._setup_graph(input, get_cost_fn, get_opt_fn)
+
+    def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        """Build the towers and return the training op."""
+        raise TypeError("{} does not build a training graph.".format(type(self).__name__))
+
+
+class SimpleTrainer(TowerTrainer):
+    """Train on one device: one tower, ``opt.minimize(cost)``.
+
+    Example:
+        >>> launch_train_with_config(config, SimpleTrainer())
+    """
+
+    def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        with TowerContext("", is_training=True):
+            cost = check_cost(self.tower_func(*input.get_input_tensors()))
+        opt = check_optimizer(get_opt_fn())
+        with tf.name_scope("optimizer"):
+            grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
+            grads = [(g, v) for g, v in grads if g is not None]
+            if not grads:
+                raise ValueError("The cost {} does not depend on any trainable variable.".format(
+                    cost.name))
+        return opt.apply_gradients(grads, global_step=get_global_step_var(), name="train_op")
+
+
+class NoOpTrainer(TowerTrainer):
+    """A trainer whose step only advances the global step: it runs just the callbacks.
+
+    Useful to run callbacks (e.g. inference or a schedule) on a model without training it.
+
+    Example:
+        >>> trainer = NoOpTrainer()
+        >>> trainer.train_with_defaults(callbacks=[MyCallback()], steps_per_epoch=10, max_epoch=1)
+    """
+
+    def __init__(self):
+        super().__init__()
+        with self.graph.as_default():
+            self.train_op = tfv1.assign_add(get_global_step_var(), 1, name="train_op").op
+
+    def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        with TowerContext("", is_training=True):
+            self.tower_func(*input.get_input_tensors())
+        logger.info("NoOpTrainer: the model is built but not trained.")
+        return self.train_op

@@ -1,0 +1,191 @@
+"""tfloop's logger: console output, plus ``<log dir>/log.log`` once a log directory is set.
+
+Use it as a module::
+
+    from tfloop.utils import logger
+    logger.set_logger_dir("train_log/mnist", action="keep")
+    logger.info("hello")
+
+The log directory is where callbacks and monitors write (checkpoints, ``stats.json``, event files).
+"""
+import errno
+import logging
+import os
+import shutil
+import sys
+from datetime import datetime
+
+__all__ = ["set_logger_dir", "get_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
+           "exception", "debug", "LOG_DIR_ACTIONS"]
+
+_LOGGER = logging.getLogger("tfloop")
+_LOGGER.propagate = False
+_LOGGER.setLevel(logging.INFO)
+
+_FORMAT = "[%(asctime)s @%(filename)s:%(lineno)d] %(message)s"
+_DATE_FORMAT = "%m%d %H:%M:%S"
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record):
+        if record.levelno >= logging.ERROR:
+            record = logging.makeLogRecord(dict(record.__dict__, msg="ERR " + str(record.msg)))
+        elif record.levelno >= logging.WARNING:
+            record = logging.makeLogRecord(dict(record.__dict__, msg="WRN " + str(record.msg)))
+        return super().format(record)
+
+
+def _make_console_handler():
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
+    return handler
+
+
+_LOGGER.addHandler(_make_console_handler())
+
+info = _LOGGER.info
+warning = _LOGGER.warning
+warn = _LOGGER.warning
+error = _LOGGER.error
+exception = _LOGGER.exception
+debug = _LOGGER.debug
+
+LOG_DIR = None
+_FILE_HANDLER = None
+LOG_FILE_NAME = "log.log"
+
+LOG_DIR_ACTIONS = {
+    "k": "keep", "keep": "keep",
+    "b": "backup", "backup": "backup",
+    "d": "delete", "delete": "delete",
+    "n": "new", "new": "new",
+    "q": "quit", "quit": "quit",
+}
+
+
+def _is_interactive():
+    try:
+        return sys.stdin is not None and sys.stdin.isatty() and not os.environ.get("CI")
+    except (AttributeError, ValueError):
+        return False
+
+
+def _timestamp():
+    return datetime.now().strftime("%m%d-%H%M%S")
+
+
+def _ask_action(dirname):
+    prompt = ("Log directory {} exists. Use [k]eep / [b]ackup / [d]elete / [n]ew / [q]uit: "
+              .format(dirname))
+    while True:
+        answer = input(prompt).strip().lower()
+        if answer in LOG_DIR_ACTIONS:
+            return LOG_DIR_ACTIONS[answer]
+
+
+def _close_file_handler():
+    global _FILE_HANDLER
+    if _FILE_HANDLER is not None:
+        _LOGGER.removeHandler(_FILE_HANDLER)
+        _FILE_HANDLER.close()
+        _FILE_HANDLER = None
+
+
+def _check_writable(dirname):
+    probe = os.path.join(dirname, ".tfloop-write-test")
+    try:
+        with open(probe, "w") as f:
+            f.write("ok")
+        os.remove(probe)
+    except OSError as e:
+        raise PermissionError(
+            "Log directory {} is not writable ({}): choose a directory you can write to."
+            .format(dirname, e.strerror or e)) from None
+
+
+def set_logger_dir(dirname, action=None):
+    """Set the log directory: every later log line also goes to ``<dirname>/log.log``.
+
+    Args:
+        dirname (str): the directory; created when missing.
+        action (str): what to do when ``dirname`` exists and is not empty: ``"keep"``/``"k"`` (use it
+            as is, e.g. to resume), ``"backup"``/``"b"`` (rename it to ``<dirname><timestamp>``),
+            ``"delete"``/``"d"``, ``"new"``/``"n"`` (use ``<dirname><timestamp>`` instead),
+            ``"quit"``/``"q"``. ``None`` asks on an interactive terminal and raises otherwise.
+
+    Raises:
+        FileExistsError: the directory exists and no action was given in a non-interactive process.
+        ValueError: the action is not one of the above.
+        PermissionError: the directory cannot be written to.
+
+    Example:
+        >>> logger.set_logger_dir("train_log/run1", action="backup")
+    """
+    global LOG_DIR
+    if action is not None and action not in LOG_DIR_ACTIONS:
+        raise ValueError("Unknown log dir action {!r}: use one of keep, backup, delete, new, quit."
+                         .format(action))
+    dirname = os.path.normpath(str(dirname))
+    _close_file_handler()
+    LOG_DIR = None
+
+    if os.path.isdir(dirname) and os.listdir(dirname):
+        if action is None:
+            if not _is_interactive():
+                raise FileExistsError(
+                    "Log directory {} already exists and no action was given: call "
+                    "set_logger_dir({!r}, action=...) with one of keep, backup, delete, new."
+                    .format(dirname, dirname))
+            action = _ask_action(dirname)
+        action = LOG_DIR_ACTIONS[action]
+        if action == "quit":
+            raise SystemExit("Log directory {} exists; quitting as asked.".format(dirname))
+        if action == "backup":
+            backup = dirname + _timestamp()
+            shutil.move(dirname, backup)
+            info("Existing log directory moved to {}.".format(backup))
+        elif action == "delete":
+            shutil.rmtree(dirname, ignore_errors=True)
+            info("Existing log directory {} deleted.".format(dirname))
+        elif action == "new":
+            dirname = dirname + _timestamp()
+            info("Using a new log directory {}.".format(dirname))
+    elif os.path.exists(dirname) and not os.path.isdir(dirname):
+        raise FileExistsError("Log directory {} exists and is not a directory.".format(dirname))
+
+    try:
+        os.makedirs(dirname, exist_ok=True)
+    except OSError as e:
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise PermissionError("Cannot create log directory {} ({}): choose a directory you can "
+                                  "write to.".format(dirname, e.strerror)) from None
+        raise
+    _check_writable(dirname)
+    LOG_DIR = dirname
+    global _FILE_HANDLER
+    _FILE_HANDLER = logging.FileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
+    _FILE_HANDLER.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
+    _LOGGER.addHandler(_FILE_HANDLER)
+    info("Argv: " + " ".join(sys.argv))
+    info("Log directory: {}".format(dirname))
+    return dirname
+
+
+def auto_set_dir(action=None, name=None):
+    """Set the log directory to ``train_log/<script name>[:name]`` next to the working directory."""
+    script = os.path.basename(sys.argv[0] or "interactive")
+    script = os.path.splitext(script)[0]
+    dirname = os.path.join("train_log", script if name is None else "{}:{}".format(script, name))
+    return set_logger_dir(dirname, action=action)
+
+
+def get_logger_dir():
+    """The current log directory, or ``None`` when none was set."""
+    return LOG_DIR
+
+
+def unset_logger_dir():
+    """Stop writing to the log file (the directory and its files stay)."""
+    global LOG_DIR
+    _close_file_handler()
+    LOG_DIR = None
