@@ -98,6 +98,24 @@ class RecordingCallback(Callback):
         self._record("trigger")
 
 
+class RunCounter(Callback):
+    """Counts every ``session.run`` of the trainer's session from ``before_train`` on."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.runs = 0
+
+    def _before_train(self):
+        sess = self.trainer.sess
+        original = sess.run
+
+        def counted_run(*args, **kwargs):
+            self.runs += 1
+            return original(*args, **kwargs)
+        sess.run = counted_run
+
+
 def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, monitors=(),
                  extra_callbacks=(), trainer=None, model=None, **config_kwargs):
     """Train :class:`LinearModel` on 12 datapoints in batches of 4 (3 steps per epoch)."""

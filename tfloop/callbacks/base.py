@@ -219,8 +219,13 @@ class Callback:
         return tensors
 
     def _normalize_run_args(self, fetches):
-        if fetches is None or type(fetches) is SessionRunArgs:
-            return fetches
+        if fetches is None:
+            return None
+        if isinstance(fetches, SessionRunArgs):
+            if fetches.fetches is None or isinstance(fetches.fetches, _FETCH_TYPES):
+                return fetches
+            return SessionRunArgs(self._resolve_fetches(fetches.fetches), fetches.feed_dict,
+                                  fetches.options)
         return SessionRunArgs(fetches=self._resolve_fetches(fetches))
 
     def _resolve_fetches(self, fetches):

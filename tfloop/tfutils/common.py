@@ -1,7 +1,7 @@
 """Looking things up in a graph, with errors that name what is missing and what exists."""
 import difflib
 
-from tfloop.compat import tfv1
+from tfloop.compat import tf, tfv1
 
 __all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name", "get_global_step_var",
            "get_global_step_value"]
@@ -34,6 +34,7 @@ def get_op_or_tensor_by_name(name, graph=None):
     """Resolve a name (or a list of names) to tensors/ops of ``graph``.
 
     ``"x:0"`` resolves to a tensor, ``"x"`` to the tensor ``x:0`` when it exists, else to the op.
+    The name of a variable resolves to the variable, so that fetching it gives its value.
 
     Raises:
         KeyError: naming the missing name and the closest names in the graph.
@@ -43,11 +44,27 @@ def get_op_or_tensor_by_name(name, graph=None):
         return [get_op_or_tensor_by_name(n, graph) for n in name]
     try:
         if ":" in name:
-            return graph.get_tensor_by_name(name)
-        op = graph.get_operation_by_name(name)
+            result = graph.get_tensor_by_name(name)
+        else:
+            op = graph.get_operation_by_name(name)
+            result = op.outputs[0] if op.outputs else op
     except (KeyError, ValueError):
         raise _unknown_name_error(graph, name) from None
-    return op.outputs[0] if op.outputs else op
+    if getattr(result, "dtype", None) == tf.resource:
+        return _read_value_of_handle(graph, result)
+    return result
+
+
+def _read_value_of_handle(graph, handle):
+    """The value tensor of the variable whose resource handle is ``handle`` (fetching the handle
+    itself would give an opaque resource). The read op made when the variable was created is used,
+    so this works on a finalized graph too."""
+    for collection in (tfv1.GraphKeys.GLOBAL_VARIABLES, tfv1.GraphKeys.LOCAL_VARIABLES):
+        for var in graph.get_collection(collection):
+            if var.name == handle.name:
+                value = getattr(var, "_graph_element", None)
+                return var if value is None else value
+    return handle
 
 
 def get_global_step_var(graph=None):

@@ -41,6 +41,9 @@ class Trainer:
         graph (tf.Graph): tfloop's own graph; the user's eager code is unaffected by it.
         sess: the raw session; ``hooked_sess``: the session whose ``run`` carries the callbacks'
             fetches; ``monitors``: the :class:`Monitors` dispatcher; ``loop``: the counters.
+        training_error (BaseException): what ended the main loop with an error, set before
+            ``after_train`` runs (None when training finished or a callback raised StopTraining),
+            so ``after_train`` can tell a failed run (e.g. a NaN loss) from a clean end.
         is_chief (bool): whether this process is the chief worker.
 
     Example:
@@ -62,6 +65,7 @@ class Trainer:
         self._input_source = None
         self._registered = []
         self._callbacks = None
+        self.training_error = None
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -168,7 +172,7 @@ class Trainer:
         callbacks = self._callbacks
         hooked_sess = self.hooked_sess
         error = None
-        with self.sess.as_default():
+        with self.graph.as_default(), self.sess.as_default():
             try:
                 callbacks.before_train()
                 for loop.epoch_num in range(starting_epoch, max_epoch + 1):
@@ -198,6 +202,7 @@ class Trainer:
                     loop.global_step, type(e).__name__, e))
                 error = e
             finally:
+                self.training_error = error
                 try:
                     callbacks.after_train()
                 except BaseException as e:

@@ -90,6 +90,9 @@ class SimpleTrainer(TowerTrainer):
         with TowerContext("", is_training=True):
             cost = check_cost(self.tower_func(*input.get_input_tensors()))
         opt = check_optimizer(get_opt_fn())
+        if not tfv1.trainable_variables():
+            raise ValueError("The model has no trainable variables: the cost {} does not depend on "
+                             "any trainable variable.".format(cost.name))
         with tf.name_scope("optimizer"):
             grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
             grads = [(g, v) for g, v in grads if g is not None]

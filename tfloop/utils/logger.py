@@ -8,7 +8,6 @@ Use it as a module::
 
 The log directory is where callbacks and monitors write (checkpoints, ``stats.json``, event files).
 """
-import errno
 import logging
 import os
 import shutil
@@ -156,10 +155,8 @@ def set_logger_dir(dirname, action=None):
     try:
         os.makedirs(dirname, exist_ok=True)
     except OSError as e:
-        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise PermissionError("Cannot create log directory {} ({}): choose a directory you can "
-                                  "write to.".format(dirname, e.strerror)) from None
-        raise
+        raise PermissionError("Cannot create log directory {} ({}): choose a directory you can "
+                              "write to.".format(dirname, e.strerror or e)) from None
     _check_writable(dirname)
     LOG_DIR = dirname
     global _FILE_HANDLER

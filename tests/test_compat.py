@@ -1,0 +1,35 @@
+"""Importing tfloop: one clear sentence without TensorFlow, and no change to global TF behaviour."""
+import subprocess
+import sys
+
+BLOCK_TENSORFLOW = """
+import sys
+
+class BlockTensorFlow:
+    def find_spec(self, name, path, target=None):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            raise ImportError("No module named 'tensorflow'")
+        return None
+
+sys.meta_path.insert(0, BlockTensorFlow())
+try:
+    import tfloop
+except ImportError as e:
+    print("MESSAGE:", e)
+"""
+
+
+def test_import_without_tensorflow_names_the_extra():
+    out = subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW], capture_output=True, text=True,
+                         timeout=60)
+    assert "MESSAGE: tfloop needs TensorFlow, which is not installed: run `pip install " \
+           "tfloop[cpu]`" in out.stdout, out.stdout + out.stderr
+
+
+def test_import_keeps_eager_execution_on():
+    code = ("import tensorflow as tf, tfloop; from support import train_linear;"
+            "train_linear([], max_epoch=1); print('EAGER', tf.executing_eagerly(),"
+            " float(tf.reduce_sum(tf.ones(3))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=__file__.rsplit("/", 1)[0])
+    assert "EAGER True 3.0" in out.stdout, out.stdout + out.stderr

@@ -1,0 +1,65 @@
+"""Towers: contexts, variable sharing, and finding a tower's tensors by name."""
+import pytest
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop.compat import tf, tfv1
+
+
+def build_two_towers():
+    model = LinearModel()
+    graph = tf.Graph()
+    with graph.as_default():
+        signature = model.get_input_signature()
+        func = tfloop.TowerFunc(model.build_graph, signature)
+        inputs = [tfv1.placeholder(s.dtype, s.shape) for s in signature]
+        with tfloop.TowerContext("", is_training=True):
+            func(*inputs)
+        with tfloop.TowerContext("InferenceTower", is_training=False):
+            assert not tfloop.get_current_tower_context().is_training
+            func(*inputs)
+    return graph, func
+
+
+def test_inference_tower_shares_variables_and_has_its_own_names():
+    graph, func = build_two_towers()
+    assert len(graph.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)) == 1
+    train, infer = func.towers.training(), func.towers.inference()
+    assert len(train) == 1 and len(infer) == 1
+    assert train[0]["cost"].name == "cost:0"
+    assert infer[0]["cost"].name == "InferenceTower/cost:0"
+    assert func.towers["InferenceTower"] is infer[0]
+
+
+def test_unknown_tensor_in_a_tower():
+    _, func = build_two_towers()
+    with pytest.raises(KeyError, match="No tensor named 'nope' in tower 'InferenceTower'"):
+        func.towers.inference()[0].get_tensor("nope")
+
+
+def test_no_tower_context_outside_and_nesting_is_an_error():
+    assert tfloop.get_current_tower_context() is None
+    with tf.Graph().as_default():
+        with tfloop.TowerContext("a", is_training=True):
+            with pytest.raises(ValueError, match="cannot be nested"):
+                with tfloop.TowerContext("b", is_training=False):
+                    pass
+    assert tfloop.get_current_tower_context() is None
+
+
+def test_tower_function_arity_is_checked():
+    specs = LinearModel().get_input_signature()
+    with pytest.raises(TypeError, match="takes \\(x\\) but the model declares 2 inputs"):
+        tfloop.TowerFunc(lambda x: x, specs)
+
+
+def test_callbacks_find_tensors_in_the_training_tower():
+    found = []
+
+    class Find(tfloop.Callback):
+        def _setup_graph(self):
+            found.extend(t.name for t in self.get_tensors_maybe_in_tower(["pred", "cost:0"]))
+
+    trainer = train_linear([Find()], max_epoch=1)
+    assert found == ["pred:0", "cost:0"]
+    assert trainer.towers.training()[0].is_training

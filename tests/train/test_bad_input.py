@@ -1,0 +1,144 @@
+"""Bad input gets a clear error that names the problem, before training starts."""
+import os
+
+import pytest
+
+import tfloop
+from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
+from tfloop.compat import tf, tfv1
+
+
+class NonScalarCost(LinearModel):
+    def build_graph(self, x, y):
+        super().build_graph(x, y)
+        return tf.square(tf.squeeze(tf.matmul(x, tfv1.get_variable("v", [3, 1])), 1) - y)
+
+
+class NotSpecs(LinearModel):
+    def inputs(self):
+        return [([None, 3], tf.float32)]
+
+
+class KerasOptimizer(LinearModel):
+    def optimizer(self):
+        return "adam"
+
+
+class NoTrainableVars(LinearModel):
+    def build_graph(self, x, y):
+        return tf.reduce_mean(y)
+
+
+def test_cost_not_a_scalar():
+    with pytest.raises(ValueError, match=r"The cost must be a scalar, got .* with shape \(None,\)"):
+        train_linear([], model=NonScalarCost())
+
+
+def test_inputs_not_tensorspecs():
+    with pytest.raises(TypeError, match=r"inputs\(\) must return a list of tf.TensorSpec; item 0"):
+        train_linear([], model=NotSpecs())
+
+
+def test_optimizer_not_a_v1_optimizer():
+    with pytest.raises(TypeError, match=r"must return a tf.compat.v1.train.Optimizer .* got 'adam'"):
+        train_linear([], model=KerasOptimizer())
+
+
+def test_cost_without_trainable_variables():
+    with pytest.raises(ValueError, match="does not depend on any trainable variable"):
+        train_linear([], model=NoTrainableVars())
+
+
+def test_a_callback_that_is_not_a_callback():
+    with pytest.raises(TypeError, match=r"callbacks must be a list of Callback; got 'ModelSaver'"):
+        train_linear(["ModelSaver"])
+
+
+def test_unknown_tensor_name_lists_close_matches():
+    with pytest.raises(KeyError, match=r"No tensor or op named 'cots'.*Close matches: cost"):
+        train_linear([tfloop.ProcessTensors(["cots"], print)])
+
+
+@pytest.mark.parametrize("steps", [0, -3])
+def test_steps_per_epoch_not_positive(steps):
+    with pytest.raises(ValueError, match="steps_per_epoch must be a positive int, got {}".format(
+            steps)):
+        train_linear([], steps_per_epoch=steps)
+
+
+def test_steps_per_epoch_not_an_int():
+    with pytest.raises(TypeError, match="steps_per_epoch must be an int, got 2.5"):
+        train_linear([], steps_per_epoch=2.5)
+
+
+def test_max_epoch_below_starting_epoch():
+    with pytest.raises(ValueError, match=r"max_epoch \(2\) must be >= starting_epoch \(5\)"):
+        train_linear([], starting_epoch=5, max_epoch=2)
+
+
+def test_before_run_returning_something_unusable():
+    class Bad(tfloop.Callback):
+        def _before_run(self, ctx):
+            return 42
+
+    log = []
+    with pytest.raises(TypeError, match=r"Bad._before_run returned 42 \(int\)"):
+        train_linear([Bad(), RecordingCallback("rec", log)], max_epoch=1)
+    assert log[-1][1] == "after_train"
+
+
+def test_same_callback_twice():
+    cb = tfloop.Callback()
+    with pytest.raises(ValueError, match="appears twice"):
+        train_linear([cb, cb])
+
+
+def unwritable_dir(tmp_path):
+    """A directory this process cannot create files in: read-only for a normal user; for root
+    (who ignores permissions) a path on the read-only /sys filesystem."""
+    if os.geteuid() == 0:
+        return "/sys/tfloop-test-log-dir"
+    target = tmp_path / "readonly"
+    target.mkdir()
+    target.chmod(0o500)
+    return str(target / "run")
+
+
+def test_log_dir_not_writable(tmp_path):
+    with pytest.raises(PermissionError, match="Cannot create log directory|not writable"):
+        tfloop.logger.set_logger_dir(unwritable_dir(tmp_path))
+    assert tfloop.logger.get_logger_dir() is None
+
+
+def test_log_dir_that_is_a_file(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("x")
+    with pytest.raises(FileExistsError, match="is not a directory"):
+        tfloop.logger.set_logger_dir(str(path))
+
+
+def test_feeding_a_tensor_twice():
+    x, y = make_regression_data(12)
+
+    class FeedX(tfloop.Callback):
+        def _setup_graph(self):
+            self.x = self.trainer._input_source.placeholders[0]
+
+        def _before_run(self, ctx):
+            return tfv1.train.SessionRunArgs(fetches=None, feed_dict={self.x: x[:4]})
+
+    with pytest.raises(ValueError, match="FeedX feeds FeedInput/x:0 which is already fed"):
+        train_linear([FeedX()], data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=1)
+
+
+def test_launch_needs_a_config_and_a_trainer():
+    with pytest.raises(TypeError, match="needs a TrainConfig"):
+        tfloop.launch_train_with_config({"model": LinearModel()}, tfloop.SimpleTrainer())
+    config = tfloop.TrainConfig(model=LinearModel(), data=[(1, 2)], steps_per_epoch=1)
+    with pytest.raises(TypeError, match=r"needs a tfloop trainer \(e.g. SimpleTrainer\(\)\)"):
+        tfloop.launch_train_with_config(config, "SimpleTrainer")
+
+
+def test_config_rejects_a_model_that_is_not_a_model_desc():
+    with pytest.raises(TypeError, match="model must be a ModelDesc"):
+        tfloop.TrainConfig(model=object(), data=[(1, 2)])

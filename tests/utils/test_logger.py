@@ -1,0 +1,69 @@
+"""Log directory actions, the log file, and no hanging prompt without a terminal."""
+import os
+
+import pytest
+
+from support import train_linear
+from tfloop.utils import logger
+
+
+def make_existing(tmp_path):
+    path = tmp_path / "run"
+    path.mkdir()
+    (path / "old.txt").write_text("old")
+    return str(path)
+
+
+def test_new_dir_is_created_and_log_file_written(tmp_path):
+    path = str(tmp_path / "a" / "b")
+    assert logger.set_logger_dir(path) == path
+    logger.info("hello from the test")
+    text = open(os.path.join(path, "log.log")).read()
+    assert "hello from the test" in text and "Log directory: " + path in text
+
+
+def test_existing_dir_without_action_in_a_non_interactive_process(tmp_path):
+    path = make_existing(tmp_path)
+    with pytest.raises(FileExistsError, match="already exists and no action was given"):
+        logger.set_logger_dir(path)
+
+
+@pytest.mark.parametrize("action", ["keep", "k"])
+def test_keep(tmp_path, action):
+    path = make_existing(tmp_path)
+    logger.set_logger_dir(path, action=action)
+    assert os.path.exists(os.path.join(path, "old.txt"))
+
+
+def test_backup_moves_the_old_dir(tmp_path):
+    path = make_existing(tmp_path)
+    logger.set_logger_dir(path, action="backup")
+    backups = [p for p in os.listdir(tmp_path) if p.startswith("run") and p != "run"]
+    assert len(backups) == 1
+    assert os.path.exists(tmp_path / backups[0] / "old.txt")
+    assert not os.path.exists(os.path.join(path, "old.txt"))
+
+
+def test_delete_removes_the_old_content(tmp_path):
+    path = make_existing(tmp_path)
+    logger.set_logger_dir(path, action="d")
+    assert os.listdir(path) == ["log.log"]
+
+
+def test_new_uses_another_dir(tmp_path):
+    path = make_existing(tmp_path)
+    new = logger.set_logger_dir(path, action="new")
+    assert new != path and new.startswith(path)
+    assert logger.get_logger_dir() == new
+
+
+def test_unknown_action(tmp_path):
+    with pytest.raises(ValueError, match="Unknown log dir action 'overwrite'"):
+        logger.set_logger_dir(str(tmp_path), action="overwrite")
+
+
+def test_variable_table_goes_to_the_log_file(logdir):
+    train_linear([], max_epoch=1)
+    text = open(os.path.join(logdir, "log.log")).read()
+    assert "name    shape      size  device    dtype" in text
+    assert "Number of parameters: 3" in text
