@@ -39,6 +39,9 @@ class DatasetInput(InputSource):
     Args:
         dataset (tf.data.Dataset or callable): a function that builds the dataset (called inside
             the training graph), or a dataset already built in that graph.
+        repeat (bool): repeat a finite dataset (for training). With ``repeat=False`` the iterator
+            raises ``tf.errors.OutOfRangeError`` after one pass, and must be re-initialized
+            (``iterator.initializer``) for the next one; the dataset must be finite.
 
     Example:
         >>> def make_dataset():
@@ -46,11 +49,12 @@ class DatasetInput(InputSource):
         >>> TrainConfig(model=MyModel(), data=DatasetInput(make_dataset), max_epoch=10)
     """
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, repeat=True):
         if not (callable(dataset) or isinstance(dataset, tf.data.Dataset)):
             raise TypeError("DatasetInput needs a tf.data.Dataset or a function that builds one, got "
                             "{!r}.".format(dataset))
         self._dataset_or_fn = dataset
+        self.repeat = bool(repeat)
         self._size = None
         self.iterator = None
         self.iterator_restored = False
@@ -96,21 +100,24 @@ class DatasetInput(InputSource):
     def _setup(self, input_signature):
         ds = self._build_dataset()
         self._check_structure(ds, input_signature)
-        self._size = self._static_size(ds)
-        if self._size is not None:
+        cardinality = self._cardinality(ds)
+        if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
+            raise ValueError("DatasetInput(repeat=False) needs a finite dataset, but this one is "
+                             "infinite (does it call .repeat()?).")
+        self._size = cardinality if cardinality is not None and cardinality > 0 else None
+        if self._size is not None and self.repeat:
             ds = ds.repeat()
         with tf.name_scope("DatasetInput"):
             self.iterator = tfv1.data.make_initializable_iterator(ds)
 
     @staticmethod
-    def _static_size(ds):
+    def _cardinality(ds):
         cardinality = ds.cardinality()
         try:
             with tfv1.Session(graph=cardinality.graph) as sess:
-                n = int(sess.run(cardinality))
+                return int(sess.run(cardinality))
         except (tf.errors.OpError, ValueError):
             return None
-        return n if n > 0 else None
 
     def _get_input_tensors(self):
         element = self.iterator.get_next()

@@ -79,15 +79,30 @@ class FeedInput(InputSource):
 
     def next_feed(self):
         """The feed_dict for the next step."""
-        dp = self._next_datapoint()
+        feed = self._feed_for(self._next_datapoint(), self._datapoints_fed)
+        self._datapoints_fed += 1
+        return feed
+
+    def iter_feeds(self):
+        """Yield the feed_dict of each datapoint of exactly one pass over the data (no repeat).
+
+        Each call starts a new pass, e.g. for one validation run over the data.
+        """
+        for index, dp in enumerate(self._data):
+            yield self._feed_for(dp, index)
+
+    def _feed_for(self, dp, index):
         if isinstance(dp, dict):
+            missing = [s.name for s in self.input_signature if s.name not in dp]
+            if missing:
+                raise ValueError("FeedInput datapoint {} is a dict with keys {} but inputs() needs "
+                                 "{}.".format(index, sorted(dp), missing))
             dp = [dp[s.name] for s in self.input_signature]
         elif not isinstance(dp, (list, tuple)) or len(dp) != len(self.placeholders):
             raise ValueError("FeedInput datapoint {} must be a list of {} components (one per input), "
-                             "got {!r}.".format(self._datapoints_fed, len(self.placeholders),
+                             "got {!r}.".format(index, len(self.placeholders),
                                                 type(dp).__name__ if not isinstance(dp, (list, tuple))
                                                 else "{} components".format(len(dp))))
-        where = "FeedInput datapoint {}".format(self._datapoints_fed)
-        self._datapoints_fed += 1
+        where = "FeedInput datapoint {}".format(index)
         return {ph: check_value_matches_spec(v, s, where)
                 for ph, v, s in zip(self.placeholders, dp, self.input_signature)}
