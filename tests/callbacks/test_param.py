@@ -1,0 +1,192 @@
+"""HyperParam, GraphVarParam, ObjAttrParam and the HyperParamSetter base: finding, setting and
+reading parameters, and what a setter does around a real training run."""
+import pytest
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop.compat import tf, tfv1
+
+
+class LRModel(LinearModel):
+    """LinearModel whose optimizer reads a ``learning_rate`` variable in a name scope."""
+
+    def __init__(self, lr=0.1, scope=""):
+        super().__init__(lr)
+        self.scope = scope
+
+    def optimizer(self):
+        with tfv1.variable_scope(self.scope):
+            lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
+        return tfv1.train.GradientDescentOptimizer(lr)
+
+
+class LRRecorder(tfloop.Callback):
+    """The learning rate of each epoch's first step, fetched along with the step."""
+
+    def __init__(self, name="learning_rate:0"):
+        self.name = name
+        self.lrs = []
+
+    def _setup_graph(self):
+        self.var = [v for v in tfv1.global_variables() if v.name == self.name][0]
+
+    def _before_run(self, ctx):
+        return [self.var] if self.local_step == 0 else None
+
+    def _after_run(self, ctx, values):
+        if values.results is not None:
+            self.lrs.append(float(values.results[0]))
+
+
+class ScalarLog(tfloop.MonitorBase):
+    def __init__(self):
+        self.seen = []
+
+    def process_scalar(self, name, value):
+        self.seen.append((self.epoch_num, self.global_step, name, value))
+
+
+class Halve(tfloop.HyperParamSetter):
+    """0.2 halved after every epoch, but never below 0.05."""
+
+    def _get_value_to_set(self):
+        return max(0.2 * 0.5 ** self.epoch_num, 0.05)
+
+
+@pytest.fixture
+def graph_with_lr():
+    graph = tf.Graph()
+    with graph.as_default():
+        with tfv1.variable_scope("optimizer"):
+            tfv1.get_variable("learning_rate", initializer=0.1, trainable=False)
+        tfv1.get_variable("momentum", initializer=0.9, trainable=False)
+        tfv1.get_variable("steps", initializer=3, trainable=False)
+        tf.constant(1.0, name="not_a_var")
+    return graph
+
+
+@pytest.mark.parametrize("name", ["learning_rate", "learning_rate:0", "optimizer/learning_rate"])
+def test_graph_var_param_finds_the_variable_also_in_a_scope(graph_with_lr, name):
+    param = tfloop.GraphVarParam(name)
+    with graph_with_lr.as_default():
+        param.setup_graph()
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            assert param.get_value() == pytest.approx(0.1)
+            param.set_value(0.25)
+            assert param.get_value() == pytest.approx(0.25)
+            assert sess.run(param.var) == pytest.approx(0.25)
+    assert param.var.name == "optimizer/learning_rate:0"
+    assert param.readable_name == name.split(":")[0]
+
+
+def test_graph_var_param_sets_integer_variables(graph_with_lr):
+    param = tfloop.GraphVarParam("steps")
+    with graph_with_lr.as_default():
+        param.setup_graph()
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            param.set_value(7)
+            assert param.get_value() == 7
+
+
+@pytest.mark.parametrize("name,error,fragment", [
+    ("learning_rat", KeyError, "No variable named 'learning_rat:0' in the graph. Close matches: "
+                               "optimizer/learning_rate:0"),
+    ("not_a_var", KeyError, "A hyper-parameter must be a variable"),
+])
+def test_unknown_variable_is_an_error_with_close_matches(graph_with_lr, name, error, fragment):
+    with graph_with_lr.as_default(), pytest.raises(error) as info:
+        tfloop.GraphVarParam(name).setup_graph()
+    assert fragment in str(info.value)
+
+
+def test_ambiguous_and_mismatched_variables_are_refused(graph_with_lr):
+    with graph_with_lr.as_default():
+        with tfv1.variable_scope("tower1"):
+            tfv1.get_variable("learning_rate", initializer=0.1, trainable=False)
+        with pytest.raises(ValueError, match="Several variables end with 'learning_rate:0': "
+                                             "optimizer/learning_rate:0, tower1/learning_rate:0"):
+            tfloop.GraphVarParam("learning_rate").setup_graph()
+        with pytest.raises(ValueError, match=r"has shape \(\), not the shape \(2,\) given"):
+            tfloop.GraphVarParam("momentum", shape=(2,)).setup_graph()
+
+
+def test_bad_values_and_missing_session_are_clear_errors(graph_with_lr):
+    param = tfloop.GraphVarParam("momentum")
+    with graph_with_lr.as_default():
+        param.setup_graph()
+        with pytest.raises(RuntimeError, match="needs a default session"):
+            param.set_value(0.5)
+        with tfv1.Session():
+            with pytest.raises(ValueError, match=r"cannot take the value 'fast': it needs a "
+                                                 r"float32 of shape \(\)"):
+                param.set_value("fast")
+            with pytest.raises(ValueError, match=r"cannot take the value \[1.0, 2.0\]"):
+                param.set_value([1.0, 2.0])
+    with pytest.raises(ValueError, match="needs a variable name"):
+        tfloop.GraphVarParam("")
+
+
+def test_setter_sets_at_start_and_on_change_and_puts_to_monitors():
+    setter, recorder, log = Halve("learning_rate"), LRRecorder(), ScalarLog()
+    trainer = train_linear([setter, recorder], model=LRModel(), max_epoch=4, monitors=[log])
+    assert isinstance(setter.param, tfloop.GraphVarParam)
+    assert recorder.lrs == pytest.approx([0.2, 0.1, 0.05, 0.05])
+    # the before_train value is put when epoch 1 starts; epoch 3's unchanged value is not put
+    assert log.seen == [(1, 0, "learning_rate", pytest.approx(0.2)),
+                        (1, 3, "learning_rate", pytest.approx(0.1)),
+                        (2, 6, "learning_rate", pytest.approx(0.05))]
+    assert setter.last_value == pytest.approx(0.05)
+    assert setter not in trainer.hooked_sess.hooks
+
+
+def test_scoped_variable_is_found_by_its_short_name():
+    setter, recorder = Halve("learning_rate"), LRRecorder("opt/learning_rate:0")
+    train_linear([setter, recorder], model=LRModel(scope="opt"), max_epoch=2)
+    assert setter.param.var.name == "opt/learning_rate:0"
+    assert recorder.lrs == pytest.approx([0.2, 0.1])
+
+
+def test_unknown_name_fails_at_setup_before_any_step():
+    recorder = LRRecorder()
+    with pytest.raises(KeyError, match="No variable named 'learnin_rate:0'.*learning_rate:0"):
+        train_linear([Halve("learnin_rate"), recorder], model=LRModel(), max_epoch=1)
+    assert recorder.lrs == []
+
+
+def test_setter_state_round_trips():
+    setter = Halve("learning_rate")
+    train_linear([setter], model=LRModel(), max_epoch=1)
+    state = setter.state_dict()
+    assert state == {"last_value": pytest.approx(0.1)}
+    resumed = Halve("learning_rate")
+    resumed.load_state_dict(state)
+    assert resumed.last_value == pytest.approx(0.1)
+
+
+class Augmentor:
+    rotation = 10.0
+
+
+def test_obj_attr_param_sets_a_python_attribute_in_training():
+    aug = Augmentor()
+    log = ScalarLog()
+    setter = tfloop.HyperParamSetterWithFunc(
+        tfloop.ObjAttrParam(aug, "rotation", readable_name="rot"), lambda epoch, v: v + 1.0)
+    train_linear([setter], max_epoch=2, monitors=[log])
+    assert aug.rotation == 13.0
+    assert log.seen == [(1, 0, "rot", 11.0), (1, 3, "rot", 12.0), (2, 6, "rot", 13.0)]
+    assert str(setter) == "HyperParamSetterWithFunc('rot')"
+
+
+def test_obj_attr_param_missing_attribute_fails_at_setup():
+    setter = tfloop.HyperParamSetterWithFunc(tfloop.ObjAttrParam(Augmentor(), "scale"),
+                                             lambda epoch, v: v)
+    with pytest.raises(AttributeError, match="has no attribute 'scale' to set"):
+        train_linear([setter], max_epoch=1)
+
+
+def test_param_must_be_a_name_or_a_hyper_param():
+    with pytest.raises(TypeError, match="param must be a variable name .* got 0.1"):
+        Halve(0.1)

@@ -1,0 +1,259 @@
+"""HumanHyperParamSetter (a file edited between epochs) and StatMonitorParamSetter (a scripted
+stat), asserted epoch by epoch on the learning rate variable the optimizer really uses."""
+import json
+import logging
+import os
+
+import pytest
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop.callbacks.param_human import parse_hyper_file
+from tfloop.compat import tfv1
+
+
+class LRModel(LinearModel):
+    """LinearModel whose optimizer reads a ``learning_rate`` variable (0.1 at start)."""
+
+    def optimizer(self):
+        lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
+        return tfv1.train.GradientDescentOptimizer(lr)
+
+
+class LRRecorder(tfloop.Callback):
+    """The learning rate of each epoch's steps, fetched along with each step."""
+
+    def __init__(self):
+        self.lrs = []
+
+    def _setup_graph(self):
+        self.var = [v for v in tfv1.global_variables() if v.name == "learning_rate:0"][0]
+
+    def _before_epoch(self):
+        self.lrs.append(set())
+
+    def _before_run(self, ctx):
+        return [self.var]
+
+    def _after_run(self, ctx, values):
+        self.lrs[-1].add(round(float(values.results[0]), 6))
+
+    def per_epoch(self):
+        assert all(len(lrs) == 1 for lrs in self.lrs), self.lrs
+        return [lrs.pop() for lrs in self.lrs]
+
+
+class ScalarLog(tfloop.MonitorBase):
+    def __init__(self):
+        self.seen = []
+
+    def process_scalar(self, name, value):
+        if name == "learning_rate":
+            self.seen.append((self.global_step, round(value, 6)))
+
+
+class Editor(tfloop.Callback):
+    """Replaces the file with ``versions[epoch]`` after that epoch, before the setter reads it."""
+
+    def __init__(self, path, versions):
+        self.path = path
+        self.versions = versions
+
+    def _trigger(self):
+        text = self.versions.get(self.epoch_num)
+        if text is not None:
+            with open(self.path + ".tmp", "w") as f:
+                f.write(text)
+            os.replace(self.path + ".tmp", self.path)
+
+
+@pytest.fixture
+def warnings_seen():
+    seen = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                seen.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger("tfloop").addHandler(handler)
+    yield seen
+    logging.getLogger("tfloop").removeHandler(handler)
+
+
+def run(callbacks, max_epoch, **kwargs):
+    recorder, log = LRRecorder(), ScalarLog()
+    train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
+                 monitors=[log], **kwargs)
+    return recorder.per_epoch(), log.seen
+
+
+def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, warnings_seen):
+    path = os.path.join(logdir, "hyper.txt")
+    editor = Editor(path, {
+        1: "learning_rate:0.05\n",
+        2: "garbage line\nmomentum: 0.9\n\n# comment\nlearning_rate : 0.02\nfoo:bar\n",
+        3: "momentum:0.9\n",
+        4: "learning_rate:abc\n",
+    })
+    setter = tfloop.HumanHyperParamSetter("learning_rate")
+    lrs, puts = run([editor, setter], max_epoch=6)
+    assert lrs == [0.1, 0.05, 0.02, 0.02, 0.02, 0.02]
+    assert puts == [(3, 0.05), (6, 0.02)]
+    assert setter.path == path
+    prefix = "HumanHyperParamSetter('learning_rate'): " + path
+    # each version of the file warns once, however often it is read
+    assert warnings_seen == [
+        prefix + " line 1: 'garbage line' ignored: no ':' between name and value; write lines like "
+                 "'learning_rate:0.01'.",
+        prefix + " line 6: 'foo:bar' ignored: 'bar' is not a number; write lines like "
+                 "'learning_rate:0.01'.",
+        prefix + " has no line 'learning_rate:<value>'; the value stays as it is.",
+        prefix + " line 1: 'learning_rate:abc' ignored: 'abc' is not a number; write lines like "
+                 "'learning_rate:0.01'.",
+    ]
+
+
+def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
+    path = os.path.join(logdir, "hyper.txt")
+    with open(path, "w") as f:
+        f.write("learning_rate:0.2\n")
+    schedule = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    human = tfloop.HumanHyperParamSetter("learning_rate")
+    lrs, puts = run([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human], max_epoch=3)
+    assert lrs == [0.2, 0.05, 0.3]
+    assert puts == [(0, 0.2), (3, 0.05), (6, 0.3)]
+
+
+def test_absolute_path_without_log_dir(tmp_path, warnings_seen):
+    path = tmp_path / "lr.txt"
+    path.write_text("learning_rate:0.3\n")
+    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))], max_epoch=2)
+    assert lrs == [0.3, 0.3]
+    assert warnings_seen == []
+
+
+def test_relative_file_without_log_dir_fails_at_setup():
+    with pytest.raises(ValueError, match=r"reads 'hyper.txt' from the log directory, but no log "
+                                         r"directory is set: call logger.set_logger_dir"):
+        run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=1)
+
+
+def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, warnings_seen):
+    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")], max_epoch=2)
+    assert lrs == [0.1, 0.1]
+    assert warnings_seen == []
+    os.mkdir(os.path.join(logdir, "hyper.txt"))
+    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=2)
+    assert lrs == [0.1, 0.1]
+    assert len(warnings_seen) == 1 and "cannot read " + os.path.join(logdir, "hyper.txt") in \
+        warnings_seen[0]
+
+
+def test_parse_hyper_file():
+    values, problems, names = parse_hyper_file(
+        "a:1\n  # note\n\nb = 2\n:3\nc:inf\na: 4 \nd:x\n")
+    assert values == {"a": 4.0}
+    assert problems == [(4, "b = 2", "no ':' between name and value"),
+                        (5, ":3", "no name before ':'"), (6, "c:inf", "the value must be finite"),
+                        (8, "d:x", "'x' is not a number")]
+    assert names == {"a", "c", "d"}
+
+
+class PutStat(tfloop.Callback):
+    """Puts ``values[epoch]`` (when there is one) to the monitors after that epoch."""
+
+    def __init__(self, name, values):
+        self.name = name
+        self.values = values
+
+    def _trigger(self):
+        if self.epoch_num in self.values:
+            self.trainer.monitors.put_scalar(self.name, self.values[self.epoch_num])
+
+
+def by_epoch(values, first=1):
+    return {first + i: v for i, v in enumerate(values)}
+
+
+def test_stat_monitor_halves_when_no_improvement_in_last_k_then_waits():
+    stat = PutStat("val-error", by_epoch([1.0, 0.9, 0.9, 0.9, 0.9, 0.5, 0.5, 0.5, 0.5]))
+    setter = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
+                                           threshold=0, last_k=3)
+    lrs, puts = run([stat, setter], max_epoch=9)
+    assert lrs == [0.1] * 4 + [0.05] * 4 + [0.025]
+    assert puts == [(12, 0.05), (24, 0.025)]
+    assert setter.last_change_step == 24
+    assert list(setter.history) == [(27, 0.5)]
+    assert setter.best == 0.5
+
+
+@pytest.mark.parametrize("values,threshold,last_k,reverse,expected", [
+    ([1.0, 0.95, 0.92, 0.5], 0.1, 3, False, [0.1, 0.1, 0.1, 0.05]),
+    ([1.0, 0.95, 0.85, 0.5], 0.1, 3, False, [0.1, 0.1, 0.1, 0.1]),
+    ([0.5, 0.6, 0.6, 0.6], 0.0, 2, True, [0.1, 0.1, 0.1, 0.05]),
+    ([0.5, float("nan"), float("nan"), 0.6], 0.0, 2, False, [0.1, 0.1, 0.05, 0.05]),
+])
+def test_stat_monitor_threshold_reverse_and_nan(values, threshold, last_k, reverse, expected):
+    setter = tfloop.StatMonitorParamSetter("learning_rate", "score", lambda lr: lr * 0.5,
+                                           threshold=threshold, last_k=last_k, reverse=reverse)
+    lrs, _ = run([PutStat("score", by_epoch(values)), setter], max_epoch=len(values))
+    assert lrs == expected
+
+
+def test_stat_monitor_state_round_trips_through_a_resume(warnings_seen):
+    values = [1.0, 0.9, 0.9, 0.9]
+    first = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
+                                          threshold=0, last_k=3)
+    run([PutStat("val-error", by_epoch(values[:2])), first], max_epoch=2)
+    state = json.loads(json.dumps(first.state_dict()))
+    assert state == {"last_value": None, "best": 0.9, "best_step": 6,
+                     "last_seen_step": 6,
+                     "history": [[3, 1.0], [6, 0.9]], "last_change_step": None}
+
+    class ResumeAtStep6(tfloop.SessionInit):
+        def _setup_graph(self):
+            self.op = tfv1.assign(tfloop.get_global_step_var(), 6)
+
+        def _run_init(self, sess):
+            sess.run(self.op)
+
+    resumed = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
+                                            threshold=0, last_k=3)
+    resumed.load_state_dict(state)
+    lrs, puts = run([PutStat("val-error", by_epoch(values[2:], first=3)), resumed],
+                    max_epoch=4, starting_epoch=3, session_init=ResumeAtStep6())
+    assert puts == [(12, 0.05)]
+    assert resumed.state_dict() == {"last_value": pytest.approx(0.05), "best": 0.9, "best_step": 6,
+                                    "history": [], "last_seen_step": 12, "last_change_step": 12}
+    assert warnings_seen == []
+
+
+def test_stat_monitor_missing_or_stale_stat_warns_once(warnings_seen):
+    setter = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
+                                           threshold=0, last_k=2)
+    lrs, _ = run([setter], max_epoch=2)
+    assert lrs == [0.1, 0.1]
+    assert len(warnings_seen) == 1 and "No scalar named 'val-error'" in warnings_seen[0]
+    del warnings_seen[:]
+    stale = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
+                                          threshold=0, last_k=2)
+    lrs, _ = run([PutStat("val-error", {1: 1.0, 3: 1.0}), stale], max_epoch=5)
+    # epochs 2 and 4 add nothing: the window is (3, 1.0), (9, 1.0) -> change after epoch 3
+    assert lrs == [0.1, 0.1, 0.1, 0.05, 0.05]
+    assert stale.last_change_step == 9 and list(stale.history) == []
+    assert len(warnings_seen) == 1 and "without a new value of 'val-error'" in warnings_seen[0]
+
+
+@pytest.mark.parametrize("kwargs,error,fragment", [
+    (dict(last_k=1), ValueError, "last_k must be an int >= 2"),
+    (dict(threshold=-0.1), ValueError, "threshold must be a number >= 0, got -0.1"),
+    (dict(value_func=0.5), TypeError, "value_func must be callable"),
+])
+def test_stat_monitor_bad_arguments(kwargs, error, fragment):
+    args = dict(param="learning_rate", stat_name="val-error", value_func=lambda lr: lr,
+                threshold=0, last_k=3)
+    args.update(kwargs)
+    with pytest.raises(error, match=fragment):
+        tfloop.StatMonitorParamSetter(**args)

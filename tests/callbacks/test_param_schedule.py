@@ -1,0 +1,226 @@
+"""ScheduledHyperParamSetter and HyperParamSetterWithFunc, asserted step by step on the learning
+rate variable the optimizer really uses."""
+import pytest
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop.compat import tfv1
+
+SCHEDULE_HINT = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
+
+
+class LRModel(LinearModel):
+    """LinearModel whose optimizer reads a ``learning_rate`` variable (0.1 at start)."""
+
+    def optimizer(self):
+        lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
+        return tfv1.train.GradientDescentOptimizer(lr)
+
+
+class LRRecorder(tfloop.Callback):
+    """The learning rate each step trained with, fetched along with the step."""
+
+    def __init__(self):
+        self.lrs = []
+
+    def _setup_graph(self):
+        self.var = [v for v in tfv1.global_variables() if v.name == "learning_rate:0"][0]
+
+    def _before_run(self, ctx):
+        return [self.var]
+
+    def _after_run(self, ctx, values):
+        self.lrs.append(float(values.results[0]))
+
+
+class ScalarLog(tfloop.MonitorBase):
+    def __init__(self):
+        self.seen = []
+
+    def process_scalar(self, name, value):
+        self.seen.append((self.global_step, name, value))
+
+
+def run(setter, max_epoch, **kwargs):
+    """Train LRModel (3 steps per epoch) with ``setter``; the lr of every step and monitor puts."""
+    recorder, log = LRRecorder(), ScalarLog()
+    trainer = train_linear([setter, recorder], model=LRModel(), max_epoch=max_epoch, monitors=[log],
+                           **kwargs)
+    return recorder.lrs, log.seen, trainer
+
+
+def puts(pairs):
+    return [(step, "learning_rate", pytest.approx(value)) for step, value in pairs]
+
+
+def test_epoch_schedule_takes_effect_after_the_epoch_of_each_point():
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05), (3, 0.01)])
+    lrs, seen, trainer = run(setter, max_epoch=4)
+    assert lrs == pytest.approx([0.1] * 3 + [0.05] * 6 + [0.01] * 3)
+    assert seen == puts([(3, 0.05), (9, 0.01)])
+    assert trainer.monitors.get_history("learning_rate") == [(3, pytest.approx(0.05)),
+                                                            (9, pytest.approx(0.01))]
+    assert setter.last_value == pytest.approx(0.01)
+    assert setter not in trainer._callbacks._step_cbs
+
+
+def test_step_schedule_checked_after_every_step():
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.2), (2, 0.1), (5, 0.01)],
+                                              step_based=True)
+    lrs, seen, trainer = run(setter, max_epoch=2)
+    assert lrs == pytest.approx([0.2, 0.2, 0.1, 0.1, 0.1, 0.01])
+    # the value set in before_train is put once the first epoch starts, at global step 0
+    assert seen == puts([(0, 0.2), (2, 0.1), (5, 0.01)])
+    assert setter in trainer._callbacks._step_cbs
+
+
+@pytest.mark.parametrize("step_based,schedule,max_epoch,expected", [
+    (False, [(1, 0.04), (5, 0.0)], 7, [0.1, 0.04, 0.03, 0.02, 0.01, 0.0, 0.0]),
+    (True, [(0, 0.0), (4, 0.04)], 2, [0.0, 0.01, 0.02, 0.03, 0.04, 0.04]),
+])
+def test_linear_interpolation_between_points_then_hold(step_based, schedule, max_epoch, expected):
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", schedule, interp="linear",
+                                              step_based=step_based)
+    lrs, seen, _ = run(setter, max_epoch=max_epoch)
+    per_point = lrs if step_based else lrs[::3]
+    assert per_point == pytest.approx(expected)
+    if not step_based:
+        assert seen == puts([(3, 0.04), (6, 0.03), (9, 0.02), (12, 0.01), (15, 0.0)])
+
+
+@pytest.mark.parametrize("interp,schedule,starting_epoch,expected", [
+    (None, [(1, 0.05), (3, 0.01)], 3, [0.05, 0.01, 0.01]),
+    (None, [(1, 0.05), (3, 0.01)], 5, [0.01, 0.01, 0.01]),
+    ("linear", [(1, 0.04), (5, 0.0)], 4, [0.02, 0.01, 0.0]),
+])
+def test_starting_mid_schedule_sets_the_value_reached_so_far(interp, schedule, starting_epoch,
+                                                             expected):
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", schedule, interp=interp)
+    lrs, seen, _ = run(setter, max_epoch=starting_epoch + 2, starting_epoch=starting_epoch)
+    assert lrs[::3] == pytest.approx(expected)
+    assert seen[0] == (0, "learning_rate", pytest.approx(expected[0]))
+
+
+def test_resumed_global_step_sets_the_step_schedule_value():
+    class ResumeAtStep4(tfloop.SessionInit):
+        def _setup_graph(self):
+            self.op = tfv1.assign(tfloop.get_global_step_var(), 4)
+
+        def _run_init(self, sess):
+            sess.run(self.op)
+
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.2), (2, 0.1), (5, 0.01)],
+                                              step_based=True)
+    lrs, seen, _ = run(setter, max_epoch=1, session_init=ResumeAtStep4())
+    assert lrs == pytest.approx([0.1, 0.01, 0.01])
+    assert seen == puts([(4, 0.1), (5, 0.01)])
+
+
+def test_loaded_state_does_not_stop_the_value_being_set_at_the_beginning():
+    first = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    run(first, max_epoch=1)
+    assert first.state_dict() == {"last_value": pytest.approx(0.05)}
+    resumed = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    resumed.load_state_dict(first.state_dict())
+    lrs, _, _ = run(resumed, max_epoch=3, starting_epoch=2)
+    assert lrs[::3] == pytest.approx([0.05, 0.05])
+
+
+def test_without_set_at_beginning_only_later_points_change_the_value():
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.2), (2, 0.05)],
+                                              set_at_beginning=False)
+    lrs, seen, _ = run(setter, max_epoch=3)
+    assert lrs[::3] == pytest.approx([0.1, 0.1, 0.05])
+    assert seen == puts([(6, 0.05)])
+
+
+def test_a_point_between_periodic_triggers_is_applied_at_the_next_trigger():
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    lrs, _, _ = run(tfloop.PeriodicTrigger(setter, every_k_epochs=2), max_epoch=3)
+    assert lrs[::3] == pytest.approx([0.1, 0.1, 0.05])
+
+
+@pytest.mark.parametrize("schedule,fragment", [
+    ([], "non-empty list"),
+    ("30:0.1", "non-empty list"),
+    ([30, 0.1], "schedule entry 0 (30) is not an (epoch or step, value) pair"),
+    ([(1, 0.1, 2)], "schedule entry 0 ((1, 0.1, 2)) is not an"),
+    ([(-1, 0.1)], "schedule entry 0 ((-1, 0.1)): the epoch or step must be an int >= 0, got -1"),
+    ([(1.5, 0.1)], "must be an int >= 0, got 1.5"),
+    ([(1, "fast")], "schedule entry 0 ((1, 'fast')): the value must be a finite number"),
+    ([(1, float("nan"))], "the value must be a finite number, got nan"),
+    ([(1, 0.1), (1, 0.01)], "schedule entry 1 ((1, 0.01)): epochs/steps must be strictly "
+                            "increasing"),
+    ([(0, 0.1), (5, 0.01), (3, 0.001)], "entry 2 ((3, 0.001)): epochs/steps must be strictly "
+                                        "increasing, but 3 follows 5"),
+])
+def test_bad_schedules_name_the_entry_and_show_a_valid_one(schedule, fragment):
+    with pytest.raises(ValueError) as info:
+        tfloop.ScheduledHyperParamSetter("learning_rate", schedule)
+    assert fragment in str(info.value)
+    assert SCHEDULE_HINT in str(info.value)
+
+
+def test_bad_interp_is_refused():
+    with pytest.raises(ValueError, match=r"interp must be None or 'linear', got 'cubic'"):
+        tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1)], interp="cubic")
+
+
+class RunCounter(tfloop.Callback):
+    """Counts every session.run made once training started (the steps' included)."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def _before_train(self):
+        sess = self.trainer.sess
+        original = sess.run
+
+        def counted(*args, **kwargs):
+            self.runs += 1
+            return original(*args, **kwargs)
+        sess.run = counted
+
+
+def test_step_based_func_warm_up_reads_the_value_along_with_the_step():
+    calls = []
+
+    def warm_up(step, lr):
+        calls.append((step, lr))
+        return 0.1 * (step + 1) / 4 if step < 4 else None
+
+    counter = RunCounter()
+    setter = tfloop.HyperParamSetterWithFunc("learning_rate", warm_up, step_based=True)
+    recorder, log = LRRecorder(), ScalarLog()
+    trainer = train_linear([counter, setter, recorder], model=LRModel(lr=0.5), max_epoch=2,
+                           monitors=[log])
+    assert recorder.lrs == pytest.approx([0.025, 0.05, 0.075, 0.1, 0.1, 0.1])
+    # before_train reads the variable once; afterwards the value comes with each step
+    assert calls == [(0, pytest.approx(0.5)), (1, pytest.approx(0.025)), (2, pytest.approx(0.05)),
+                     (3, pytest.approx(0.075)), (4, pytest.approx(0.1)), (5, pytest.approx(0.1)),
+                     (6, pytest.approx(0.1))]
+    # 6 steps + 1 read and 4 assignments: no session.run per step of its own
+    assert counter.runs == 6 + 1 + 4
+    assert log.seen == puts([(0, 0.025), (1, 0.05), (2, 0.075), (3, 0.1)])
+    assert setter in trainer.hooked_sess.hooks
+
+
+def test_epoch_based_func_gets_the_epoch_and_current_value():
+    calls = []
+
+    def halve(epoch, lr):
+        calls.append((epoch, lr))
+        return lr * 0.5
+
+    setter = tfloop.HyperParamSetterWithFunc("learning_rate", halve)
+    lrs, seen, trainer = run(setter, max_epoch=3)
+    assert lrs[::3] == pytest.approx([0.05, 0.025, 0.0125])
+    assert calls == [(e, pytest.approx(v)) for e, v in [(0, 0.1), (1, 0.05), (2, 0.025),
+                                                        (3, 0.0125)]]
+    assert setter not in trainer.hooked_sess.hooks
+    assert setter not in trainer._callbacks._step_cbs
+
+
+def test_func_must_be_callable():
+    with pytest.raises(TypeError, match="func must be callable"):
+        tfloop.HyperParamSetterWithFunc("learning_rate", 0.1)

@@ -1,0 +1,174 @@
+"""Setting a hyper-parameter by a schedule of points, or by a function of the epoch or step."""
+import bisect
+import math
+import numbers
+
+from tfloop.callbacks.param import HyperParamSetter, _to_python
+
+__all__ = ["ScheduledHyperParamSetter", "HyperParamSetterWithFunc"]
+
+_SCHEDULE_EXAMPLE = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
+
+
+def _check_schedule(schedule):
+    if not isinstance(schedule, (list, tuple)) or not schedule:
+        raise ValueError("schedule must be a non-empty list of (epoch or step, value) pairs, {}; "
+                         "got {!r}.".format(_SCHEDULE_EXAMPLE, schedule))
+    checked = []
+    for i, entry in enumerate(schedule):
+        where = "schedule entry {} ({!r})".format(i, entry)
+        if not isinstance(entry, (list, tuple)) or len(entry) != 2:
+            raise ValueError("{} is not an (epoch or step, value) pair; a valid schedule: {}."
+                             .format(where, _SCHEDULE_EXAMPLE))
+        point, value = entry
+        if isinstance(point, bool) or not isinstance(point, numbers.Integral) or point < 0:
+            raise ValueError("{}: the epoch or step must be an int >= 0, got {!r}; a valid "
+                             "schedule: {}.".format(where, point, _SCHEDULE_EXAMPLE))
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+                not math.isfinite(value):
+            raise ValueError("{}: the value must be a finite number, got {!r}; a valid "
+                             "schedule: {}.".format(where, value, _SCHEDULE_EXAMPLE))
+        if checked and point <= checked[-1][0]:
+            raise ValueError("{}: epochs/steps must be strictly increasing, but {} follows {}; "
+                             "a valid schedule: {}.".format(where, point, checked[-1][0],
+                                                            _SCHEDULE_EXAMPLE))
+        checked.append((int(point), float(value)))
+    return checked
+
+
+class ScheduledHyperParamSetter(HyperParamSetter):
+    """Set a hyper-parameter by a schedule of (epoch or step, value) points.
+
+    A point N means "after epoch N (or global step N) has finished": ``(30, 1e-2)`` makes epoch
+    31 the first to train with 1e-2, and ``(0, v)`` sets ``v`` before the first epoch. Between
+    points the value of the last point reached holds (``interp=None``) or is linearly
+    interpolated (``interp='linear'``, recomputed at each point). Before the first point the
+    parameter is not touched; after the last one its value holds.
+
+    In ``before_train`` the value for the point already reached (``starting_epoch - 1``, or the
+    resumed global step) is set when ``set_at_beginning``, so a run that starts mid-schedule gets
+    the right value. With ``set_at_beginning=False`` that value is only taken as the current one:
+    the parameter changes at the next point whose value differs.
+
+    Args:
+        param (str or HyperParam): the parameter, e.g. ``"learning_rate"``.
+        schedule (list): ``(epoch or step, value)`` pairs, points ints >= 0, strictly increasing.
+        interp (str): None or ``"linear"``.
+        step_based (bool): points are global steps, checked after every step (the parameter is
+            only set when its value changes); otherwise epochs, checked at each trigger.
+        set_at_beginning (bool): set the value of the current point in ``before_train``.
+
+    Example:
+        >>> ScheduledHyperParamSetter("learning_rate", [(30, 1e-2), (60, 1e-3), (85, 1e-4)])
+        >>> ScheduledHyperParamSetter("learning_rate", [(0, 0.0), (1000, 0.1)], interp="linear",
+        ...                           step_based=True)               # a linear warm-up
+    """
+
+    def __init__(self, param, schedule, interp=None, step_based=False, set_at_beginning=True):
+        self.schedule = _check_schedule(schedule)
+        if interp not in (None, "linear"):
+            raise ValueError("interp must be None or 'linear', got {!r}.".format(interp))
+        self.interp = interp
+        self.step_based = bool(step_based)
+        self.set_at_beginning = bool(set_at_beginning)
+        self._points = [p for p, _ in self.schedule]
+        super().__init__(param)
+
+    def value_at(self, point):
+        """The scheduled value once epoch/step ``point`` has finished (None before the first)."""
+        i = bisect.bisect_right(self._points, point) - 1
+        if i < 0:
+            return None
+        start, value = self.schedule[i]
+        if self.interp is None or i + 1 == len(self.schedule) or point == start:
+            return value
+        end, end_value = self.schedule[i + 1]
+        return value + (end_value - value) * (point - start) / (end - start)
+
+    def _current_point(self):
+        return self.global_step if self.step_based else self.epoch_num
+
+    def _get_value_to_set(self):
+        return self.value_at(self._current_point())
+
+    def _before_train(self):
+        if self.set_at_beginning:
+            super()._before_train()
+        else:
+            self._monitors_ready = False
+            self._last_value = self.value_at(self._current_point())
+
+    def overrides(self, method):
+        if method == "_trigger_step":
+            return self.step_based
+        return super().overrides(method)
+
+    def _trigger_step(self):
+        self._set_param()
+
+    def _trigger_epoch(self):
+        if not self.step_based:
+            self.trigger()
+
+
+class HyperParamSetterWithFunc(HyperParamSetter):
+    """Set a hyper-parameter to ``func(point, current_value)`` in ``before_train`` and then after
+    every epoch (or every step when ``step_based``).
+
+    ``point`` is the epoch number just finished (``starting_epoch - 1`` in ``before_train``), or
+    with ``step_based`` the global step, i.e. the number of steps finished: the value returned is
+    the one the next step trains with. ``func`` returns None to leave the value as it is. A step
+    based setter of a graph variable reads the current value along with the step, at no extra cost.
+
+    Args:
+        param (str or HyperParam): the parameter, e.g. ``"learning_rate"``.
+        func (callable): ``func(epoch_num or global_step, current_value) -> new value or None``.
+        step_based (bool): call ``func`` after every step instead of at each trigger.
+
+    Example:
+        >>> HyperParamSetterWithFunc("learning_rate",                # decay 10% every epoch
+        ...                          lambda epoch, lr: lr * 0.9)
+        >>> HyperParamSetterWithFunc("learning_rate",                # warm up over 500 steps
+        ...     lambda step, lr: 0.1 * (step + 1) / 500 if step < 500 else None,
+        ...                          step_based=True)
+    """
+
+    def __init__(self, param, func, step_based=False):
+        if not callable(func):
+            raise TypeError("func must be callable as func(epoch_num or global_step, current "
+                            "value), got {!r}.".format(func))
+        self.f = func
+        self.step_based = bool(step_based)
+        self._step_value = None
+        super().__init__(param)
+
+    def _get_value_to_set(self):
+        point = self.global_step if self.step_based else self.epoch_num
+        current = self._step_value if self._step_value is not None else self.get_current_value()
+        return self.f(point, current)
+
+    def _reads_along_with_step(self):
+        return self.step_based and self.param.value_fetch is not None
+
+    def overrides(self, method):
+        if method == "_trigger_step":
+            return self.step_based
+        if method in ("_before_run", "_after_run"):
+            return self._reads_along_with_step()
+        return super().overrides(method)
+
+    def _before_run(self, ctx):
+        return [self.param.value_fetch]
+
+    def _after_run(self, ctx, values):
+        self._step_value = _to_python(values.results[0])
+
+    def _trigger_step(self):
+        try:
+            self._set_param()
+        finally:
+            self._step_value = None
+
+    def _trigger_epoch(self):
+        if not self.step_based:
+            self.trigger()
