@@ -41,26 +41,53 @@ class StatMonitorCallback(Callback):
         self.min_delta = float(min_delta)
         self.best = None
         self.best_step = None
+        self.stat_step = None
+        self.last_seen_step = None
         self._warned_missing = False
+
+    def _get_history(self, warn):
+        try:
+            return self.trainer.monitors.get_history(self.stat)
+        except KeyError as e:
+            if warn and not self._warned_missing:
+                logger.warning("{}: {}".format(self, e))
+                self._warned_missing = True
+            return []
 
     def read_stat(self):
         """The latest value of the stat, or None (with one warning) when it was never put."""
-        try:
-            step_value = self.trainer.monitors.get_history(self.stat)[-1]
-        except KeyError as e:
-            if not self._warned_missing:
-                logger.warning("{}: {}".format(self, e))
-                self._warned_missing = True
+        history = self._get_history(warn=True)
+        if not history:
             return None
-        self.stat_step = step_value[0]
-        return step_value[1]
+        self.stat_step = history[-1][0]
+        return history[-1][1]
+
+    def read_new_values(self, warn_missing=False):
+        """The ``(global_step, value)`` pairs of the stat put since the last call, oldest first.
+
+        Values put at the same global step count once (the latest one). The last step seen is part
+        of the state, so a resumed run does not read old values again.
+
+        Args:
+            warn_missing (bool): warn (once) when the stat was never put.
+        """
+        new = {}
+        for step, value in self._get_history(warn_missing):
+            if self.last_seen_step is None or step > self.last_seen_step:
+                new[step] = value
+        if new:
+            self.last_seen_step = max(new)
+        return sorted(new.items())
+
+    def skip_values_before(self, step):
+        """Make :meth:`read_new_values` ignore values put before global step ``step`` (e.g. the
+        history of an earlier run), unless the state already records later values as seen."""
+        if self.last_seen_step is None or self.last_seen_step < step - 1:
+            self.last_seen_step = step - 1
 
     def read_history(self):
         """Every ``(global_step, value)`` of the stat so far (empty when never put)."""
-        try:
-            return self.trainer.monitors.get_history(self.stat)
-        except KeyError:
-            return []
+        return self._get_history(warn=False)
 
     def is_improvement(self, value, reference=None):
         """Whether ``value`` beats ``reference`` (the best so far by default) by more than min_delta."""
@@ -82,11 +109,13 @@ class StatMonitorCallback(Callback):
         return True
 
     def _state_dict(self):
-        return {"best": self.best, "best_step": self.best_step}
+        return {"best": self.best, "best_step": self.best_step,
+                "last_seen_step": self.last_seen_step}
 
     def _load_state_dict(self, state):
         self.best = state.get("best")
         self.best_step = state.get("best_step")
+        self.last_seen_step = state.get("last_seen_step")
 
     def __str__(self):
         return "{}({!r})".format(type(self).__name__, self.stat)
