@@ -21,6 +21,6 @@ setup(
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn"],
-        "examples": ["scikit-learn"],
+        "examples": ["scikit-learn", "ipython"],
     },
 )

@@ -1,6 +1,6 @@
 """FeedInput: datapoints from any Python iterable, fed through the step's one session.run."""
 from tfloop.callbacks.base import Callback
-from tfloop.compat import tf, tfv1
+from tfloop.compat import tfv1
 from tfloop.input.base import InputSource, check_value_matches_spec
 
 __all__ = ["FeedInput"]
@@ -46,9 +46,9 @@ class FeedInput(InputSource):
         self._datapoints_fed = 0
 
     def _setup(self, input_signature):
-        with tf.name_scope("FeedInput"):
-            self.placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or "input{}".format(i))
-                                 for i, s in enumerate(input_signature)]
+        # Placeholders carry the inputs' own names, so callbacks find them as e.g. "x".
+        self.placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or "input{}".format(i))
+                             for i, s in enumerate(input_signature)]
 
     def _get_input_tensors(self):
         return self.placeholders

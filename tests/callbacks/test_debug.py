@@ -1,0 +1,157 @@
+"""InjectShell: a real pdb session driven through stdin, the IPython path, and when shells open."""
+import io
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import types
+
+import pytest
+
+import tfloop
+from support import train_linear
+
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCRIPT = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, {tests_dir!r})
+    import tfloop
+    from support import train_linear
+    tfloop.logger.set_logger_dir(sys.argv[1], action="keep")
+    flag = os.path.join(sys.argv[1], "INJECT_SHELL.tmp")
+    for shell in ("pdb", "ipython"):
+        if shell == "ipython":
+            sys.modules["IPython"] = None          # as if IPython were not installed
+        open(flag, "w").close()
+        print("RUN", shell, flush=True)
+        trainer = train_linear([tfloop.InjectShell(shell=shell)], max_epoch=2)
+        print("DONE", shell, trainer.global_step, os.path.exists(flag), flush=True)
+""")
+
+PDB_SESSION = "p ('SEEN', trainer.global_step, type(self).__name__)\nc\n"
+
+
+@pytest.fixture
+def tfloop_log():
+    records = []
+
+    class ListHandler(logging.Handler):
+        def emit(self, record):
+            records.append((record.levelname, record.getMessage()))
+
+    handler = ListHandler()
+    logging.getLogger("tfloop").addHandler(handler)
+    yield records
+    logging.getLogger("tfloop").removeHandler(handler)
+
+
+def test_real_pdb_session_through_stdin_sees_trainer_and_training_resumes(tmp_path):
+    """One process, two trainings (to pay TensorFlow's import once): shell='pdb', then
+    shell='ipython' without IPython. The file exists from the start: one shell after epoch 1."""
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.format(tests_dir=TESTS_DIR))
+    log_dir = tmp_path / "log"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run([sys.executable, str(script), str(log_dir)], input=PDB_SESSION * 2,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pdb_run, ipython_run = proc.stdout.split("RUN ipython")
+    for out, shell in ((pdb_run, "pdb"), (ipython_run, "ipython")):
+        assert "create {} to open a pdb shell".format(log_dir / "INJECT_SHELL.tmp") in out
+        assert out.count("opening a pdb shell") == 1
+        assert out.count("('SEEN', 3, 'InjectShell')") == 1
+        assert "shell closed, training resumes" in out
+        assert "Training has finished." in out
+        assert "DONE {} 6 False".format(shell) in out
+    assert "IPython is not installed" not in pdb_run
+    assert "IPython is not installed" in ipython_run
+
+
+class Toucher(tfloop.Callback):
+    """Creates the shell file at the trigger of the given epochs (after InjectShell's trigger)."""
+
+    def __init__(self, path, epochs):
+        self.path = path
+        self.epochs = epochs
+
+    def _trigger(self):
+        if self.epoch_num in self.epochs:
+            open(self.path, "w").close()
+
+
+@pytest.fixture
+def fake_ipython(monkeypatch):
+    """An ``IPython`` module whose ``embed`` records what the real one would see: the caller's
+    local variables."""
+    opened = []
+    module = types.ModuleType("IPython")
+
+    def embed(header=""):
+        scope = sys._getframe(1).f_locals
+        opened.append((scope["trainer"].global_step, scope["self"], header))
+        if opened_actions:
+            opened_actions.pop(0)(scope)
+
+    opened_actions = []
+    module.embed = embed
+    monkeypatch.setitem(sys.modules, "IPython", module)
+    return opened, opened_actions
+
+
+def test_ipython_shell_opens_once_per_touch_with_trainer_in_scope(logdir, fake_ipython):
+    opened, _ = fake_ipython
+    shell = tfloop.InjectShell()
+    path = os.path.join(logdir, "INJECT_SHELL.tmp")
+    trainer = train_linear([shell, Toucher(path, epochs=(1, 4))], max_epoch=4)
+    # Touched after epoch 1 -> shell after epoch 2 only; touched after epoch 4 -> removed at the end.
+    assert [(step, cb) for step, cb, _ in opened] == [(6, shell)]
+    assert "trainer" in opened[0][2]
+    assert shell.path == os.path.abspath(path)
+    assert trainer.global_step == 12
+    assert not os.path.exists(path)
+
+
+def test_request_stop_from_the_shell_ends_training(logdir, fake_ipython):
+    opened, actions = fake_ipython
+    actions.append(lambda scope: scope["self"].request_stop())
+    path = os.path.join(logdir, "INJECT_SHELL.tmp")
+    open(path, "w").close()
+    trainer = train_linear([tfloop.InjectShell()], max_epoch=3)
+    assert len(opened) == 1
+    assert trainer.global_step == 3
+
+
+def test_relative_file_without_log_dir_lives_in_working_dir(tmp_path, monkeypatch, fake_ipython,
+                                                            tfloop_log):
+    opened, _ = fake_ipython
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "shell.flag").touch()
+    shell = tfloop.InjectShell(file="shell.flag")
+    train_linear([tfloop.PeriodicTrigger(shell, every_k_steps=2)], max_epoch=1)
+    assert [step for step, _, _ in opened] == [2]
+    assert shell.path == str(tmp_path / "shell.flag")
+    assert any("create {} to open a ipython shell".format(shell.path) in msg
+               for _, msg in tfloop_log)
+
+
+def test_pdb_quit_resumes_training(logdir, monkeypatch, capsys, tfloop_log):
+    monkeypatch.setitem(sys.modules, "IPython", None)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("p 'GS=%d' % trainer.global_step\nq\n"))
+    open(os.path.join(logdir, "INJECT_SHELL.tmp"), "w").close()
+    trainer = train_linear([tfloop.InjectShell()], max_epoch=2)
+    assert "'GS=3'" in capsys.readouterr().out
+    assert trainer.global_step == 6
+    messages = [msg for _, msg in tfloop_log]
+    assert any("IPython is not installed" in msg for msg in messages)
+    assert any("pdb quit" in msg for msg in messages)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"shell": "bash"}, "shell must be one of"),
+    ({"file": ""}, "needs a file name"),
+])
+def test_bad_arguments_are_rejected_early(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tfloop.InjectShell(**kwargs)

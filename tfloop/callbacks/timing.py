@@ -1,0 +1,165 @@
+"""Measuring how long each callback takes in each hook."""
+import time
+
+from tabulate import tabulate
+
+from tfloop.callbacks.base import Callback
+from tfloop.utils import logger
+
+__all__ = ["CallbackTimeLogger"]
+
+# Public hook -> the methods a callback overrides when it does work in that hook.
+_TIMED_HOOKS = (
+    ("before_train", ("_before_train",)),
+    ("before_epoch", ("_before_epoch",)),
+    ("before_run", ("_before_run",)),
+    ("after_run", ("_after_run",)),
+    ("trigger_step", ("_trigger_step",)),
+    ("after_epoch", ("_after_epoch",)),
+    ("trigger_epoch", ("_trigger_epoch", "_trigger")),
+)
+
+
+def _unique_labels(callbacks):
+    labels, seen = [], {}
+    for cb in callbacks:
+        name = str(cb)
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else "{}#{}".format(name, seen[name]))
+    return labels
+
+
+class CallbackTimeLogger(Callback):
+    """Time every other callback in every hook it does work in, and report where epochs go.
+
+    In ``setup_graph`` it instruments the hooks that the trainer's other callbacks override
+    (before_train, before_epoch, before_run, after_run, trigger_step, after_epoch, trigger_epoch;
+    a wrapper such as ``PeriodicTrigger`` is timed as a whole). An epoch runs from the first
+    callback's ``before_epoch`` to the end of the last callback's ``trigger_epoch``; after it, when
+    the callbacks took at least ``min_share`` of that time, a table is logged: callback, hook,
+    total ms, calls, share of the epoch.
+
+    The numbers are also data: :meth:`get_stats` (whole run) and :attr:`epoch_stats` (one entry
+    per epoch).
+
+    Args:
+        min_share (float): log the table only when callbacks took at least this fraction of the
+            epoch (0 logs every epoch, 1 never).
+        max_rows (int): the table shows the slowest hooks only.
+        clock (callable): time source in seconds; ``time.perf_counter`` by default.
+
+    Example:
+        >>> callbacks = [CallbackTimeLogger(min_share=0.1), ModelSaver(), InferenceRunner(...)]
+        >>> # after an epoch where callbacks took 10% or more of the time:
+        >>> # callback         hook           total ms    calls  share of epoch
+        >>> # InferenceRunner  trigger_epoch    812.4         1  41.2%
+    """
+
+    def __init__(self, min_share=0.05, max_rows=20, clock=time.perf_counter):
+        if isinstance(min_share, bool) or not isinstance(min_share, (int, float)) \
+                or not 0 <= min_share <= 1:
+            raise ValueError("CallbackTimeLogger min_share must be a fraction in [0, 1], got {!r}."
+                             .format(min_share))
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+            raise ValueError("CallbackTimeLogger max_rows must be a positive int, got {!r}.".format(
+                max_rows))
+        self.min_share = min_share
+        self.max_rows = max_rows
+        self._clock = clock
+        self._cells = {}
+        self._totals = {}
+        self._epoch_start = None
+        self.epoch_stats = []
+
+    def _setup_graph(self):
+        callbacks = self.trainer.callbacks
+        others = [cb for cb in callbacks if cb is not self]
+        for cb, label in zip(others, _unique_labels(others)):
+            for hook, methods in _TIMED_HOOKS:
+                if any(cb.overrides(m) for m in methods):
+                    self._instrument(cb, label, hook)
+        self._wrap(callbacks[0], "before_epoch", before=self._start_epoch)
+        self._wrap(callbacks[-1], "trigger_epoch", after=self._end_epoch)
+
+    @staticmethod
+    def _wrap(cb, hook, before=None, after=None):
+        original = getattr(cb, hook)
+
+        def wrapped(*args):
+            if before is not None:
+                before()
+            result = original(*args)
+            if after is not None:
+                after()
+            return result
+        setattr(cb, hook, wrapped)
+
+    def _instrument(self, cb, label, hook):
+        original = getattr(cb, hook)
+        cell = self._cells[(label, hook)] = [0.0, 0]
+        clock = self._clock
+
+        def timed(*args):
+            start = clock()
+            try:
+                return original(*args)
+            finally:
+                cell[0] += clock() - start
+                cell[1] += 1
+        setattr(cb, hook, timed)
+
+    def _fold_cells(self):
+        for key, cell in self._cells.items():
+            if cell[1]:
+                total = self._totals.setdefault(key, [0.0, 0])
+                total[0] += cell[0]
+                total[1] += cell[1]
+                cell[0], cell[1] = 0.0, 0
+
+    def _start_epoch(self):
+        self._fold_cells()
+        self._epoch_start = self._clock()
+
+    def _end_epoch(self, finished=True):
+        if self._epoch_start is None:
+            return
+        seconds = self._clock() - self._epoch_start
+        self._epoch_start = None
+        rows = [{"callback": label, "hook": hook, "seconds": cell[0], "calls": cell[1],
+                 "share": cell[0] / seconds if seconds > 0 else 0.0}
+                for (label, hook), cell in self._cells.items() if cell[1]]
+        rows.sort(key=lambda row: row["seconds"], reverse=True)
+        share = sum(row["share"] for row in rows)
+        self.epoch_stats.append({"epoch": self.epoch_num, "seconds": seconds, "share": share,
+                                 "finished": finished, "rows": rows})
+        if rows and share >= self.min_share and self.min_share < 1:
+            self._log_table(rows, seconds, share, finished)
+
+    def _log_table(self, rows, seconds, share, finished):
+        table = tabulate(
+            [(r["callback"], r["hook"], r["seconds"] * 1000, r["calls"], "{:.1%}".format(r["share"]))
+             for r in rows[:self.max_rows]],
+            headers=["callback", "hook", "total ms", "calls", "share of epoch"], floatfmt=".2f")
+        logger.info("Callbacks took {:.1%} of epoch {}{} ({:.3f} s of {:.3f} s):\n{}".format(
+            share, self.epoch_num, "" if finished else " (stopped early)", share * seconds,
+            seconds, table))
+
+    def _after_train(self):
+        self._end_epoch(finished=False)
+        self._fold_cells()
+
+    def get_stats(self):
+        """Time per callback and hook over the whole run so far, slowest first.
+
+        Returns:
+            list[dict]: ``{"callback", "hook", "seconds", "calls"}`` per instrumented hook that ran.
+        """
+        merged = {key: list(total) for key, total in self._totals.items()}
+        for key, cell in self._cells.items():
+            if cell[1]:
+                total = merged.setdefault(key, [0.0, 0])
+                total[0] += cell[0]
+                total[1] += cell[1]
+        rows = [{"callback": label, "hook": hook, "seconds": seconds, "calls": calls}
+                for (label, hook), (seconds, calls) in merged.items()]
+        return sorted(rows, key=lambda row: row["seconds"], reverse=True)
