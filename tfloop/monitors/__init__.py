@@ -1,6 +1,13 @@
 """Monitors: callbacks that receive scalars, images, summaries and events and write them somewhere."""
 from tfloop.monitors.base import MonitorBase, Monitors, NoOpMonitor
+from tfloop.monitors.csv_writer import CSVWriter
+from tfloop.monitors.json_writer import JSONWriter
+from tfloop.monitors.logdir import LogDirMonitor
+from tfloop.monitors.printer import ScalarPrinter
+from tfloop.monitors.records import RecordMonitor
+from tfloop.monitors.tfevent import TFEventWriter
 
 __all__ = [
-    "MonitorBase", "Monitors", "NoOpMonitor"
+    "MonitorBase", "Monitors", "NoOpMonitor",
+    "CSVWriter", "JSONWriter", "LogDirMonitor", "ScalarPrinter", "RecordMonitor", "TFEventWriter",
 ]

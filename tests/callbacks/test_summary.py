@@ -1,0 +1,105 @@
+"""MovingAverageSummary and MergeAllSummaries: values, timing, and no extra session runs."""
+import numpy as np
+import pytest
+
+import tfloop
+from support import LinearModel, RunCounter, train_linear
+from tfloop import Callback, MergeAllSummaries, MonitorBase, MovingAverageSummary, ProcessTensors
+
+
+class SummarizedModel(LinearModel):
+    def build_graph(self, x, y):
+        cost = super().build_graph(x, y)
+        tfloop.add_moving_summary(cost, decay=0.5)
+        tfloop.add_param_summary(("w", ["histogram", "rms"]))
+        return cost
+
+
+def expected_ema(values, decay):
+    biased, averages = 0.0, []
+    for t, v in enumerate(values, start=1):
+        biased = decay * biased + (1 - decay) * v
+        averages.append(biased / (1 - decay ** t))
+    return averages
+
+
+class SummaryLog(MonitorBase):
+    def __init__(self):
+        self.steps = []
+
+    def process_summary(self, summary):
+        self.steps.append((self.global_step, sorted(v.tag for v in summary.value)))
+
+
+class ReadCostAtTrigger(Callback):
+    """What a user callback's trigger_epoch sees of the moving average."""
+
+    def __init__(self):
+        self.seen = []
+
+    def _trigger_epoch(self):
+        self.seen.append(self.trainer.monitors.get_history("cost")[-1])
+
+
+def test_moving_average_of_every_step_is_put_before_trigger_epoch():
+    costs = []
+    reader = ReadCostAtTrigger()
+    trainer = train_linear([ProcessTensors(["cost"], costs.append), reader],
+                           model=SummarizedModel(), extra_callbacks=[MovingAverageSummary()])
+    ema = expected_ema([float(c) for c in costs], 0.5)
+    history = trainer.monitors.get_history("cost")
+    assert [step for step, _ in history] == [3, 6]
+    np.testing.assert_allclose([v for _, v in history], [ema[2], ema[5]], rtol=1e-5)
+    assert reader.seen == history
+
+
+def test_moving_average_summary_without_averages_is_not_in_the_step():
+    cb = MovingAverageSummary()
+    trainer = train_linear(extra_callbacks=[cb], max_epoch=1)
+    assert cb not in trainer.hooked_sess.hooks
+    assert trainer.monitors.scalar_names() == []
+
+
+@pytest.mark.parametrize("period, steps", [(0, [3, 6]), (2, [2, 3, 4, 6]), (4, [3, 4, 6])])
+def test_merged_summaries_come_with_the_last_step_of_each_epoch_and_every_period(period, steps):
+    log = SummaryLog()
+    trainer = train_linear(model=SummarizedModel(), monitors=[log],
+                           extra_callbacks=[MergeAllSummaries(period=period)])
+    assert log.steps == [(s, ["param-summary/w-histogram", "param-summary/w-rms"]) for s in steps]
+    assert [s for s, _ in trainer.monitors.get_history("param-summary/w-rms")] == steps
+
+
+def test_merge_all_summaries_uses_the_given_collection():
+    class KeyedModel(LinearModel):
+        def build_graph(self, x, y):
+            cost = super().build_graph(x, y)
+            tfloop.add_tensor_summary(cost, ["mean"], name="loss", collections=["rare"])
+            return cost
+
+    trainer = train_linear(model=KeyedModel(), extra_callbacks=[MergeAllSummaries(key="rare")])
+    assert [s for s, _ in trainer.monitors.get_history("loss-mean")] == [3, 6]
+
+
+def test_summaries_add_no_session_runs():
+    def runs(extra_callbacks):
+        counter = RunCounter()
+        train_linear([counter], model=SummarizedModel(), extra_callbacks=extra_callbacks,
+                     max_epoch=3)
+        return counter.runs
+
+    with_summaries = runs([MovingAverageSummary(), MergeAllSummaries(period=2)])
+    assert with_summaries == 9                   # one run per step, 3 epochs x 3 steps
+    assert runs([]) == with_summaries
+
+
+def test_without_summaries_merge_all_is_not_in_the_step():
+    cb = MergeAllSummaries()
+    trainer = train_linear(extra_callbacks=[cb], max_epoch=1)
+    assert cb not in trainer.hooked_sess.hooks
+
+
+@pytest.mark.parametrize("period", [-1, 1.5, True])
+def test_bad_period_is_rejected(period):
+    with pytest.raises(ValueError, match="period must be an int >= 0"):
+        MergeAllSummaries(period=period)
+

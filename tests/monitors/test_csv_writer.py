@@ -1,0 +1,83 @@
+"""CSVWriter: one row per epoch, a header that grows without losing data, resuming."""
+import csv
+import glob
+import os
+
+import pandas as pd
+
+from support import train_linear
+from tfloop import Callback, CSVWriter
+
+
+class PutNewNames(Callback):
+    """Epoch 1 puts ``a``; later epochs also put a scalar named after the epoch (``b2``, ``b3``)."""
+
+    def __init__(self, logdir=None):
+        self.logdir = logdir
+        self.headers_seen = []
+
+    def _before_epoch(self):
+        if self.logdir and os.path.exists(os.path.join(self.logdir, "stats.csv")):
+            with open(os.path.join(self.logdir, "stats.csv"), newline="") as f:
+                self.headers_seen.append(next(csv.reader(f)))
+
+    def _trigger_epoch(self):
+        self.trainer.monitors.put_scalar("a", self.epoch_num / 4)
+        if self.epoch_num > 1:
+            self.trainer.monitors.put_scalar("b{}".format(self.epoch_num), self.epoch_num)
+
+
+def rows(logdir, name="stats.csv"):
+    with open(os.path.join(logdir, name), newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_header_grows_and_older_rows_keep_their_values(logdir):
+    putter = PutNewNames(logdir)
+    train_linear([putter], monitors=[CSVWriter()], max_epoch=3)
+    assert putter.headers_seen == [["epoch_num", "global_step", "a"],
+                                   ["epoch_num", "global_step", "a", "b2"]]
+    assert rows(logdir) == [
+        ["epoch_num", "global_step", "a", "b2", "b3"],
+        ["1", "3", "0.25", "", ""],
+        ["2", "6", "0.5", "2", ""],
+        ["3", "9", "0.75", "", "3"],
+    ]
+    frame = pd.read_csv(os.path.join(logdir, "stats.csv"))
+    assert frame["a"].tolist() == [0.25, 0.5, 0.75]
+    assert frame["b2"].isna().tolist() == [True, False, True]
+
+
+def test_resumed_run_appends_rows_and_keeps_old_ones(logdir):
+    train_linear([PutNewNames()], monitors=[CSVWriter("metrics.csv")], max_epoch=2)
+    # No checkpoint is restored here, so the global step starts again from 0.
+    train_linear([PutNewNames()], monitors=[CSVWriter("metrics.csv")], starting_epoch=3,
+                 max_epoch=3)
+    assert rows(logdir, "metrics.csv") == [
+        ["epoch_num", "global_step", "a", "b2", "b3"],
+        ["1", "3", "0.25", "", ""],
+        ["2", "6", "0.5", "2", ""],
+        ["3", "3", "0.75", "", "3"],
+    ]
+
+
+def test_file_that_is_not_a_stats_table_is_backed_up(logdir, log_messages):
+    with open(os.path.join(logdir, "stats.csv"), "w") as f:
+        f.write("step,loss\n1,0.5\n")
+    train_linear([PutNewNames()], monitors=[CSVWriter()], max_epoch=1)
+    assert rows(logdir) == [["epoch_num", "global_step", "a"], ["1", "3", "0.25"]]
+    backups = glob.glob(os.path.join(logdir, "stats.csv.*.bak"))
+    with open(backups[0]) as f:
+        assert f.read() == "step,loss\n1,0.5\n"
+    assert any("does not start with the columns epoch_num,global_step" in m
+               for _, m in log_messages)
+
+
+def test_rows_every_k_steps(logdir):
+    class PutLoss(Callback):
+        def _trigger_step(self):
+            self.trainer.monitors.put_scalar("loss", self.global_step * 1.5)
+
+    train_linear([PutLoss()], monitors=[CSVWriter(every_k_steps=2)], max_epoch=2)
+    assert rows(logdir) == [["epoch_num", "global_step", "loss"], ["1", "2", "3.0"],
+                            ["1", "3", "4.5"], ["2", "4", "6.0"], ["2", "6", "9.0"]]

@@ -1,0 +1,192 @@
+"""JSONWriter: stats.json contents, atomic rewrites, resuming and backups."""
+import glob
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from support import train_linear
+from tfloop import Callback, JSONWriter, SessionInit, get_global_step_var
+
+
+class PutStats(Callback):
+    """Puts ``step`` (= global_step) after every step and ``epoch`` (= 10 * epoch) every epoch."""
+
+    def _trigger_step(self):
+        self.trainer.monitors.put_scalar("step", self.global_step)
+
+    def _trigger_epoch(self):
+        self.trainer.monitors.put_scalar("epoch", self.epoch_num * 10.0)
+
+
+def stats(logdir):
+    with open(os.path.join(logdir, "stats.json")) as f:
+        return json.load(f)
+
+
+def test_one_record_per_epoch_with_every_scalar_of_the_epoch(logdir):
+    train_linear([PutStats()], monitors=[JSONWriter()])
+    assert stats(logdir) == [
+        {"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0},
+        {"epoch_num": 2, "global_step": 6, "step": 6, "epoch": 20.0},
+    ]
+
+
+def test_every_k_steps_adds_records_between_epochs(logdir):
+    train_linear([PutStats()], monitors=[JSONWriter(every_k_steps=2)])
+    assert stats(logdir) == [
+        {"epoch_num": 1, "global_step": 2, "step": 2},
+        {"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0},
+        {"epoch_num": 2, "global_step": 4, "step": 4},
+        {"epoch_num": 2, "global_step": 6, "step": 6, "epoch": 20.0},
+    ]
+
+
+def test_round_trips_through_json_and_pandas(logdir):
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    frame = pd.read_json(os.path.join(logdir, "stats.json"))
+    assert frame["epoch_num"].tolist() == [1, 2, 3]
+    assert frame["global_step"].tolist() == [3, 6, 9]
+    assert frame["epoch"].tolist() == [10.0, 20.0, 30.0]
+    assert frame.to_dict("records") == stats(logdir)
+
+
+def test_resumed_run_appends_to_the_predecessor_epoch(logdir, log_messages):
+    train_linear([PutStats()], monitors=[JSONWriter()])
+    train_linear([PutStats()], monitors=[JSONWriter()], starting_epoch=3, max_epoch=4)
+    assert [(r["epoch_num"], r["epoch"]) for r in stats(logdir)] == [
+        (1, 10.0), (2, 20.0), (3, 30.0), (4, 40.0)]
+    assert any("with 2 records up to epoch 2: appending to it" in m for _, m in log_messages)
+    assert glob.glob(os.path.join(logdir, "stats.json.*")) == []
+
+
+def test_mismatched_file_is_backed_up_with_a_log_line(logdir, log_messages):
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    old = stats(logdir)
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=1)
+    backups = glob.glob(os.path.join(logdir, "stats.json.*.bak"))
+    assert len(backups) == 1
+    with open(backups[0]) as f:
+        assert json.load(f) == old
+    assert [r["epoch_num"] for r in stats(logdir)] == [1]
+    warning = [m for level, m in log_messages if level == "WARNING"][-1]
+    assert ("last record is from epoch 3 (global step 9), but training starts at epoch 1 "
+            "(global step 0)") in warning
+    assert backups[0] in warning
+
+
+class RestoreGlobalStep(SessionInit):
+    """Sets the global step as a checkpoint restore would."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def _setup_graph(self):
+        self.assign = get_global_step_var().assign(self.step)
+
+    def _run_init(self, sess):
+        sess.run(self.assign)
+
+
+@pytest.mark.parametrize("last_step, kept", [(4, True), (5, True), (6, False)])
+def test_run_resumed_mid_epoch_appends_after_its_own_step_records(logdir, last_step, kept):
+    old = [{"epoch_num": 1, "global_step": 3, "step": 3},
+           {"epoch_num": 2, "global_step": last_step, "step": last_step}]
+    with open(os.path.join(logdir, "stats.json"), "w") as f:
+        json.dump(old, f)
+    train_linear([PutStats()], monitors=[JSONWriter()], starting_epoch=2, max_epoch=2,
+                 session_init=RestoreGlobalStep(5))
+    new = [{"epoch_num": 2, "global_step": 8, "step": 8, "epoch": 20.0}]
+    assert stats(logdir) == (old + new if kept else new)
+    assert len(glob.glob(os.path.join(logdir, "stats.json.*.bak"))) == (0 if kept else 1)
+
+
+def test_unreadable_file_is_backed_up(logdir, log_messages):
+    with open(os.path.join(logdir, "stats.json"), "w") as f:
+        f.write('[{"epoch_num": 1, "glo')
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=1)
+    assert [r["epoch_num"] for r in stats(logdir)] == [1]
+    backups = glob.glob(os.path.join(logdir, "stats.json.*.bak"))
+    with open(backups[0]) as f:
+        assert f.read() == '[{"epoch_num": 1, "glo'
+    assert any("cannot be read" in m and "not valid JSON" in m for _, m in log_messages)
+
+
+def test_a_kill_during_the_write_leaves_the_previous_file_complete(logdir, monkeypatch):
+    real_replace = os.replace
+    writes = []
+
+    def replace_then_die(src, dst):
+        writes.append(dst)
+        if len(writes) >= 2:  # the second write and any after it never happen
+            raise OSError("simulated kill during the rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_then_die)
+    with pytest.raises(OSError, match="simulated kill"):
+        train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
+    assert sorted(os.listdir(logdir)) == ["log.log", "stats.json"]
+
+
+class StopInTriggerEpoch(Callback):
+    def _trigger_epoch(self):
+        from tfloop import StopTraining
+        raise StopTraining("early stop")
+
+
+def test_stopping_in_trigger_epoch_still_records_the_finished_epoch(logdir):
+    train_linear([PutStats(), StopInTriggerEpoch()], monitors=[JSONWriter()], max_epoch=5)
+    assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
+
+
+def test_scalars_put_after_training_join_the_last_record(logdir):
+    class PutAtEnd(Callback):
+        def _after_train(self):
+            self.trainer.monitors.put_scalar("final", 1.25)
+
+    train_linear([PutStats(), PutAtEnd()], monitors=[JSONWriter()])
+    assert stats(logdir)[-1] == {"epoch_num": 2, "global_step": 6, "step": 6, "epoch": 20.0,
+                                 "final": 1.25}
+    assert len(stats(logdir)) == 2
+
+
+def test_scalars_of_an_unfinished_epoch_are_not_recorded_and_say_so(logdir, log_messages):
+    class StopAtStep4(Callback):
+        def _trigger_step(self):
+            if self.global_step == 4:
+                from tfloop import StopTraining
+                raise StopTraining("stop mid-epoch")
+
+    train_linear([PutStats(), StopAtStep4()], monitors=[JSONWriter()])
+    assert [r["epoch_num"] for r in stats(logdir)] == [1]
+    assert "JSONWriter: the scalars of unfinished epoch 2 (step) are not recorded." in [
+        m for _, m in log_messages]
+
+
+def test_load_existing_json_and_epoch_number(logdir, tmp_path):
+    assert JSONWriter.load_existing_json() is None
+    assert JSONWriter.load_existing_epoch_number(str(tmp_path)) is None
+    train_linear([PutStats()], monitors=[JSONWriter()])
+    assert JSONWriter.load_existing_json() == stats(logdir)
+    assert JSONWriter.load_existing_epoch_number(logdir) == 2
+    with open(os.path.join(str(tmp_path), "stats.json"), "w") as f:
+        f.write('{"epoch_num": 1}')
+    with pytest.raises(ValueError, match="not a JSON list of records"):
+        JSONWriter.load_existing_json(str(tmp_path))
+
+
+def test_scalar_named_like_a_record_key_is_rejected(logdir):
+    class PutGlobalStep(Callback):
+        def _trigger_epoch(self):
+            self.trainer.monitors.put_scalar("global_step", 1.0)
+
+    with pytest.raises(ValueError, match="cannot be named 'global_step'"):
+        train_linear([PutGlobalStep()], monitors=[JSONWriter()], max_epoch=1)
+
+
+@pytest.mark.parametrize("every_k_steps", [0, -2, 1.5, True])
+def test_bad_every_k_steps_is_rejected(every_k_steps):
+    with pytest.raises(ValueError, match="every_k_steps must be a positive int"):
+        JSONWriter(every_k_steps=every_k_steps)

@@ -1,0 +1,142 @@
+"""The Monitors dispatcher, as callbacks and user backends see it in real training runs."""
+import numpy as np
+import pytest
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop import Callback, MonitorBase, Monitors
+from tfloop.compat import tfv1
+
+
+class Recorder(MonitorBase):
+    """A user-defined backend: logs every scalar it receives, and its own end-of-epoch flush."""
+
+    def __init__(self):
+        self.log = []
+
+    def process_scalar(self, name, value):
+        self.log.append((self.global_step, name, value))
+
+    def _trigger_epoch(self):
+        self.log.append(("flush", self.epoch_num))
+
+
+class Putter(Callback):
+    """Puts scalars from several hooks and remembers what it put, at which step."""
+
+    def __init__(self):
+        self.put = []
+
+    def _put(self, name, value):
+        self.put.append((self.global_step, name, value))
+        self.trainer.monitors.put_scalar(name, value)
+
+    def _before_train(self):
+        self._put("start", 1.5)
+
+    def _trigger_step(self):
+        self._put("step", np.float32(self.global_step) / 2)
+
+    def _after_epoch(self):
+        self._put("after_epoch", self.epoch_num)
+
+    def _trigger_epoch(self):
+        self._put("epoch", self.epoch_num * 10.0)
+
+
+class SummarizedModel(LinearModel):
+    def build_graph(self, x, y):
+        cost = super().build_graph(x, y)
+        tfloop.add_moving_summary(cost)
+        tfloop.add_tensor_summary(tfv1.get_default_graph().get_tensor_by_name("pred:0"), ["mean"])
+        return cost
+
+
+def test_history_and_latest_are_exactly_what_was_put():
+    putter = Putter()
+    monitors = train_linear([putter]).monitors
+    for name in ("start", "step", "after_epoch", "epoch"):
+        assert monitors.get_history(name) == [(s, v) for s, n, v in putter.put if n == name]
+    assert monitors.get_history("step") == [(1, 0.5), (2, 1.0), (3, 1.5), (4, 2.0), (5, 2.5),
+                                            (6, 3.0)]
+    assert type(monitors.get_latest("step")) is float
+    assert monitors.get_latest("epoch") == 20.0
+    assert monitors.get_latest("after_epoch") == 2
+    assert monitors.scalar_names() == ["after_epoch", "epoch", "start", "step"]
+
+
+def test_unknown_name_raises_key_error_listing_known_names():
+    monitors = train_linear([Putter()], max_epoch=1).monitors
+    with pytest.raises(KeyError) as info:
+        monitors.get_latest("val-error")
+    message = str(info.value)
+    assert "'val-error'" in message
+    assert "['after_epoch', 'epoch', 'start', 'step']" in message
+    with pytest.raises(KeyError, match="none yet"):
+        train_linear(max_epoch=1).monitors.get_history("cost")
+
+
+def test_user_backend_receives_exactly_the_scalars_put_in_order():
+    putter, recorder = Putter(), Recorder()
+    train_linear([putter], monitors=[recorder])
+    received = [entry for entry in recorder.log if entry[0] != "flush"]
+    assert received == putter.put
+
+
+def test_backends_see_every_scalar_of_an_epoch_before_they_flush():
+    recorder = Recorder()
+    train_linear([Putter()], model=SummarizedModel(), monitors=[recorder],
+                 extra_callbacks=[tfloop.MovingAverageSummary(), tfloop.MergeAllSummaries()])
+    chunks, current = [], []
+    for entry in recorder.log:
+        if entry[0] == "flush":
+            chunks.append((entry[1], current))
+            current = []
+        else:
+            current.append(entry)
+    assert current == []                       # nothing arrives after the last flush
+    every_epoch = {"step", "after_epoch", "epoch", "cost", "pred-mean"}
+    assert [(epoch, {name for _, name, _ in scalars}) for epoch, scalars in chunks] == [
+        (1, every_epoch | {"start"}), (2, every_epoch)]
+    for epoch, scalars in chunks:
+        assert {step for step, name, _ in scalars if name != "start"} <= {
+            3 * epoch - 2, 3 * epoch - 1, 3 * epoch}
+
+
+class SummaryRecorder(MonitorBase):
+    def __init__(self):
+        self.scalars, self.summaries, self.images = [], [], []
+
+    def process_scalar(self, name, value):
+        self.scalars.append((name, value))
+
+    def process_summary(self, summary):
+        self.summaries.append(summary)
+
+    def process_image(self, name, images):
+        self.images.append((name, images))
+
+
+def test_put_summary_puts_scalar_values_without_tower_prefix():
+    recorder = SummaryRecorder()
+    monitors = Monitors([recorder])
+    summary = tfv1.Summary(value=[
+        tfv1.Summary.Value(tag="tower0/accuracy", simple_value=0.75),
+        tfv1.Summary.Value(tag="weights", histo=tfv1.HistogramProto(num=2, sum=1.0))])
+    monitors.put_summary(summary.SerializeToString())
+    assert recorder.scalars == [("accuracy", 0.75)]
+    assert [v.tag for v in recorder.summaries[0].value] == ["accuracy", "weights"]
+    assert monitors.get_latest("accuracy") == 0.75
+    with pytest.raises(TypeError, match="Summary or its bytes"):
+        monitors.put_summary({"accuracy": 0.75})
+
+
+def test_put_image_gives_backends_uint8_nhwc():
+    recorder = SummaryRecorder()
+    monitors = Monitors([recorder])
+    monitors.put_image("gray", np.array([[0.0, 0.5], [1.0, 2.0]]))
+    name, images = recorder.images[0]
+    assert name == "gray" and images.dtype == np.uint8 and images.shape == (1, 2, 2, 1)
+    assert images[0, :, :, 0].tolist() == [[0, 127], [255, 255]]
+    with pytest.raises(ValueError, match="1, 3 or 4 channels"):
+        monitors.put_image("bad", np.zeros((2, 4, 4, 2)))

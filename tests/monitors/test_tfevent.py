@@ -1,0 +1,142 @@
+"""TFEventWriter, read back with TensorBoard's own reader."""
+import glob
+import os
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+import tfloop
+from support import LinearModel, train_linear
+from tfloop import Callback, TFEventWriter
+from tfloop.compat import tf, tfv1
+from tfloop.monitors.tfevent import encode_png
+
+
+def read_events(logdir):
+    acc = EventAccumulator(logdir, size_guidance={"scalars": 0, "images": 0, "histograms": 0})
+    acc.Reload()
+    return acc
+
+
+def steps_and_values(events):
+    return [(e.step, pytest.approx(e.value)) for e in events]
+
+
+class HistogramModel(LinearModel):
+    def build_graph(self, x, y):
+        cost = super().build_graph(x, y)
+        tfloop.add_moving_summary(cost)
+        tfloop.add_param_summary(("w", ["histogram"]))
+        return cost
+
+
+def image_for(epoch):
+    image = np.zeros((4, 5, 3), np.uint8)
+    image[:, :, 0] = np.arange(5) * 50
+    image[epoch, :, 1] = 255
+    return image
+
+
+class PutImagesAndEvents(Callback):
+    def _trigger_epoch(self):
+        self.trainer.monitors.put_image("sample", image_for(self.epoch_num))
+        self.trainer.monitors.put_image("pair", np.stack([image_for(0), image_for(1)]))
+        self.trainer.monitors.put_event(tfv1.Event(
+            log_message=tfv1.LogMessage(message="epoch {}".format(self.epoch_num))))
+
+    def _after_train(self):
+        self.trainer.monitors.put_scalar("final", 7.0)
+
+
+def test_scalars_images_histograms_and_events_read_back_at_their_steps(tmp_path):
+    logdir = str(tmp_path)
+    trainer = train_linear([PutImagesAndEvents()], model=HistogramModel(),
+                           monitors=[TFEventWriter(logdir, max_queue=1000, flush_secs=1000)],
+                           extra_callbacks=[tfloop.MovingAverageSummary(),
+                                            tfloop.MergeAllSummaries(period=2)])
+    acc = read_events(logdir)
+    assert steps_and_values(acc.Scalars("cost")) == [
+        (step, value) for step, value in trainer.monitors.get_history("cost")]
+    assert [e.step for e in acc.Scalars("cost")] == [3, 6]
+    assert [(e.step, e.value) for e in acc.Scalars("final")] == [(6, 7.0)]
+
+    assert [h.step for h in acc.Histograms("param-summary/w-histogram")] == [2, 3, 4, 6]
+    assert all(h.histogram_value.num == 3 for h in acc.Histograms("param-summary/w-histogram"))
+
+    images = acc.Images("sample")
+    assert [(i.step, i.width, i.height) for i in images] == [(3, 5, 4), (6, 5, 4)]
+    for epoch, image in zip((1, 2), images):
+        decoded = tf.io.decode_png(image.encoded_image_string).numpy()
+        np.testing.assert_array_equal(decoded, image_for(epoch))
+    assert set(acc.Tags()["images"]) == {"sample", "pair/0", "pair/1"}
+
+    messages = [(e.step, e.log_message.message)
+                for path in glob.glob(os.path.join(logdir, "*tfevents*"))
+                for e in tfv1.train.summary_iterator(path) if e.HasField("log_message")]
+    assert messages == [(3, "epoch 1"), (6, "epoch 2")]
+
+
+class ReadEventsAtEpochStart(Callback):
+    def __init__(self, logdir):
+        self.logdir = logdir
+        self.seen = []
+
+    def _before_epoch(self):
+        acc = read_events(self.logdir)
+        tags = acc.Tags()["scalars"]
+        self.seen.append([e.step for e in acc.Scalars("epoch")] if "epoch" in tags else [])
+
+    def _trigger_epoch(self):
+        self.trainer.monitors.put_scalar("epoch", self.epoch_num)
+
+
+def test_events_are_on_disk_after_every_epoch(tmp_path):
+    reader = ReadEventsAtEpochStart(str(tmp_path))
+    train_linear([reader], monitors=[TFEventWriter(str(tmp_path), max_queue=1000, flush_secs=1000)],
+                 max_epoch=3)
+    assert reader.seen == [[], [3], [3, 6]]
+
+
+def test_split_files_writes_one_file_per_epoch(tmp_path):
+    putter = ReadEventsAtEpochStart(str(tmp_path))
+    train_linear([putter], monitors=[TFEventWriter(str(tmp_path), split_files=True)], max_epoch=3)
+    files = sorted(glob.glob(os.path.join(str(tmp_path), "*tfevents*")))
+    assert len(files) == 3
+    assert [e.step for e in read_events(str(tmp_path)).Scalars("epoch")] == [3, 6, 9]
+
+
+def test_without_log_dir_it_writes_nothing(tmp_path, monkeypatch, log_messages):
+    monkeypatch.chdir(tmp_path)
+    writer = TFEventWriter()
+    train_linear([ReadEventsAtEpochStart(str(tmp_path))], monitors=[writer], max_epoch=1)
+    assert writer.logdir is None
+    assert os.listdir(str(tmp_path)) == []
+    warnings = [m for level, m in log_messages if level == "WARNING"]
+    assert warnings == ["No log directory is set, so TFEventWriter is skipped: call "
+                        "tfloop.utils.logger.set_logger_dir(...) before training to write them."]
+
+
+def test_uses_the_logger_dir_by_default(logdir):
+    train_linear([ReadEventsAtEpochStart(logdir)], monitors=[TFEventWriter()], max_epoch=1)
+    assert [e.step for e in read_events(logdir).Scalars("epoch")] == [3]
+
+
+def test_encode_png_round_trips_gray_rgb_and_rgba():
+    rng = np.random.RandomState(0)
+    for channels in (1, 3, 4):
+        image = rng.randint(0, 256, size=(7, 3, channels)).astype(np.uint8)
+        decoded = tf.io.decode_png(encode_png(image), channels=channels).numpy()
+        np.testing.assert_array_equal(decoded, image)
+    with pytest.raises(ValueError, match="HWC uint8"):
+        encode_png(np.zeros((4, 4, 3), np.float32))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(max_queue=0), "max_queue must be a positive int"),
+    (dict(flush_secs=-1), "flush_secs must be a positive number"),
+    (dict(logdir=3), "logdir must be a path"),
+])
+def test_bad_arguments_are_rejected(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        TFEventWriter(**kwargs)

@@ -1,0 +1,109 @@
+"""ProgressBar: a tqdm bar for each epoch, optionally showing fetched scalars."""
+import sys
+
+import numpy as np
+import tqdm
+
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.common import get_op_tensor_name
+
+__all__ = ["ProgressBar"]
+
+TTY_REFRESH_SECS = 0.5
+LOG_REFRESH_SECS = 60.0
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class ProgressBar(Callback):
+    """Show a progress bar over the steps of each epoch.
+
+    On a terminal the bar refreshes twice a second; when the output is not a terminal (a log file,
+    CI) it is written at most once a minute and at the end of each epoch, in ASCII, so logs stay
+    short. The named tensors are fetched along with each step and their latest values shown after
+    the bar. One of the default callbacks.
+
+    Args:
+        names (list[str]): scalar tensors to show, by name (in the graph or the training tower).
+        refresh_secs (float): the minimum time between refreshes; by default 0.5 on a terminal and
+            60 otherwise.
+        file: the stream to write to; ``sys.stderr`` (as tqdm) by default.
+
+    Example:
+        >>> ProgressBar(["cost", "accuracy"])
+        Epoch 3: 100%|##########| 500/500 [00:07<00:00, 66.2it/s, cost=0.21, accuracy=0.93]
+    """
+
+    def __init__(self, names=(), refresh_secs=None, file=None):
+        if isinstance(names, str):
+            raise TypeError("ProgressBar takes a list of tensor names, got the string {!r}; write "
+                            "ProgressBar([{!r}]).".format(names, names))
+        if refresh_secs is not None and (isinstance(refresh_secs, bool) or
+                                         not isinstance(refresh_secs, (int, float)) or
+                                         refresh_secs < 0):
+            raise ValueError("ProgressBar: refresh_secs must be a number >= 0, got {!r}.".format(
+                refresh_secs))
+        self._names = list(names)
+        self._tags = [get_op_tensor_name(n)[0] for n in self._names]
+        self._refresh_secs = refresh_secs
+        self._file = file
+        self._fetches = None
+        self._bar = None
+
+    def _setup_graph(self):
+        if self._names:
+            tensors = self.get_tensors_maybe_in_tower(self._names)
+            for name, t in zip(self._names, tensors):
+                if not isinstance(t, tf.Tensor) or t.shape.rank not in (0, None):
+                    raise ValueError("ProgressBar shows scalar tensors; {!r} is {}.".format(
+                        name, "an op" if not isinstance(t, tf.Tensor) else
+                        "of shape {}".format(t.shape)))
+            self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
+
+    def overrides(self, method):
+        if method in ("_before_run", "_after_run"):
+            return bool(self._names)
+        return super().overrides(method)
+
+    def _bar_kwargs(self):
+        stream = self._file if self._file is not None else sys.stderr
+        tty = _isatty(stream)
+        refresh = self._refresh_secs
+        if refresh is None:
+            refresh = TTY_REFRESH_SECS if tty else LOG_REFRESH_SECS
+        return dict(file=stream, mininterval=refresh, ascii=not tty, dynamic_ncols=tty,
+                    smoothing=0.5, leave=True)
+
+    def _before_epoch(self):
+        # local_step + 1 is the first step of this epoch: 0, or more in a run resumed mid-epoch.
+        self._bar = tqdm.tqdm(total=self.trainer.steps_per_epoch, initial=self.local_step + 1,
+                              desc="Epoch {}".format(self.epoch_num), **self._bar_kwargs())
+
+    def _before_run(self, ctx):
+        return self._fetches
+
+    def _after_run(self, ctx, values):
+        if self._bar is not None:
+            postfix = {tag: float(np.asarray(v)) for tag, v in zip(self._tags, values.results)}
+            self._bar.set_postfix(postfix, refresh=False)
+
+    def _trigger_step(self):
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def _after_epoch(self):
+        self._close()
+
+    def _after_train(self):
+        self._close()
+
+    def _close(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,108 @@
+"""Callbacks that bring the model's summaries to the monitors, within the step's one session.run."""
+import numpy as np
+
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
+from tfloop.utils import logger
+
+__all__ = ["MovingAverageSummary", "MergeAllSummaries"]
+
+
+class MovingAverageSummary(Callback):
+    """Update the moving averages of ``add_moving_summary`` with every step, and put them to the
+    monitors at the end of each epoch.
+
+    The updates are fetched along with the training step (no extra ``session.run``). The averages
+    are put in ``after_epoch``, so every callback's ``trigger_epoch`` sees this epoch's values.
+    One of the default callbacks.
+
+    Args:
+        collection (str): the collection of averaged tensors that ``add_moving_summary`` fills.
+
+    Example:
+        >>> # in build_graph: add_moving_summary(cost)
+        >>> TrainConfig(..., extra_callbacks=[MovingAverageSummary(), ProgressBar()])
+    """
+
+    def __init__(self, collection=MOVING_SUMMARY_OPS_KEY):
+        self._collection = collection
+        self._fetches = None
+        self._values = None
+
+    def _setup_graph(self):
+        tensors = [t for t in self.graph.get_collection(self._collection)
+                   if isinstance(t, tf.Tensor)]
+        self._names = [moving_summary_name(t) for t in tensors]
+        if tensors:
+            self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
+            logger.info("Maintaining {} moving average(s) with every step: {}.".format(
+                len(tensors), ", ".join(self._names)))
+
+    def overrides(self, method):
+        if method in ("_before_run", "_after_run") and self.graph is not None:
+            return self._fetches is not None
+        return super().overrides(method)
+
+    def _before_run(self, ctx):
+        return self._fetches
+
+    def _after_run(self, ctx, values):
+        self._values = values.results
+
+    def _after_epoch(self):
+        if self._values is None:
+            return
+        for name, value in zip(self._names, self._values):
+            self.trainer.monitors.put_scalar(name, float(np.asarray(value)))
+
+
+class MergeAllSummaries(Callback):
+    """Fetch the merged summaries of a collection with the last step of each epoch (and every
+    ``period`` steps) and put them to the monitors.
+
+    The summaries are fetched along with a training step, never in a ``session.run`` of their own,
+    so summaries that depend on the inputs see a real batch. Scalar values inside are also put as
+    scalars. Does nothing when the collection has no summaries. One of the default callbacks.
+
+    Args:
+        period (int): when > 0, also fetch with every step whose ``global_step`` (after the step)
+            is a multiple of ``period``.
+        key (str): the summary collection; ``tf.compat.v1.GraphKeys.SUMMARIES`` by default.
+
+    Example:
+        >>> MergeAllSummaries(period=100)       # histograms every 100 steps and every epoch
+    """
+
+    def __init__(self, period=0, key=None):
+        if isinstance(period, bool) or not isinstance(period, int) or period < 0:
+            raise ValueError("MergeAllSummaries: period must be an int >= 0 (0: once per epoch), "
+                             "got {!r}.".format(period))
+        self._period = period
+        self._key = key or tfv1.GraphKeys.SUMMARIES
+        self._fetches = None
+
+    def _setup_graph(self):
+        summary = tfv1.summary.merge_all(self._key)
+        if summary is not None:
+            self._fetches = tfv1.train.SessionRunArgs(fetches=summary)
+
+    def overrides(self, method):
+        if method in ("_before_run", "_after_run") and self.graph is not None:
+            return self._fetches is not None
+        return super().overrides(method)
+
+    def _due(self):
+        if self.local_step == self.trainer.steps_per_epoch - 1:
+            return True
+        return self._period > 0 and (self.global_step + 1) % self._period == 0
+
+    def _before_run(self, ctx):
+        return self._fetches if self._due() else None
+
+    def _after_run(self, ctx, values):
+        if values.results is not None:
+            self.trainer.monitors.put_summary(values.results)
+
+    def __str__(self):
+        return "MergeAllSummaries(period={})".format(self._period)

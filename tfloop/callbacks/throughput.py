@@ -1,0 +1,161 @@
+"""How fast training goes: throughput per epoch, and the time left."""
+import collections
+import statistics
+
+from tfloop.callbacks.base import Callback
+from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
+from tfloop.utils.timer import Clock
+
+__all__ = ["ThroughputTracker", "EstimatedTimeLeft", "format_duration"]
+
+STEPS_PER_SEC = "throughput/steps_per_sec"
+SAMPLES_PER_SEC = "throughput/samples_per_sec"
+
+
+def format_duration(seconds):
+    """``3725`` -> ``"1h 02m 05s"``; under a minute: ``"12.3s"``."""
+    if seconds < 60:
+        return "{:.1f}s".format(seconds)
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    if days:
+        return "{}d {:02d}h {:02d}m".format(days, hours, minutes)
+    if hours:
+        return "{}h {:02d}m {:02d}s".format(hours, minutes, secs)
+    return "{}m {:02d}s".format(minutes, secs)
+
+
+def _positive_number(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError("{} must be a positive number, got {!r}.".format(name, value))
+    return value
+
+
+class ThroughputTracker(Callback):
+    """Put the training throughput of each epoch to the monitors: ``throughput/steps_per_sec`` and
+    ``throughput/samples_per_sec``.
+
+    Time is measured from the first step of the epoch to the end of its last step, so epoch-end
+    work (validation, checkpoints) does not count. Samples per step: ``samples_per_step`` when
+    given; otherwise the first dimension of the first input of every training tower, summed
+    (read from the static shape, or fetched along with each step when the batch size varies).
+    Without either, only steps per second are put.
+
+    Args:
+        samples_per_step (int): the total batch size of one step.
+        clock (callable): time source in seconds (for tests); monotonic time by default.
+
+    Example:
+        >>> ThroughputTracker()                        # batch size from the inputs
+        >>> ThroughputTracker(samples_per_step=256)    # e.g. when inputs are time-major
+    """
+
+    _chief_only = False
+
+    def __init__(self, samples_per_step=None, clock=None):
+        if samples_per_step is not None:
+            _positive_number(samples_per_step, "ThroughputTracker: samples_per_step")
+        self._samples_per_step = samples_per_step
+        self._clock = clock or Clock()
+        self._batch_size = None
+        self._start = None
+
+    def _setup_graph(self):
+        if self._samples_per_step is not None:
+            return
+        inputs = self._first_inputs()
+        if inputs is None:
+            logger.info("ThroughputTracker: the batch size is unknown (no training tower inputs); "
+                        "only steps/sec is tracked. Pass samples_per_step= to track samples/sec.")
+            return
+        sizes = [x.shape[0] for x in inputs]
+        if all(s is not None for s in sizes):
+            self._samples_per_step = sum(sizes)
+        else:
+            self._batch_size = tfv1.train.SessionRunArgs(
+                fetches=tf.add_n([tf.shape(x)[0] for x in inputs], name="batch_size"))
+
+    def _first_inputs(self):
+        towers = getattr(self.trainer, "towers", None)
+        if towers is None:
+            return None
+        inputs = []
+        for tower in towers.training():
+            if not tower.inputs or tower.inputs[0].shape.rank in (None, 0):
+                return None
+            inputs.append(tower.inputs[0])
+        return inputs or None
+
+    def overrides(self, method):
+        if method in ("_before_run", "_after_run") and self.graph is not None:
+            return self._batch_size is not None
+        return super().overrides(method)
+
+    def _before_epoch(self):
+        self._samples = 0
+        self._start_step = self.global_step
+        self._start = self._clock()
+
+    def _before_run(self, ctx):
+        return self._batch_size
+
+    def _after_run(self, ctx, values):
+        self._samples += int(values.results)
+
+    def _after_epoch(self):
+        if self._start is None:  # a wrapper skipped this epoch's before_epoch
+            return
+        elapsed = self._clock() - self._start
+        steps = self.global_step - self._start_step
+        if elapsed <= 0 or steps <= 0:
+            return
+        self._start = None
+        monitors = self.trainer.monitors
+        monitors.put_scalar(STEPS_PER_SEC, steps / elapsed)
+        if self._batch_size is not None:
+            monitors.put_scalar(SAMPLES_PER_SEC, self._samples / elapsed)
+        elif self._samples_per_step is not None:
+            monitors.put_scalar(SAMPLES_PER_SEC, steps * self._samples_per_step / elapsed)
+
+
+class EstimatedTimeLeft(Callback):
+    """Log an estimate of the time left after each epoch, from the duration of recent epochs.
+
+    An epoch's duration runs from the end of the previous one (or the start of training) to its
+    end, epoch-end work included.
+
+    Args:
+        last_k_epochs (int): how many recent epochs the estimate uses.
+        median (bool): use their median duration (robust to an odd slow epoch) instead of the mean.
+        clock (callable): time source in seconds (for tests); monotonic time by default.
+
+    Example:
+        >>> EstimatedTimeLeft(last_k_epochs=3)
+        [... @throughput.py:160] Estimated time left: 1h 02m 05s
+    """
+
+    def __init__(self, last_k_epochs=5, median=True, clock=None):
+        if isinstance(last_k_epochs, bool) or not isinstance(last_k_epochs, int) or \
+                last_k_epochs < 1:
+            raise ValueError("EstimatedTimeLeft: last_k_epochs must be an int >= 1, got {!r}."
+                             .format(last_k_epochs))
+        self._durations = collections.deque(maxlen=last_k_epochs)
+        self._median = bool(median)
+        self._clock = clock or Clock()
+        self._last = None
+
+    def _before_train(self):
+        self._last = self._clock()
+
+    def _trigger_epoch(self):
+        now = self._clock()
+        self._durations.append(now - self._last)
+        self._last = now
+        epochs_left = self.trainer.max_epoch - self.epoch_num
+        if epochs_left <= 0:
+            return
+        average = statistics.median if self._median else statistics.fmean
+        logger.info("Estimated time left: {}".format(
+            format_duration(average(self._durations) * epochs_left)))

@@ -1,0 +1,64 @@
+"""CSVWriter: every scalar, one row per epoch, in ``<log dir>/stats.csv``."""
+import csv
+
+from tfloop.monitors.records import RECORD_KEYS, RecordMonitor
+
+__all__ = ["CSVWriter"]
+
+
+def _parse_cell(cell):
+    for kind in (int, float):
+        try:
+            return kind(cell)
+        except ValueError:
+            continue
+    return cell
+
+
+def columns_of(records):
+    """``epoch_num``, ``global_step``, then every other name in the order it first appears."""
+    columns = dict.fromkeys(RECORD_KEYS)
+    for record in records:
+        columns.update(dict.fromkeys(record))
+    return list(columns)
+
+
+class CSVWriter(RecordMonitor):
+    """Write every scalar into a CSV file: one row per record (one per epoch by default).
+
+    The columns are ``epoch_num``, ``global_step`` and every scalar name, in the order names first
+    appear. When a new name appears, the whole file is rewritten (atomically) with the grown header;
+    earlier rows keep their values and have empty cells in the new columns. Resuming and backups
+    work as for :class:`JSONWriter`. Skipped when there is no log directory.
+
+    Args:
+        filename (str): the file's name in the log directory.
+        every_k_steps (int): also write a row every k steps.
+        logdir (str): the directory; the log directory by default.
+
+    Example:
+        >>> TrainConfig(..., monitors=[CSVWriter(), ScalarPrinter()])
+        >>> pandas.read_csv("train_log/run1/stats.csv")
+    """
+
+    def __init__(self, filename="stats.csv", every_k_steps=None, logdir=None):
+        super().__init__(filename, every_k_steps=every_k_steps, logdir=logdir)
+
+    def read_records(self, path):
+        with open(path, encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames is None or list(reader.fieldnames[:2]) != list(RECORD_KEYS):
+                raise ValueError("{} does not start with the columns {}".format(
+                    path, ",".join(RECORD_KEYS)))
+            records = []
+            for line, row in enumerate(reader, start=2):
+                if None in row or None in row.values():
+                    raise ValueError("{} line {} does not have one cell per column".format(
+                        path, line))
+                records.append({k: _parse_cell(v) for k, v in row.items() if v != ""})
+        return records
+
+    def write_records(self, records, f):
+        writer = csv.DictWriter(f, fieldnames=columns_of(records), restval="")
+        writer.writeheader()
+        writer.writerows(records)

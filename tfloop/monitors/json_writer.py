@@ -1,0 +1,77 @@
+"""JSONWriter: every scalar, one record per epoch, in ``<log dir>/stats.json``."""
+import json
+import os
+
+from tfloop.monitors.records import RecordMonitor
+from tfloop.utils import logger
+
+__all__ = ["JSONWriter"]
+
+
+def read_json_records(path):
+    """The records of a stats.json file; ValueError naming the file unless it is a list of dicts."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError("{} is not valid JSON: {}".format(path, e)) from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError("{} is not a JSON list of records (objects)".format(path))
+    return records
+
+
+class JSONWriter(RecordMonitor):
+    """Write every scalar into ``stats.json``: a JSON list with one record per epoch.
+
+    Each record has ``epoch_num``, ``global_step`` and the latest value of every scalar put during
+    that epoch; with ``every_k_steps`` there are also records in between (see
+    :class:`~tfloop.monitors.records.RecordMonitor`). The file is rewritten atomically after each
+    record, so it is always complete, valid JSON. A resumed run appends to the file of its
+    predecessor epoch; a file that does not fit is backed up first. Read it with ``json.load`` or
+    ``pandas.read_json``. NaN and infinity are written as ``NaN`` and ``Infinity``, as Python's
+    ``json`` does. One of the default monitors; skipped when there is no log directory.
+
+    Args:
+        every_k_steps (int): also make a record every k steps.
+        logdir (str): the directory of ``stats.json``; the log directory by default.
+
+    Example:
+        >>> TrainConfig(..., monitors=[TFEventWriter(), JSONWriter(every_k_steps=100)])
+        >>> JSONWriter.load_existing_json("train_log/run1")[-1]["val-error"]
+    """
+
+    FILENAME = "stats.json"
+
+    def __init__(self, every_k_steps=None, logdir=None):
+        super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir)
+
+    def read_records(self, path):
+        return read_json_records(path)
+
+    def write_records(self, records, f):
+        json.dump(records, f, indent=1)
+
+    @staticmethod
+    def load_existing_json(dir=None):
+        """The records of ``stats.json`` in ``dir`` (the log directory by default), or None when
+        there is no such file.
+
+        Raises:
+            ValueError: the file exists but is not a JSON list of records.
+        """
+        dir = dir if dir is not None else logger.get_logger_dir()
+        if dir is None:
+            return None
+        path = os.path.join(os.fspath(dir), JSONWriter.FILENAME)
+        if not os.path.isfile(path):
+            return None
+        return read_json_records(path)
+
+    @staticmethod
+    def load_existing_epoch_number(dir=None):
+        """The ``epoch_num`` of the last record of ``stats.json`` in ``dir`` (the log directory by
+        default), or None when there is no such file or it has no records."""
+        records = JSONWriter.load_existing_json(dir)
+        if not records or "epoch_num" not in records[-1]:
+            return None
+        return int(records[-1]["epoch_num"])

@@ -1,0 +1,89 @@
+"""What monitors that write files share: finding their directory, and writing files atomically."""
+import os
+import uuid
+import weakref
+
+from tfloop.monitors.base import MonitorBase
+from tfloop.utils import logger
+
+__all__ = ["LogDirMonitor", "atomic_write"]
+
+# Trainers already told that there is no log directory: the warning comes once per training run.
+_WARNED_TRAINERS = weakref.WeakSet()
+
+
+def atomic_write(path, write):
+    """Replace the file ``path`` with what ``write(f)`` writes to the text file object ``f``.
+
+    The content goes to a temporary file in the same directory, is flushed to disk, and then
+    renamed over ``path``: a reader, or a process killed at any moment, sees either the old file or
+    the complete new one, never a truncated file.
+
+    Example:
+        >>> atomic_write("stats.json", lambda f: json.dump(records, f))
+    """
+    path = os.path.abspath(os.fspath(path))
+    tmp_path = os.path.join(os.path.dirname(path), ".{}.{}.tmp".format(os.path.basename(path),
+                                                                       uuid.uuid4().hex[:12]))
+    try:
+        # Mode "x" creates the file with the usual permissions (umask), unlike tempfile's 0600.
+        with open(tmp_path, "x", encoding="utf-8", newline="") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp_path, path)
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.remove(tmp_path)
+        raise
+
+
+class LogDirMonitor(MonitorBase):
+    """Base class of monitors that write files into a directory (the log directory by default).
+
+    The directory is resolved in ``setup_graph``: ``logdir`` if given, else the logger's directory
+    (``tfloop.utils.logger.set_logger_dir``). When there is none, the monitor is skipped (its
+    :attr:`logdir` stays ``None``) and one warning per training run names every skipped monitor.
+
+    Args:
+        logdir (str): the directory to write into; created when missing.
+
+    Example:
+        >>> class TextLog(LogDirMonitor):
+        ...     def process_scalar(self, name, value):
+        ...         if self.logdir is not None:
+        ...             with open(os.path.join(self.logdir, "scalars.txt"), "a") as f:
+        ...                 f.write("{} {} {}\\n".format(self.global_step, name, value))
+    """
+
+    def __init__(self, logdir=None):
+        if logdir is not None and not isinstance(logdir, (str, os.PathLike)):
+            raise TypeError("{}: logdir must be a path, got {!r}.".format(
+                type(self).__name__, logdir))
+        self._logdir_arg = logdir
+        self.logdir = None
+
+    def resolve_logdir(self):
+        """The directory this monitor would write into now, or None."""
+        if self._logdir_arg is not None:
+            return os.fspath(self._logdir_arg)
+        return logger.get_logger_dir()
+
+    def _setup_graph(self):
+        self.logdir = self.resolve_logdir()
+        if self.logdir is None:
+            self._warn_skipped()
+        else:
+            os.makedirs(self.logdir, exist_ok=True)
+
+    def _warn_skipped(self):
+        if self.trainer in _WARNED_TRAINERS:
+            return
+        _WARNED_TRAINERS.add(self.trainer)
+        backends = getattr(getattr(self.trainer, "monitors", None), "backends", ())
+        skipped = [m for m in backends
+                   if isinstance(m, LogDirMonitor) and m.resolve_logdir() is None] or [self]
+        logger.warning("No log directory is set, so {} {} skipped: call "
+                       "tfloop.utils.logger.set_logger_dir(...) before training to write them."
+                       .format(", ".join(str(m) for m in skipped),
+                               "is" if len(skipped) == 1 else "are"))

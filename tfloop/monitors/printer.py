@@ -1,0 +1,95 @@
+"""ScalarPrinter: the scalars of each epoch (or step) on the console and in the log file."""
+import re
+
+from tfloop.monitors.base import MonitorBase
+from tfloop.utils import logger
+
+__all__ = ["ScalarPrinter"]
+
+
+def _compile(patterns, what):
+    if patterns is None:
+        return None
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    compiled = []
+    for p in patterns:
+        try:
+            compiled.append(re.compile(p))
+        except (re.error, TypeError) as e:
+            raise ValueError("ScalarPrinter: {} entry {!r} is not a valid regex: {}.".format(
+                what, p, e)) from None
+    return compiled
+
+
+def format_value(value):
+    """``1234.5678`` -> ``"1234.6"``: five significant digits for floats, ints as they are."""
+    if isinstance(value, float):
+        return "{:.5g}".format(value)
+    return str(value)
+
+
+class ScalarPrinter(MonitorBase):
+    """Log ``name: value`` for every scalar put, sorted by name, once per epoch (and per step).
+
+    Each print shows the latest value of the scalars put since the previous print. A name is
+    printed when some ``whitelist`` regex matches it and no ``blacklist`` regex does; matching is
+    ``re.search`` (anywhere in the name), so anchor a pattern (``"^val-"``, ``"cost$"``) to match
+    exactly. One of the default monitors.
+
+    Args:
+        enable_step (bool): print after every step (not the last of an epoch, which the epoch's
+            print covers when ``enable_epoch``).
+        enable_epoch (bool): print after every epoch.
+        whitelist (list[str]): regexes of names to print; all names by default.
+        blacklist (list[str]): regexes of names never to print.
+
+    Example:
+        >>> ScalarPrinter(whitelist=["^val-", "cost"], blacklist=["throughput"])
+    """
+
+    def __init__(self, enable_step=False, enable_epoch=True, whitelist=None, blacklist=None):
+        if not enable_step and not enable_epoch:
+            raise ValueError("ScalarPrinter with enable_step=False and enable_epoch=False would "
+                             "never print; enable one, or leave ScalarPrinter out of the monitors.")
+        self._enable_step = bool(enable_step)
+        self._enable_epoch = bool(enable_epoch)
+        self._whitelist = _compile(whitelist, "whitelist")
+        self._blacklist = _compile(blacklist, "blacklist") or []
+        self._allowed = {}
+        self._pending = {}
+
+    def is_printed(self, name):
+        """Whether scalar ``name`` passes the whitelist and blacklist."""
+        allowed = self._allowed.get(name)
+        if allowed is None:
+            whitelisted = self._whitelist is None or any(r.search(name) for r in self._whitelist)
+            allowed = whitelisted and not any(r.search(name) for r in self._blacklist)
+            self._allowed[name] = allowed
+        return allowed
+
+    def process_scalar(self, name, value):
+        if self.is_printed(name):
+            self._pending[name] = value
+
+    def overrides(self, method):
+        if method == "_trigger_step":
+            return self._enable_step
+        return super().overrides(method)
+
+    def _trigger_step(self):
+        last_step = self.local_step == self.trainer.steps_per_epoch - 1
+        if not (last_step and self._enable_epoch):
+            self._print()
+
+    def _trigger(self):
+        if self._enable_epoch:
+            self._print()
+
+    def _after_train(self):
+        self._print()
+
+    def _print(self):
+        for name in sorted(self._pending):
+            logger.info("{}: {}".format(name, format_value(self._pending[name])))
+        self._pending = {}

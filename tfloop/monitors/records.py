@@ -1,0 +1,196 @@
+"""The shared logic of monitors that keep a table of records: one per epoch, optionally one every k
+steps, each rewritten atomically into a file of the log directory (``stats.json``, ``stats.csv``).
+"""
+import abc
+import os
+from datetime import datetime
+
+from tfloop.monitors.logdir import LogDirMonitor, atomic_write
+from tfloop.utils import logger
+
+__all__ = ["RecordMonitor"]
+
+RECORD_KEYS = ("epoch_num", "global_step")
+
+
+def backup_path(path):
+    """A free name for a backup of ``path``: ``<path>.<timestamp>.bak`` (numbered if taken)."""
+    base = "{}.{}".format(path, datetime.now().strftime("%Y%m%d-%H%M%S"))
+    candidate = base + ".bak"
+    index = 1
+    while os.path.exists(candidate):
+        candidate = "{}-{}.bak".format(base, index)
+        index += 1
+    return candidate
+
+
+class RecordMonitor(LogDirMonitor, abc.ABC):
+    """Base class of monitors that write every scalar into records of a file.
+
+    A record is a dict ``{"epoch_num": ..., "global_step": ..., <name>: <latest value>, ...}``.
+    One is made at the end of every epoch (by ``trigger()``) with the latest value of every scalar
+    put during that epoch; with ``every_k_steps``, one is also made after every step whose
+    ``global_step`` is a multiple of k (except the last step of an epoch, which gets the epoch's
+    record), with the scalars put since the previous record. After each record the whole file is
+    rewritten atomically.
+
+    When training starts and the file exists, new records are appended to it if it ends where this
+    run starts: its last record is from the epoch before the starting epoch (a resumed run), or
+    from the starting epoch itself at a global step not after the restored one (a run resumed
+    mid-epoch). Otherwise the file is moved to ``<file>.<timestamp>.bak`` with a warning, and a new
+    file is started.
+
+    Subclasses implement :meth:`read_records` and :meth:`write_records`.
+
+    Args:
+        filename (str): the file's name, inside the log directory.
+        every_k_steps (int): also make a record every k steps.
+        logdir (str): the directory; the log directory by default.
+
+    Example:
+        >>> class LineWriter(RecordMonitor):
+        ...     def read_records(self, path):
+        ...         with open(path) as f:
+        ...             return [json.loads(line) for line in f]
+        ...     def write_records(self, records, f):
+        ...         f.writelines(json.dumps(r) + "\\n" for r in records)
+    """
+
+    def __init__(self, filename, every_k_steps=None, logdir=None):
+        super().__init__(logdir)
+        if not isinstance(filename, str) or not filename or os.path.basename(filename) != filename:
+            raise ValueError("{}: filename must be a plain file name (no directory), got {!r}."
+                             .format(type(self).__name__, filename))
+        if every_k_steps is not None and (isinstance(every_k_steps, bool) or
+                                          not isinstance(every_k_steps, int) or every_k_steps <= 0):
+            raise ValueError("{}: every_k_steps must be a positive int or None, got {!r}.".format(
+                type(self).__name__, every_k_steps))
+        self.filename = filename
+        self.every_k_steps = every_k_steps
+        self.path = None
+        self.records = []
+        self._since_record = {}
+        self._epoch_values = {}
+        self._resume_records = None
+
+    # ---- for subclasses -------------------------------------------------------------------------
+    @abc.abstractmethod
+    def read_records(self, path):
+        """Return the list of record dicts stored in ``path``; raise ValueError if it is invalid."""
+
+    @abc.abstractmethod
+    def write_records(self, records, f):
+        """Write every record to the text file object ``f``."""
+
+    # ---- hooks ----------------------------------------------------------------------------------
+    def _setup_graph(self):
+        super()._setup_graph()
+        if self.logdir is not None:
+            self.path = os.path.join(self.logdir, self.filename)
+            for other in getattr(self.trainer.monitors, "backends", ()):
+                if other is self:
+                    break
+                if isinstance(other, RecordMonitor) and other.path == self.path:
+                    raise ValueError("Two monitors write {} ({} and {}): each would overwrite the "
+                                     "other's records. Keep one, or give one a logdir= of its own."
+                                     .format(self.path, other, self))
+
+    def _before_train(self):
+        if self.path is not None:
+            self.records = self._load_for_resume()
+
+    def process_scalar(self, name, value):
+        if name in RECORD_KEYS:
+            raise ValueError("{}: a scalar cannot be named {!r}: records use that key for the "
+                             "training position.".format(self, name))
+        self._since_record[name] = value
+        self._epoch_values[name] = value
+
+    def overrides(self, method):
+        if method == "_trigger_step":
+            return self.every_k_steps is not None
+        return super().overrides(method)
+
+    def _trigger_step(self):
+        if self.global_step % self.every_k_steps == 0 and \
+                self.local_step != self.trainer.steps_per_epoch - 1:
+            self._add_record(self._since_record)
+
+    def _trigger(self):
+        values, self._epoch_values = self._epoch_values, {}
+        self._add_record(values)
+
+    def _after_train(self):
+        if not self._epoch_values:
+            return
+        last = self.records[-1] if self.records else None
+        position = (self.epoch_num, self.global_step)
+        if last is not None and (last.get("epoch_num"), last.get("global_step")) == position:
+            # Put after the record of this position was made, e.g. in another after_train.
+            values, self._epoch_values = self._epoch_values, {}
+            last.update(values)
+            self._write()
+        elif self.local_step == self.trainer.steps_per_epoch - 1:
+            # The epoch's steps all ran, but training stopped before our trigger_epoch.
+            self._trigger()
+        else:
+            logger.info("{}: the scalars of unfinished epoch {} ({}) are not recorded.".format(
+                self, self.epoch_num, ", ".join(sorted(self._epoch_values))))
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def _add_record(self, values):
+        record = {"epoch_num": self.epoch_num, "global_step": self.global_step}
+        record.update(values)
+        self._since_record = {}
+        self.records.append(record)
+        self._write()
+
+    def _write(self):
+        if self.path is not None:
+            atomic_write(self.path, lambda f: self.write_records(self.records, f))
+
+    def _load_for_resume(self):
+        if not os.path.exists(self.path):
+            return []
+        try:
+            records = self.read_records(self.path)
+        except ValueError as e:
+            self._backup("it cannot be read ({})".format(e))
+            return []
+        if not records:
+            return []
+        keep = self._resume_records
+        if keep is not None and len(records) >= keep:
+            logger.info("Found {} with {} records, {} of them written before the checkpoint this "
+                        "run resumes from: continuing after those.".format(self.path, len(records),
+                                                                           keep))
+            return records[:keep]
+        predecessor = self.epoch_num  # starting_epoch - 1, before the first epoch
+        last = records[-1]
+        last_epoch, last_step = last.get("epoch_num"), last.get("global_step")
+        # A run resumed mid-epoch may follow step records of its own starting epoch.
+        resumed_mid_epoch = last_epoch == predecessor + 1 and isinstance(last_step, int) and \
+            0 < last_step <= self.global_step
+        if last_epoch == predecessor or resumed_mid_epoch:
+            logger.info("Found {} with {} records up to epoch {}: appending to it.".format(
+                self.path, len(records), last_epoch))
+            return records
+        self._backup("its last record is from epoch {} (global step {}), but training starts at "
+                     "epoch {} (global step {})".format(last_epoch, last_step, predecessor + 1,
+                                                        self.global_step))
+        return []
+
+    def _state_dict(self):
+        return {"records": len(self.records)}
+
+    def _load_state_dict(self, state):
+        self._resume_records = int(state["records"])
+
+    def _backup(self, reason):
+        backup = backup_path(self.path)
+        os.replace(self.path, backup)
+        logger.warning("{}: {} exists but {}; moved it to {} and starting a new one.".format(
+            self, self.path, reason, backup))
+
+    def __str__(self):
+        return type(self).__name__

@@ -1,0 +1,227 @@
+"""Summaries a model declares in ``build_graph``: moving averages of scalars, statistics of tensors
+and of trainable variables.
+
+They belong to the main training tower only: in any other tower (another device's replica, an
+inference tower) these functions do nothing and return ``[]``, so ``build_graph`` can call them
+unconditionally. Outside any tower (e.g. in a callback's ``_setup_graph``) they always work.
+
+Moving averages are updated by the ``MovingAverageSummary`` callback along with every step; the
+other summaries are ``tf.compat.v1.summary`` ops, fetched by ``MergeAllSummaries``.
+"""
+import re
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.tower import get_current_tower_context
+from tfloop.utils import logger
+
+__all__ = ["add_moving_summary", "add_tensor_summary", "add_param_summary",
+           "MOVING_SUMMARY_OPS_KEY", "moving_summary_name"]
+
+MOVING_SUMMARY_OPS_KEY = "MOVING_SUMMARY_OPS"
+EMA_SCOPE = "EMA"
+
+_TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
+
+
+def _strip_tower_prefix(name):
+    return _TOWER_PREFIX.sub("", name)
+
+
+def _in_main_training_tower():
+    ctx = get_current_tower_context()
+    return ctx is None or ctx.is_main_training_tower
+
+
+def _as_float(x):
+    return tf.cast(x, tf.float32)
+
+
+# type -> (summary function, statistic of the tensor to summarize)
+_SUMMARY_TYPES = {
+    "histogram": (tfv1.summary.histogram, lambda x: x),
+    "sparsity": (tfv1.summary.scalar, tf.nn.zero_fraction),
+    "mean": (tfv1.summary.scalar, lambda x: tf.reduce_mean(_as_float(x))),
+    "rms": (tfv1.summary.scalar, lambda x: tf.sqrt(tf.reduce_mean(tf.square(_as_float(x))))),
+}
+
+
+def _check_types(types, where):
+    if isinstance(types, str):
+        types = [types]
+    types = list(types)
+    unknown = [t for t in types if t not in _SUMMARY_TYPES]
+    if unknown or not types:
+        raise ValueError("{}: summary types must be a non-empty list of {}; got {!r}.".format(
+            where, ", ".join(sorted(_SUMMARY_TYPES)), types))
+    return list(dict.fromkeys(types))
+
+
+def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=True):
+    """Summarize a tensor with statistics, under the tags ``<name>-<type>``.
+
+    Args:
+        x (tf.Tensor or tf.Variable): the tensor.
+        types (list[str]): any of ``"histogram"``, ``"sparsity"`` (fraction of zeros),
+            ``"mean"`` and ``"rms"`` (root mean square).
+        name (str): the tag prefix; ``x``'s op name (tower prefix removed) by default.
+        collections (list[str]): summary collections (``tf.compat.v1.GraphKeys.SUMMARIES`` by
+            default, which ``MergeAllSummaries`` fetches).
+        main_tower_only (bool): do nothing in towers other than the main training tower.
+
+    Returns:
+        list[tf.Tensor]: the summary ops created (empty when skipped).
+
+    Example:
+        >>> add_tensor_summary(logits, ["histogram", "rms"])     # tags logits-histogram, logits-rms
+    """
+    if not isinstance(x, (tf.Tensor, tf.Variable)):
+        raise TypeError("add_tensor_summary needs a tf.Tensor or tf.Variable, got {!r}.".format(x))
+    types = _check_types(types, "add_tensor_summary({})".format(x.name))
+    if main_tower_only and not _in_main_training_tower():
+        return []
+    name = _strip_tower_prefix(name if name is not None else x.op.name)
+    graph = tfv1.get_default_graph()
+    ops = []
+    with graph.name_scope(None):
+        value = tf.convert_to_tensor(x)
+        for kind in types:
+            summary_fn, statistic = _SUMMARY_TYPES[kind]
+            ops.append(summary_fn("{}-{}".format(name, kind), statistic(value),
+                                  collections=collections))
+    return ops
+
+
+def add_param_summary(*summary_lists, collections=None):
+    """Summarize the trainable variables whose names match a regex.
+
+    Each argument is ``(regex, types)``; a variable is summarized when the regex matches its whole
+    op name (``re.fullmatch``, e.g. ``"fc0/W"``), with the types of every pair that matches. Tags
+    are ``param-summary/<variable name>-<type>``.
+
+    Args:
+        summary_lists: ``(regex, types)`` pairs; ``types`` as in :func:`add_tensor_summary`.
+        collections (list[str]): summary collections (``SUMMARIES`` by default).
+
+    Returns:
+        list[tf.Tensor]: the summary ops created (empty outside the main training tower).
+
+    Example:
+        >>> add_param_summary((".*/W", ["histogram", "rms"]), ("fc.*/b", ["mean"]))
+    """
+    pairs = []
+    for item in summary_lists:
+        if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[0], str):
+            raise ValueError("add_param_summary takes (regex, types) pairs, e.g. ('.*/W', "
+                             "['histogram']); got {!r}.".format(item))
+        try:
+            pattern = re.compile(item[0])
+        except re.error as e:
+            raise ValueError("add_param_summary: invalid regex {!r}: {}.".format(
+                item[0], e)) from None
+        pairs.append((pattern, _check_types(item[1], "add_param_summary({!r})".format(item[0]))))
+    if not _in_main_training_tower():
+        return []
+    params = tfv1.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)
+    ops = []
+    matched = set()
+    for param in params:
+        name = param.op.name
+        types = []
+        for pattern, pattern_types in pairs:
+            if pattern.fullmatch(name):
+                matched.add(pattern.pattern)
+                types.extend(pattern_types)
+        if types:
+            ops.extend(add_tensor_summary(param, list(dict.fromkeys(types)),
+                                          name="param-summary/" + _strip_tower_prefix(name),
+                                          collections=collections))
+    for pattern, _ in pairs:
+        if pattern.pattern not in matched:
+            logger.warning("add_param_summary: regex {!r} matches no trainable variable; they are: "
+                           "{}.".format(pattern.pattern, ", ".join(p.op.name for p in params) or
+                                        "none"))
+    return ops
+
+
+def moving_summary_name(tensor):
+    """The monitor name of a moving average made by :func:`add_moving_summary` (its op name
+    without the ``EMA/`` scope)."""
+    name = tensor.op.name
+    prefix = EMA_SCOPE + "/"
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+def _flatten(tensors):
+    flat = []
+    for t in tensors:
+        if isinstance(t, (list, tuple)):
+            flat.extend(t)
+        else:
+            flat.append(t)
+    return flat
+
+
+def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
+    """Track exponential moving averages of scalar tensors, put to the monitors every epoch.
+
+    Each average is updated with every training step by the ``MovingAverageSummary`` callback (one
+    of the default callbacks) and put to the monitors under the tensor's name (tower prefix
+    removed), e.g. ``"cost"``. The average is bias-corrected: after the first step it equals the
+    first value, not ``(1 - decay)`` times it. Its state lives in non-trainable variables under
+    ``EMA/``, so it is saved with checkpoints.
+
+    Args:
+        tensors: scalar tensors (lists of them are accepted too).
+        decay (float): in [0, 1); larger is smoother.
+        collection (str): the collection of the averaged tensors (what ``MovingAverageSummary``
+            runs).
+
+    Returns:
+        list[tf.Tensor]: the updated averages, one per tensor (empty outside the main training
+        tower). Evaluating one runs its update.
+
+    Example:
+        >>> cost = tf.reduce_mean(loss, name="cost")
+        >>> add_moving_summary(cost, accuracy)      # monitors get "cost" and "accuracy"
+    """
+    tensors = _flatten(tensors)
+    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < 1:
+        raise ValueError("add_moving_summary: decay must be a number in [0, 1), got {!r}.".format(
+            decay))
+    graph = tfv1.get_default_graph()
+    for t in tensors:
+        if not isinstance(t, (tf.Tensor, tf.Variable)):
+            raise TypeError("add_moving_summary takes scalar tensors, got {!r}.".format(t))
+        if t.graph is not graph:
+            raise ValueError("add_moving_summary: {} is not in the graph being built.".format(
+                t.name))
+        if t.shape.rank != 0:
+            raise ValueError("add_moving_summary takes scalar tensors; {} has shape {}: reduce it "
+                             "first, e.g. with tf.reduce_mean.".format(t.name, t.shape))
+    if not _in_main_training_tower():
+        return []
+    existing = {moving_summary_name(t) for t in graph.get_collection(collection)}
+    averages = []
+    for t in tensors:
+        name = _strip_tower_prefix(t.op.name)
+        if name in existing:
+            raise ValueError("add_moving_summary: a moving average named {!r} already exists; "
+                             "each tensor can be averaged once.".format(name))
+        existing.add(name)
+        average = _build_moving_average(graph, t, name, float(decay))
+        graph.add_to_collection(collection, average)
+        averages.append(average)
+    return averages
+
+
+def _build_moving_average(graph, tensor, name, decay):
+    with graph.name_scope("{}/{}/".format(EMA_SCOPE, name)):
+        value = tf.cast(tensor, tf.float32)
+        with graph.control_dependencies(None):  # initializers must not depend on the model's ops
+            biased = tfv1.Variable(tf.zeros([]), trainable=False, name="biased")
+            decay_power = tfv1.Variable(tf.ones([]), trainable=False, name="decay_power")
+        new_biased = biased.assign(decay * biased + (1.0 - decay) * value)
+        new_power = decay_power.assign(decay_power * decay)
+        corrected = new_biased / (1.0 - new_power)
+    with graph.name_scope(EMA_SCOPE + "/"):
+        return tf.identity(corrected, name=name)
