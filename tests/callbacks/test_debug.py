@@ -1,6 +1,5 @@
 """InjectShell: a real pdb session driven through stdin, the IPython path, and when shells open."""
 import io
-import logging
 import os
 import subprocess
 import sys
@@ -32,19 +31,6 @@ SCRIPT = textwrap.dedent("""
 
 PDB_SESSION = "p ('SEEN', trainer.global_step, type(self).__name__)\nc\n"
 
-
-@pytest.fixture
-def tfloop_log():
-    records = []
-
-    class ListHandler(logging.Handler):
-        def emit(self, record):
-            records.append((record.levelname, record.getMessage()))
-
-    handler = ListHandler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield records
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 def test_real_pdb_session_through_stdin_sees_trainer_and_training_resumes(tmp_path):

@@ -1,26 +1,11 @@
 """EarlyStopping: the exact epoch it stops at for scripted stat sequences, in either list order."""
 import json
-import logging
 
 import pytest
 
 import tfloop
 from support import RecordingCallback, train_linear
 
-
-@pytest.fixture
-def log_lines():
-    """Every message logged by tfloop during the test."""
-    lines = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            lines.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield lines
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 class ScriptedStat(tfloop.Callback):

@@ -1,5 +1,4 @@
 """HostMemoryTracker puts real RSS numbers; PeakMemoryTracker switches itself off without a GPU."""
-import logging
 import resource
 
 import pytest
@@ -8,19 +7,6 @@ import tfloop
 from support import train_linear
 from tfloop.callbacks.memory import current_rss_bytes, peak_rss_bytes
 
-
-@pytest.fixture
-def tfloop_log():
-    records = []
-
-    class ListHandler(logging.Handler):
-        def emit(self, record):
-            records.append((record.levelname, record.getMessage()))
-
-    handler = ListHandler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield records
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 def test_host_memory_is_put_every_epoch():

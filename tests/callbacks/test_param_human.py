@@ -1,7 +1,6 @@
 """HumanHyperParamSetter (a file edited between epochs) and StatMonitorParamSetter (a scripted
 stat), asserted epoch by epoch on the learning rate variable the optimizer really uses."""
 import json
-import logging
 import os
 
 import pytest
@@ -67,20 +66,6 @@ class Editor(tfloop.Callback):
             os.replace(self.path + ".tmp", self.path)
 
 
-@pytest.fixture
-def warnings_seen():
-    seen = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            if record.levelno >= logging.WARNING:
-                seen.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield seen
-    logging.getLogger("tfloop").removeHandler(handler)
-
 
 def run(callbacks, max_epoch, **kwargs):
     recorder, log = LRRecorder(), ScalarLog()
@@ -89,7 +74,7 @@ def run(callbacks, max_epoch, **kwargs):
     return recorder.per_epoch(), log.seen
 
 
-def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, warnings_seen):
+def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, log_warnings):
     path = os.path.join(logdir, "hyper.txt")
     editor = Editor(path, {
         1: "learning_rate:0.05\n",
@@ -104,7 +89,7 @@ def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, warnin
     assert setter.path == path
     prefix = "HumanHyperParamSetter('learning_rate'): " + path
     # each version of the file warns once, however often it is read
-    assert warnings_seen == [
+    assert log_warnings == [
         prefix + " line 1: 'garbage line' ignored: no ':' between name and value; write lines like "
                  "'learning_rate:0.01'.",
         prefix + " line 6: 'foo:bar' ignored: 'bar' is not a number; write lines like "
@@ -126,12 +111,12 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
     assert puts == [(0, 0.2), (3, 0.05), (6, 0.3)]
 
 
-def test_absolute_path_without_log_dir(tmp_path, warnings_seen):
+def test_absolute_path_without_log_dir(tmp_path, log_warnings):
     path = tmp_path / "lr.txt"
     path.write_text("learning_rate:0.3\n")
     lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))], max_epoch=2)
     assert lrs == [0.3, 0.3]
-    assert warnings_seen == []
+    assert log_warnings == []
 
 
 def test_relative_file_without_log_dir_fails_at_setup():
@@ -140,15 +125,15 @@ def test_relative_file_without_log_dir_fails_at_setup():
         run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=1)
 
 
-def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, warnings_seen):
+def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, log_warnings):
     lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")], max_epoch=2)
     assert lrs == [0.1, 0.1]
-    assert warnings_seen == []
+    assert log_warnings == []
     os.mkdir(os.path.join(logdir, "hyper.txt"))
     lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=2)
     assert lrs == [0.1, 0.1]
-    assert len(warnings_seen) == 1 and "cannot read " + os.path.join(logdir, "hyper.txt") in \
-        warnings_seen[0]
+    assert len(log_warnings) == 1 and "cannot read " + os.path.join(logdir, "hyper.txt") in \
+        log_warnings[0]
 
 
 def test_parse_hyper_file():
@@ -202,7 +187,7 @@ def test_stat_monitor_threshold_reverse_and_nan(values, threshold, last_k, rever
     assert lrs == expected
 
 
-def test_stat_monitor_state_round_trips_through_a_resume(warnings_seen):
+def test_stat_monitor_state_round_trips_through_a_resume(log_warnings):
     values = [1.0, 0.9, 0.9, 0.9]
     first = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                           threshold=0, last_k=3)
@@ -227,23 +212,23 @@ def test_stat_monitor_state_round_trips_through_a_resume(warnings_seen):
     assert puts == [(12, 0.05)]
     assert resumed.state_dict() == {"last_value": pytest.approx(0.05), "best": 0.9, "best_step": 6,
                                     "history": [], "last_seen_step": 12, "last_change_step": 12}
-    assert warnings_seen == []
+    assert log_warnings == []
 
 
-def test_stat_monitor_missing_or_stale_stat_warns_once(warnings_seen):
+def test_stat_monitor_missing_or_stale_stat_warns_once(log_warnings):
     setter = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                            threshold=0, last_k=2)
     lrs, _ = run([setter], max_epoch=2)
     assert lrs == [0.1, 0.1]
-    assert len(warnings_seen) == 1 and "No scalar named 'val-error'" in warnings_seen[0]
-    del warnings_seen[:]
+    assert len(log_warnings) == 1 and "No scalar named 'val-error'" in log_warnings[0]
+    del log_warnings[:]
     stale = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                           threshold=0, last_k=2)
     lrs, _ = run([PutStat("val-error", {1: 1.0, 3: 1.0}), stale], max_epoch=5)
     # epochs 2 and 4 add nothing: the window is (3, 1.0), (9, 1.0) -> change after epoch 3
     assert lrs == [0.1, 0.1, 0.1, 0.05, 0.05]
     assert stale.last_change_step == 9 and list(stale.history) == []
-    assert len(warnings_seen) == 1 and "without a new value of 'val-error'" in warnings_seen[0]
+    assert len(log_warnings) == 1 and "without a new value of 'val-error'" in log_warnings[0]
 
 
 @pytest.mark.parametrize("kwargs,error,fragment", [

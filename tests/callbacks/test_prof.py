@@ -2,7 +2,6 @@
 import glob
 import importlib.util
 import json
-import logging
 import os
 import sys
 import textwrap
@@ -32,19 +31,6 @@ FAKE_SAMPLER = textwrap.dedent("""
         time.sleep(interval)
 """)
 
-
-@pytest.fixture
-def tfloop_log():
-    records = []
-
-    class ListHandler(logging.Handler):
-        def emit(self, record):
-            records.append((record.levelname, record.getMessage()))
-
-    handler = ListHandler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield records
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 class SlowSteps(tfloop.Callback):

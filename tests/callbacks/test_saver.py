@@ -1,7 +1,6 @@
 """ModelSaver, MinSaver and MaxSaver: files on disk after real runs, restored into fresh graphs."""
 import filecmp
 import json
-import logging
 import os
 
 import numpy as np
@@ -11,20 +10,6 @@ import tfloop
 from support import train_linear
 from tfloop.compat import tfv1
 
-
-@pytest.fixture
-def log_lines():
-    """Every message logged by tfloop during the test."""
-    lines = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            lines.append(record.getMessage())
-
-    handler = Collect()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield lines
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 class ScriptedStat(tfloop.Callback):

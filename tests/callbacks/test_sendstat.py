@@ -1,5 +1,4 @@
 """SendStat runs real commands: directly, through the shell, failing, and running too long."""
-import logging
 import shlex
 import sys
 
@@ -11,19 +10,6 @@ from tfloop.callbacks.sendstat import needs_shell
 
 PY = shlex.quote(sys.executable)
 
-
-@pytest.fixture
-def tfloop_log():
-    records = []
-
-    class ListHandler(logging.Handler):
-        def emit(self, record):
-            records.append((record.levelname, record.getMessage()))
-
-    handler = ListHandler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield records
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 class PutStats(tfloop.Callback):

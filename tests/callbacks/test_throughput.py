@@ -1,5 +1,4 @@
 """ThroughputTracker and EstimatedTimeLeft, timed with a scripted clock."""
-import logging
 
 import pytest
 
@@ -61,34 +60,21 @@ def test_bad_samples_per_step_is_rejected(value):
         ThroughputTracker(samples_per_step=value)
 
 
-@pytest.fixture
-def info_messages():
-    messages = []
 
-    class Handler(logging.Handler):
-        def emit(self, record):
-            messages.append(record.getMessage())
-
-    handler = Handler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield messages
-    logging.getLogger("tfloop").removeHandler(handler)
-
-
-def test_estimated_time_left_uses_the_last_k_epochs(info_messages):
+def test_estimated_time_left_uses_the_last_k_epochs(log_lines):
     # Epochs take 10 s, 20 s and 60 s, then 10 s; 5 epochs in all.
     clock = ScriptedClock(100.0, 110.0, 130.0, 190.0, 200.0, 210.0)
     train_linear([EstimatedTimeLeft(last_k_epochs=2, clock=clock)], max_epoch=5)
-    assert [m for m in info_messages if m.startswith("Estimated")] == [
+    assert [m for m in log_lines if m.startswith("Estimated")] == [
         "Estimated time left: 40.0s", "Estimated time left: 45.0s",
         "Estimated time left: 1m 20s", "Estimated time left: 35.0s"]
 
 
 @pytest.mark.parametrize("median, last", [(True, "10.0s"), (False, "1m 07s")])
-def test_median_ignores_an_odd_epoch_and_mean_does_not(median, last, info_messages):
+def test_median_ignores_an_odd_epoch_and_mean_does_not(median, last, log_lines):
     clock = ScriptedClock(0.0, 10.0, 20.0, 200.0, 210.0)
     train_linear([EstimatedTimeLeft(last_k_epochs=3, median=median, clock=clock)], max_epoch=4)
-    assert [m for m in info_messages if m.startswith("Estimated")] == [
+    assert [m for m in log_lines if m.startswith("Estimated")] == [
         "Estimated time left: 30.0s", "Estimated time left: 20.0s",
         "Estimated time left: " + last]
 

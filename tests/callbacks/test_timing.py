@@ -1,5 +1,4 @@
 """CallbackTimeLogger: call counts per callback and hook, the table, and the data it keeps."""
-import logging
 import time
 
 import pytest
@@ -7,19 +6,6 @@ import pytest
 import tfloop
 from support import RecordingCallback, train_linear
 
-
-@pytest.fixture
-def tfloop_log():
-    records = []
-
-    class ListHandler(logging.Handler):
-        def emit(self, record):
-            records.append((record.levelname, record.getMessage()))
-
-    handler = ListHandler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield records
-    logging.getLogger("tfloop").removeHandler(handler)
 
 
 class Sleepy(tfloop.Callback):

@@ -1,6 +1,5 @@
 """The default callbacks and monitors, end to end: the loss curve in TensorBoard and stats.json."""
 import json
-import logging
 import os
 
 import pytest
@@ -19,19 +18,6 @@ class AveragedCostModel(LinearModel):
         return cost
 
 
-@pytest.fixture
-def log_messages():
-    messages = []
-
-    class Handler(logging.Handler):
-        def emit(self, record):
-            messages.append((record.levelname, record.getMessage()))
-
-    handler = Handler()
-    logging.getLogger("tfloop").addHandler(handler)
-    yield messages
-    logging.getLogger("tfloop").removeHandler(handler)
-
 
 def train_with_defaults(max_epoch=3):
     x, y = make_regression_data(12)
@@ -48,7 +34,7 @@ def test_default_lists():
     assert [type(m) for m in default_monitors()] == [TFEventWriter, JSONWriter, ScalarPrinter]
 
 
-def test_loss_curve_in_tensorboard_and_stats_json(logdir, log_messages):
+def test_loss_curve_in_tensorboard_and_stats_json(logdir, tfloop_log):
     trainer = train_with_defaults()
     history = trainer.monitors.get_history("cost")
     assert [step for step, _ in history] == [3, 6, 9]
@@ -65,18 +51,18 @@ def test_loss_curve_in_tensorboard_and_stats_json(logdir, log_messages):
     assert [(r["epoch_num"], r["global_step"], r["cost"]) for r in records] == [
         (1, 3, costs[0]), (2, 6, costs[1]), (3, 9, costs[2])]
 
-    printed = [m for level, m in log_messages if m.startswith("cost: ")]
+    printed = [m for level, m in tfloop_log if m.startswith("cost: ")]
     assert printed == ["cost: {:.5g}".format(c) for c in costs]
-    assert not [m for level, m in log_messages if level == "WARNING"]
+    assert not [m for level, m in tfloop_log if level == "WARNING"]
 
 
 def test_without_log_dir_file_monitors_are_skipped_with_one_warning(tmp_path, monkeypatch,
-                                                                   log_messages):
+                                                                   tfloop_log):
     monkeypatch.chdir(tmp_path)
     trainer = train_with_defaults(max_epoch=2)
     assert [s for s, _ in trainer.monitors.get_history("cost")] == [3, 6]
-    warnings = [m for level, m in log_messages if level == "WARNING"]
+    warnings = [m for level, m in tfloop_log if level == "WARNING"]
     assert warnings == ["No log directory is set, so TFEventWriter, JSONWriter are skipped: call "
                         "tfloop.utils.logger.set_logger_dir(...) before training to write them."]
     assert os.listdir(str(tmp_path)) == []
-    assert len([m for level, m in log_messages if m.startswith("cost: ")]) == 2
+    assert len([m for level, m in tfloop_log if m.startswith("cost: ")]) == 2
