@@ -61,7 +61,7 @@ def test_resumed_run_appends_rows_and_keeps_old_ones(logdir):
     ]
 
 
-def test_file_that_is_not_a_stats_table_is_backed_up(logdir, log_messages):
+def test_file_that_is_not_a_stats_table_is_backed_up(logdir, tfloop_log):
     with open(os.path.join(logdir, "stats.csv"), "w") as f:
         f.write("step,loss\n1,0.5\n")
     train_linear([PutNewNames()], monitors=[CSVWriter()], max_epoch=1)
@@ -70,7 +70,7 @@ def test_file_that_is_not_a_stats_table_is_backed_up(logdir, log_messages):
     with open(backups[0]) as f:
         assert f.read() == "step,loss\n1,0.5\n"
     assert any("does not start with the columns epoch_num,global_step" in m
-               for _, m in log_messages)
+               for _, m in tfloop_log)
 
 
 def test_rows_every_k_steps(logdir):

@@ -52,16 +52,16 @@ def test_round_trips_through_json_and_pandas(logdir):
     assert frame.to_dict("records") == stats(logdir)
 
 
-def test_resumed_run_appends_to_the_predecessor_epoch(logdir, log_messages):
+def test_resumed_run_appends_to_the_predecessor_epoch(logdir, tfloop_log):
     train_linear([PutStats()], monitors=[JSONWriter()])
     train_linear([PutStats()], monitors=[JSONWriter()], starting_epoch=3, max_epoch=4)
     assert [(r["epoch_num"], r["epoch"]) for r in stats(logdir)] == [
         (1, 10.0), (2, 20.0), (3, 30.0), (4, 40.0)]
-    assert any("with 2 records up to epoch 2: appending to it" in m for _, m in log_messages)
+    assert any("with 2 records up to epoch 2: appending to it" in m for _, m in tfloop_log)
     assert glob.glob(os.path.join(logdir, "stats.json.*")) == []
 
 
-def test_mismatched_file_is_backed_up_with_a_log_line(logdir, log_messages):
+def test_mismatched_file_is_backed_up_with_a_log_line(logdir, tfloop_log):
     train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
     old = stats(logdir)
     train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=1)
@@ -70,7 +70,7 @@ def test_mismatched_file_is_backed_up_with_a_log_line(logdir, log_messages):
     with open(backups[0]) as f:
         assert json.load(f) == old
     assert [r["epoch_num"] for r in stats(logdir)] == [1]
-    warning = [m for level, m in log_messages if level == "WARNING"][-1]
+    warning = [m for level, m in tfloop_log if level == "WARNING"][-1]
     assert ("last record is from epoch 3 (global step 9), but training starts at epoch 1 "
             "(global step 0)") in warning
     assert backups[0] in warning
@@ -102,7 +102,7 @@ def test_run_resumed_mid_epoch_appends_after_its_own_step_records(logdir, last_s
     assert len(glob.glob(os.path.join(logdir, "stats.json.*.bak"))) == (0 if kept else 1)
 
 
-def test_unreadable_file_is_backed_up(logdir, log_messages):
+def test_unreadable_file_is_backed_up(logdir, tfloop_log):
     with open(os.path.join(logdir, "stats.json"), "w") as f:
         f.write('[{"epoch_num": 1, "glo')
     train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=1)
@@ -110,7 +110,7 @@ def test_unreadable_file_is_backed_up(logdir, log_messages):
     backups = glob.glob(os.path.join(logdir, "stats.json.*.bak"))
     with open(backups[0]) as f:
         assert f.read() == '[{"epoch_num": 1, "glo'
-    assert any("cannot be read" in m and "not valid JSON" in m for _, m in log_messages)
+    assert any("cannot be read" in m and "not valid JSON" in m for _, m in tfloop_log)
 
 
 def test_a_kill_during_the_write_leaves_the_previous_file_complete(logdir, monkeypatch):
@@ -152,7 +152,7 @@ def test_scalars_put_after_training_join_the_last_record(logdir):
     assert len(stats(logdir)) == 2
 
 
-def test_scalars_of_an_unfinished_epoch_are_not_recorded_and_say_so(logdir, log_messages):
+def test_scalars_of_an_unfinished_epoch_are_not_recorded_and_say_so(logdir, tfloop_log):
     class StopAtStep4(Callback):
         def _trigger_step(self):
             if self.global_step == 4:
@@ -162,7 +162,7 @@ def test_scalars_of_an_unfinished_epoch_are_not_recorded_and_say_so(logdir, log_
     train_linear([PutStats(), StopAtStep4()], monitors=[JSONWriter()])
     assert [r["epoch_num"] for r in stats(logdir)] == [1]
     assert "JSONWriter: the scalars of unfinished epoch 2 (step) are not recorded." in [
-        m for _, m in log_messages]
+        m for _, m in tfloop_log]
 
 
 def test_load_existing_json_and_epoch_number(logdir, tmp_path):

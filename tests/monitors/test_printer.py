@@ -15,22 +15,22 @@ class PutScalars(Callback):
         self.trainer.monitors.put_scalar("epoch", self.epoch_num * 10)
 
 
-def printed(log_messages):
-    return [m for level, m in log_messages if level == "INFO" and m.split(":")[0] in NAMES]
+def printed(tfloop_log):
+    return [m for level, m in tfloop_log if level == "INFO" and m.split(":")[0] in NAMES]
 
 
-def test_prints_each_epoch_sorted_by_name_with_five_digits(log_messages):
+def test_prints_each_epoch_sorted_by_name_with_five_digits(tfloop_log):
     class PutValues(Callback):
         def _trigger_epoch(self):
             for name, value in (("c", 1234.56789 * self.epoch_num), ("a", 2), ("b", 1 / 3)):
                 self.trainer.monitors.put_scalar(name, value)
 
     train_linear([PutValues()], monitors=[ScalarPrinter()])
-    assert printed(log_messages) == ["a: 2", "b: 0.33333", "c: 1234.6",
+    assert printed(tfloop_log) == ["a: 2", "b: 0.33333", "c: 1234.6",
                                      "a: 2", "b: 0.33333", "c: 2469.1"]
 
 
-def test_whitelist_and_blacklist_are_searched_anywhere_in_the_name(log_messages):
+def test_whitelist_and_blacklist_are_searched_anywhere_in_the_name(tfloop_log):
     names = ["val-error", "train-error", "cost", "val-cost", "epoch"]
 
     class PutNames(Callback):
@@ -41,23 +41,23 @@ def test_whitelist_and_blacklist_are_searched_anywhere_in_the_name(log_messages)
     printer = ScalarPrinter(whitelist=["^val-", "cost"], blacklist="val-cost")
     train_linear([PutNames()], monitors=[printer], max_epoch=1)
     assert [name for name in names if printer.is_printed(name)] == ["val-error", "cost"]
-    lines = [m for _, m in log_messages if m.endswith(": 1")]
+    lines = [m for _, m in tfloop_log if m.endswith(": 1")]
     assert lines == ["cost: 1", "val-error: 1"]
 
 
-def test_step_printing_leaves_the_last_step_to_the_epoch_print(log_messages):
+def test_step_printing_leaves_the_last_step_to_the_epoch_print(tfloop_log):
     train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True)])
-    assert printed(log_messages) == ["step: 1", "step: 2", "epoch: 10", "step: 3",
+    assert printed(tfloop_log) == ["step: 1", "step: 2", "epoch: 10", "step: 3",
                                      "step: 4", "step: 5", "epoch: 20", "step: 6"]
 
 
-def test_step_only_printing_shows_epoch_values_at_the_next_print(log_messages):
+def test_step_only_printing_shows_epoch_values_at_the_next_print(tfloop_log):
     train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True, enable_epoch=False)])
-    assert printed(log_messages) == ["step: 1", "step: 2", "step: 3", "epoch: 10", "step: 4",
+    assert printed(tfloop_log) == ["step: 1", "step: 2", "step: 3", "epoch: 10", "step: 4",
                                      "step: 5", "step: 6", "epoch: 20"]
 
 
-def test_scalars_pending_when_training_stops_are_printed(log_messages):
+def test_scalars_pending_when_training_stops_are_printed(tfloop_log):
     class StopAfterPutting(Callback):
         def _trigger_epoch(self):
             from tfloop import StopTraining
@@ -65,7 +65,7 @@ def test_scalars_pending_when_training_stops_are_printed(log_messages):
             raise StopTraining("done")
 
     train_linear([StopAfterPutting()], monitors=[ScalarPrinter()], max_epoch=3)
-    assert printed(log_messages) == ["a: 0.5"]
+    assert printed(tfloop_log) == ["a: 0.5"]
 
 
 @pytest.mark.parametrize("kwargs, message", [

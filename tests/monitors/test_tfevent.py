@@ -106,13 +106,13 @@ def test_split_files_writes_one_file_per_epoch(tmp_path):
     assert [e.step for e in read_events(str(tmp_path)).Scalars("epoch")] == [3, 6, 9]
 
 
-def test_without_log_dir_it_writes_nothing(tmp_path, monkeypatch, log_messages):
+def test_without_log_dir_it_writes_nothing(tmp_path, monkeypatch, tfloop_log):
     monkeypatch.chdir(tmp_path)
     writer = TFEventWriter()
     train_linear([ReadEventsAtEpochStart(str(tmp_path))], monitors=[writer], max_epoch=1)
     assert writer.logdir is None
     assert os.listdir(str(tmp_path)) == []
-    warnings = [m for level, m in log_messages if level == "WARNING"]
+    warnings = [m for level, m in tfloop_log if level == "WARNING"]
     assert warnings == ["No log directory is set, so TFEventWriter is skipped: call "
                         "tfloop.utils.logger.set_logger_dir(...) before training to write them."]
 

@@ -2,7 +2,6 @@
 import io
 import os
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -10,26 +9,11 @@ import numpy as np
 from tfloop.callbacks.base import Callback
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
+from tfloop.utils.fs import atomic_write
 
-__all__ = ["DumpTensors", "DumpTensorAsImage", "encode_png", "atomic_write"]
+__all__ = ["DumpTensors", "DumpTensorAsImage", "encode_png"]
 
 _PNG_COLOR_TYPES = {1: 0, 3: 2, 4: 6}
-
-
-def atomic_write(path, data):
-    """Write ``data`` (bytes) to ``path`` through a temporary file and ``os.replace``, so that
-    readers see the old file or the complete new one, never a partial one."""
-    dirname = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=dirname)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def encode_png(image):

@@ -7,7 +7,7 @@ import sys
 import threading
 
 from tfloop.callbacks.base import Callback
-from tfloop.callbacks.dump import atomic_write
+from tfloop.utils.fs import atomic_write
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 

@@ -1,41 +1,14 @@
-"""What monitors that write files share: finding their directory, and writing files atomically."""
+"""What monitors that write files share: finding their directory."""
 import os
-import uuid
 import weakref
 
 from tfloop.monitors.base import MonitorBase
 from tfloop.utils import logger
 
-__all__ = ["LogDirMonitor", "atomic_write"]
+__all__ = ["LogDirMonitor"]
 
 # Trainers already told that there is no log directory: the warning comes once per training run.
 _WARNED_TRAINERS = weakref.WeakSet()
-
-
-def atomic_write(path, write):
-    """Replace the file ``path`` with what ``write(f)`` writes to the text file object ``f``.
-
-    The content goes to a temporary file in the same directory, is flushed to disk, and then
-    renamed over ``path``: a reader, or a process killed at any moment, sees either the old file or
-    the complete new one, never a truncated file.
-
-    Example:
-        >>> atomic_write("stats.json", lambda f: json.dump(records, f))
-    """
-    path = os.path.abspath(os.fspath(path))
-    tmp_path = os.path.join(os.path.dirname(path), ".{}.{}.tmp".format(os.path.basename(path),
-                                                                       uuid.uuid4().hex[:12]))
-    try:
-        # Mode "x" creates the file with the usual permissions (umask), unlike tempfile's 0600.
-        with open(tmp_path, "x", encoding="utf-8", newline="") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.remove(tmp_path)
-        raise
 
 
 class LogDirMonitor(MonitorBase):

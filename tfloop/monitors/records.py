@@ -5,7 +5,8 @@ import abc
 import os
 from datetime import datetime
 
-from tfloop.monitors.logdir import LogDirMonitor, atomic_write
+from tfloop.monitors.logdir import LogDirMonitor
+from tfloop.utils.fs import atomic_write
 from tfloop.utils import logger
 
 __all__ = ["RecordMonitor"]
