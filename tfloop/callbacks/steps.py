@@ -1,6 +1,5 @@
 """The step counter every trainer has, always the first callback."""
 from tfloop.callbacks.base import Callback
-
 from tfloop.tfutils.common import get_global_step_var
 
 __all__ = ["MaintainStepCounter"]
