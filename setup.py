@@ -23,4 +23,5 @@ setup(
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn"],
         "examples": ["scikit-learn", "ipython"],
     },
+    entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )
