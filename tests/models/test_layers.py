@@ -13,8 +13,8 @@ class SmallConvNet(tfloop.ModelDesc):
                 tf.TensorSpec([None], tf.int32, "label")]
 
     def build_graph(self, image, label):
-        x = Conv2D("conv0", image, 4, 3, activation=tf.nn.relu)
-        x = BatchNorm("bn0", x)
+        x = Conv2D("conv0", image, 4, 3)
+        x = tf.nn.relu(BatchNorm("bn0", x))
         x = MaxPooling("pool0", x, 2)
         x = Dropout("drop", x, rate=0.5)
         logits = FullyConnected("fc", x, 3)
@@ -79,8 +79,8 @@ def test_batchnorm_moving_averages_update_with_run_update_ops():
     config = tfloop.TrainConfig(model=SmallConvNet(), data=data, callbacks=[ReadMean()],
                                 extra_callbacks=[tfloop.RunUpdateOps()], monitors=[], max_epoch=2)
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
-    # Moving means start at 0; the update ops moved them towards the (positive) batch means.
-    assert np.abs(means[0]).sum() > 1.0
+    # Moving means start at exactly 0; the update ops moved them towards the batch means.
+    assert np.abs(means[0]).max() > 0.01
 
 
 def test_layer_input_errors():
