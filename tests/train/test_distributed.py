@@ -1,0 +1,205 @@
+"""Several workers as real processes on 127.0.0.1: the same model as one process, clean exits,
+and a dead worker stops the others with a clear error."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tfloop
+import distributed_support
+from distributed_support import MODEL_VARIABLES, STEPS, launch, make_cluster, task_log, train_script
+from tfloop.compat import tf
+from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, shard_dataset,
+                                  wait_for_tasks)
+from tfloop.train.distributed import trainer_from_tf_config
+
+RTOL, ATOL = 1e-5, 1e-6
+# Every process has a watchdog and the launcher kills what is left after this long: a hang fails
+# the test instead of blocking the suite. Normal runs end in a few seconds.
+WAIT_S = 60
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return train_script(tfloop.SimpleTrainer(), save=False).values
+
+
+def _check_same_model(results, reference, workers):
+    for name in ["worker{}".format(i) for i in range(workers)]:
+        values = results[name]["values"]
+        for var in MODEL_VARIABLES:
+            np.testing.assert_allclose(values[var], reference[var], rtol=RTOL, atol=ATOL,
+                                       err_msg="{} {}".format(name, var))
+            np.testing.assert_array_equal(values[var], results["worker0"]["values"][var])
+        assert values["global_step"] == STEPS
+
+
+def _check_clean_exit(results, outdir):
+    for name, result in results.items():
+        assert result["exitcode"] == 0 and result["ok"], (name, result, task_log(outdir, name))
+
+
+def _check_only_chief_saved(outdir, reference):
+    logdir = os.path.join(outdir, "train_log")
+    checkpoint = tf.train.latest_checkpoint(logdir)
+    assert os.path.basename(checkpoint) == "model-{}".format(STEPS)
+    names = [name for name, _ in tf.train.list_variables(checkpoint)]
+    assert sorted(names) == sorted(["fc1/W", "fc1/b", "fc2/W", "global_step", "fc1/W/Momentum",
+                                    "fc1/b/Momentum", "fc2/W/Momentum"])
+    reader = tf.train.load_checkpoint(checkpoint)
+    np.testing.assert_allclose(reader.get_tensor("fc2/W"), reference["fc2/W"], rtol=RTOL, atol=ATOL)
+    worker1 = os.path.join(logdir, "worker-1")
+    assert sorted(os.listdir(worker1)) == ["log.log", "stats.json"]
+    with open(os.path.join(worker1, "stats.json")) as f:
+        assert json.load(f)[-1]["global_step"] == STEPS
+
+
+@pytest.mark.parametrize("ps", [1, 2])
+def test_parameter_server_cluster_trains_the_single_process_model(tmp_path, reference, ps):
+    outdir = str(tmp_path)
+    results = launch(make_cluster(workers=2, ps=ps), outdir, wait_s=WAIT_S, gpus=1)
+    _check_clean_exit(results, outdir)
+    _check_same_model(results, reference, workers=2)
+    _check_only_chief_saved(outdir, reference)
+    for index in range(ps):
+        assert "every worker finished" in task_log(outdir, "ps{}".format(index))
+    placement = ", ".join("/job:ps/task:{}".format(i) for i in range(ps))
+    assert "variables on {}.".format(placement) in task_log(outdir, "worker0")
+
+
+def test_collective_cluster_trains_the_single_process_model(tmp_path, reference):
+    outdir = str(tmp_path)
+    results = launch(make_cluster(workers=2), outdir, wait_s=WAIT_S, gpus=2)
+    _check_clean_exit(results, outdir)
+    _check_same_model(results, reference, workers=2)
+    for name in ("worker0", "worker1"):
+        values = results[name]["values"]
+        np.testing.assert_array_equal(values["tower1/fc1/W"], values["fc1/W"])
+        np.testing.assert_array_equal(values["tower1/fc1/W/Momentum"], values["fc1/W/Momentum"])
+    _check_only_chief_saved(outdir, reference)
+
+
+@pytest.mark.parametrize("ps", [1, 0], ids=["parameter_server", "collective"])
+def test_a_dead_worker_stops_the_others_with_a_clear_error(tmp_path, ps):
+    outdir = str(tmp_path)
+    results = launch(make_cluster(workers=2, ps=ps), outdir, wait_s=WAIT_S, gpus=1, timeout_s=3,
+                     die=["worker", 1], die_at=3)
+    assert results["worker1"]["exitcode"] == 17
+    chief = results["worker0"]
+    assert chief["exitcode"] == 1 and chief["error_type"] == "ClusterError", chief
+    assert chief["error"].startswith("/job:worker/task:0: step 4 failed: another task of the "
+                                     "cluster died, hung or stopped responding (timeout 3 s)")
+    assert not tf.train.latest_checkpoint(os.path.join(outdir, "train_log"))
+    if ps:
+        # The ps sees worker 1 go away, or hears of the failure from the chief, whichever is first.
+        assert results["ps0"]["exitcode"] == 1
+        assert re.match(r"/job:ps/task:0: worker (1 \(127.0.0.1:\d+\) went away before it "
+                        r"finished training|0 reported that its training failed)",
+                        results["ps0"]["error"]), results["ps0"]
+
+
+@pytest.mark.slow
+def test_the_same_script_as_separate_processes_exits_by_itself(tmp_path, reference):
+    """``python script.py`` in three processes (1 ps + 2 workers) that differ only in TF_CONFIG:
+    each trains (or serves), then exits on its own."""
+    cluster = make_cluster(workers=2, ps=1)
+    procs = {}
+    for job, addresses in cluster.items():
+        for index in range(len(addresses)):
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_CONFIG=json.dumps(
+                {"cluster": cluster, "task": {"type": job, "index": index}}))
+            procs[job + str(index)] = subprocess.Popen(
+                [sys.executable, distributed_support.__file__, str(tmp_path)], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for name, proc in procs.items():
+        try:
+            output, _ = proc.communicate(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            for p in procs.values():
+                p.kill()
+            pytest.fail("{} did not exit within {} s".format(name, WAIT_S))
+        assert proc.returncode == 0, (name, output[-3000:])
+    for index in range(2):
+        with np.load(str(tmp_path / "worker{}.npz".format(index))) as values:
+            for var in MODEL_VARIABLES:
+                np.testing.assert_allclose(values[var.replace("/", "|")], reference[var],
+                                           rtol=RTOL, atol=ATOL)
+
+
+def test_a_session_config_for_a_cluster_trainer_is_refused(tmp_path):
+    results = launch(make_cluster(workers=1), str(tmp_path), wait_s=WAIT_S, session_config=True)
+    assert results["worker0"]["error_type"] == "ValueError"
+    assert results["worker0"]["error"].startswith(
+        "DistributedTrainerReplicated: the session is created on this worker's server with the "
+        "server's config; give session options to create_server")
+
+
+def test_tf_config_parsing():
+    cluster = {"worker": ["127.0.0.1:1000", "127.0.0.1:1001"], "ps": ["127.0.0.1:1002"]}
+    task = ClusterTask.from_tf_config(json.dumps({"cluster": cluster,
+                                                  "task": {"type": "worker", "index": 1}}))
+    assert (task.job_name, task.task_index, task.is_chief) == ("worker", 1, False)
+    assert (task.num_workers, task.num_ps, task.device()) == (2, 1, "/job:worker/task:1")
+    assert task.address("ps", 0) == "127.0.0.1:1002"
+    assert ClusterTask(cluster, "worker", 0).is_chief
+    assert not ClusterTask(cluster, "ps", 0).is_chief
+
+
+@pytest.mark.parametrize("tf_config,match", [
+    ("{not json", "TF_CONFIG is not valid JSON"),
+    ({"cluster": {"worker": ["a:1"]}}, "must have a 'cluster' dict and a 'task' dict"),
+    ({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker"}}, "needs 'type' and 'index'"),
+    ({"cluster": {"chief": ["a:1"], "worker": ["a:2"]}, "task": {"type": "chief", "index": 0}},
+     r"job\(s\) \['chief'\].*List a 'chief' task as worker 0"),
+    ({"cluster": {"ps": ["a:1"]}, "task": {"type": "ps", "index": 0}}, "no 'worker' job"),
+    ({"cluster": {"worker": ["a:1"]}, "task": {"type": "ps", "index": 0}},
+     "Task type 'ps' is not a job of the cluster"),
+    ({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 1}},
+     "Task index 1 is out of range: job 'worker' has 1 task"),
+    ({"cluster": {"worker": "a:1"}, "task": {"type": "worker", "index": 0}},
+     "must list 'host:port' addresses"),
+])
+def test_bad_tf_config(tf_config, match):
+    with pytest.raises(ValueError, match=match):
+        ClusterTask.from_tf_config(tf_config)
+
+
+def test_missing_tf_config(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="TF_CONFIG is not set"):
+        trainer_from_tf_config()
+
+
+def test_shard_dataset_takes_every_nth_batch(monkeypatch):
+    dataset = tf.data.Dataset.range(6)
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert shard_dataset(dataset) is dataset
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["a:1", "a:2"]}, "task": {"type": "worker", "index": 1}}))
+    assert [int(v) for v in shard_dataset(dataset)] == [1, 3, 5]
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    ({"timeout_s": -1}, ValueError, "timeout_s must be a number >= 0, got -1"),
+    ({"num_cpu_devices": 0}, ValueError, "num_cpu_devices must be a positive int, got 0"),
+])
+def test_bad_server_arguments(kwargs, error, match):
+    task = ClusterTask({"worker": ["127.0.0.1:1"]}, "worker", 0)
+    with pytest.raises(error, match=match):
+        create_server(task, **kwargs)
+    with pytest.raises(TypeError, match="create_server needs a ClusterTask"):
+        create_server({"worker": ["127.0.0.1:1"]})
+    with pytest.raises(ValueError, match="Only workers read data; this task is /job:ps/task:0"):
+        ClusterTask({"worker": ["a:1"], "ps": ["a:2"]}, "ps", 0).shard(tf.data.Dataset.range(2))
+
+
+def test_waiting_for_a_task_that_is_not_up_ends_with_a_clear_error():
+    port = distributed_support.free_ports(1)[0]
+    task = ClusterTask({"worker": ["127.0.0.1:{}".format(port)]}, "worker", 0)
+    with pytest.raises(ClusterError, match=r"/job:worker/task:0 at 127.0.0.1:\d+ is not reachable "
+                                           r"after 0 s"):
+        wait_for_tasks(task, [("worker", 0)], timeout_s=0.2)

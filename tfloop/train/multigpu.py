@@ -1,0 +1,410 @@
+"""Data-parallel training on several devices of one machine: replicated, or a parameter server.
+
+Both trainers build one tower per device; each tower calls the input source's
+``get_input_tensors()`` and so trains on its own batch. A training step therefore consumes one
+batch per tower: ``steps_per_epoch`` counts steps, not batches (see ``docs/distributed.md``).
+"""
+import re
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.allreduce import (ALLREDUCE_MODES, allreduce_grads,
+                                      average_on_variable_devices, copy_from_first_tower,
+                                      replica_difference)
+from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
+from tfloop.tfutils.tower import TowerContext
+from tfloop.train.tower import TowerTrainer, check_cost, check_optimizer
+from tfloop.utils import logger
+
+__all__ = ["SyncMultiGPUTrainerReplicated", "SyncMultiGPUTrainerParameterServer",
+           "SyncMultiGPUTrainer", "DataParallelTrainer", "resolve_devices"]
+
+_COPY_PREFIX = re.compile(r"^tower([1-9][0-9]*)/")
+# Ops that create variables (and tables): these go to the parameter device.
+_VARIABLE_OPS = frozenset(["Variable", "VariableV2", "VarHandleOp", "AutoReloadVariable",
+                           "MutableHashTable", "MutableHashTableV2", "MutableHashTableOfTensors",
+                           "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
+                           "MutableDenseHashTableV2"])
+
+
+def _gpu_count():
+    return len(tf.config.list_physical_devices("GPU"))
+
+
+def resolve_devices(gpus):
+    """Turn the ``gpus`` argument of a data-parallel trainer into a list of device strings.
+
+    Args:
+        gpus: an int N (the first N GPUs; N logical CPU devices on a machine without GPUs), a list
+            of GPU indices, or a list of device strings (``"/gpu:0"``, ``"/cpu:1"``).
+
+    Returns:
+        list[str]: distinct device strings such as ``"/device:GPU:0"``.
+
+    Example:
+        >>> resolve_devices(2)            # ["/device:GPU:0", "/device:GPU:1"], or CPU:0, CPU:1
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, list, tuple)):
+        raise TypeError("gpus must be an int, a list of GPU indices or a list of device strings, "
+                        "got {!r}.".format(gpus))
+    if isinstance(gpus, int):
+        if gpus < 1:
+            raise ValueError("gpus must be >= 1, got {}.".format(gpus))
+        available = _gpu_count()
+        if available == 0:
+            return ["/device:CPU:{}".format(i) for i in range(gpus)]
+        if gpus > available:
+            raise ValueError("gpus={} but this machine has {} GPU(s).".format(gpus, available))
+        return ["/device:GPU:{}".format(i) for i in range(gpus)]
+    if not gpus:
+        raise ValueError("gpus is an empty list: give at least one GPU index or device.")
+    devices = []
+    for item in gpus:
+        if isinstance(item, int) and not isinstance(item, bool):
+            available = _gpu_count()
+            if not 0 <= item < available:
+                raise ValueError("GPU {} does not exist: this machine has {} GPU(s) (to use "
+                                 "logical CPU devices, give gpus as an int or as '/cpu:i' "
+                                 "strings).".format(item, available))
+            devices.append("/device:GPU:{}".format(item))
+        elif isinstance(item, str):
+            try:
+                spec = tf.DeviceSpec.from_string(item)
+            except ValueError as e:
+                raise ValueError("Bad device string {!r} in gpus: {}".format(item, e)) from None
+            if spec.device_type is None:
+                raise ValueError("Device {!r} in gpus names no device type: use e.g. '/gpu:0' or "
+                                 "'/cpu:1'.".format(item))
+            devices.append(spec.to_string())
+        else:
+            raise TypeError("gpus items must be GPU indices or device strings, got {!r}.".format(
+                item))
+    duplicates = sorted({d for d in devices if devices.count(d) > 1})
+    if duplicates:
+        raise ValueError("gpus lists {} more than once: every tower needs its own device."
+                         .format(", ".join(duplicates)))
+    return devices
+
+
+def _device_key(name):
+    spec = tf.DeviceSpec.from_string(name)
+    return (spec.job, spec.task, (spec.device_type or "").upper(), spec.device_index or 0)
+
+
+def check_session_devices(sess, devices, who):
+    """Raise a clear error when the session lacks one of the towers' devices."""
+    have = [d.name for d in sess.list_devices()]
+    have_keys = [_device_key(d) for d in have]
+    for device in devices:
+        job, task, dtype, index = _device_key(device)
+        if not any(k[2] == dtype and k[3] == index and (job is None or k[0] == job) and
+                   (task is None or k[1] == task) for k in have_keys):
+            hint = ""
+            if dtype == "CPU":
+                hint = (" For logical CPU devices, the session needs tf.compat.v1.ConfigProto("
+                        "device_count={{'CPU': {}}}) (the trainer's default session config has "
+                        "it), a worker's server create_server(..., num_cpu_devices={})."
+                        .format(index + 1, index + 1))
+            raise ValueError("{}: tower device {} is not in the session, which has {}.{}".format(
+                who, device, ", ".join(have), hint))
+
+
+class DataParallelTrainer(TowerTrainer):
+    """Base class of the data-parallel trainers: one training tower per device.
+
+    Args:
+        gpus: see :func:`resolve_devices`.
+
+    Attributes:
+        devices (list[str]): the device of each tower.
+
+    Example:
+        >>> SyncMultiGPUTrainerReplicated(2).devices      # ["/device:CPU:0", "/device:CPU:1"]
+    """
+
+    def __init__(self, gpus):
+        super().__init__()
+        self.devices = resolve_devices(gpus)
+        self._tower_variables = []
+
+    @property
+    def num_towers(self):
+        return len(self.devices)
+
+    def default_session_config(self):
+        """:func:`default_session_config` with as many CPU devices as the towers need."""
+        config = default_session_config()
+        cpu = [_device_key(d)[3] for d in self.devices if _device_key(d)[2] == "CPU"]
+        if cpu:
+            config.device_count["CPU"] = max(cpu) + 1
+        return config
+
+    def _build_tower_costs(self, input, replicated, device_fn=None):
+        """Call the tower function once per device; record the trainable variables each creates."""
+        costs = []
+        trainable = tfv1.GraphKeys.TRAINABLE_VARIABLES
+        for i, device in enumerate(self.devices):
+            before = set(tfv1.get_collection(trainable))
+            vs_name = "tower{}".format(i) if replicated and i > 0 else ""
+            with TowerContext("tower{}".format(i), is_training=True, vs_name=vs_name, index=i):
+                inputs = input.get_input_tensors()
+                with tfv1.device(device_fn(i) if device_fn is not None else device):
+                    costs.append(check_cost(self.tower_func(*inputs)))
+            self._tower_variables.append([v for v in tfv1.get_collection(trainable)
+                                          if v not in before])
+        if not self._tower_variables[0]:
+            raise ValueError("The model has no trainable variables created in its tower function: "
+                             "the cost {} cannot be trained.".format(costs[0].name))
+        return costs
+
+    def _tower_gradients(self, opt, costs, var_lists):
+        """Each tower's gradients of its variables; variables without a gradient are left out
+        (in every tower alike)."""
+        grads = []
+        for i, (cost, variables) in enumerate(zip(costs, var_lists)):
+            with tfv1.device(self.devices[i]), tf.name_scope("tower{}/".format(i)):
+                pairs = opt.compute_gradients(cost, var_list=variables,
+                                              colocate_gradients_with_ops=True)
+            grads.append([g for g, _ in pairs])
+        missing = [j for j, g in enumerate(grads[0]) if g is None]
+        for i, tower in enumerate(grads):
+            if [j for j, g in enumerate(tower) if g is None] != missing:
+                raise ValueError("Towers 0 and {} differ in which variables get a gradient: the "
+                                 "tower function must build the same model in every tower."
+                                 .format(i))
+        if len(missing) == len(grads[0]):
+            raise ValueError("The cost {} does not depend on any trainable variable.".format(
+                costs[0].name))
+        keep = [j for j in range(len(grads[0])) if j not in missing]
+        return [[tower[j] for j in keep] for tower in grads], \
+            [[variables[j] for j in keep] for variables in var_lists]
+
+    def initialize(self, session_creator=None, session_init=None):
+        """Create the session (with the towers' devices), initialize, then check the devices."""
+        if session_creator is None:
+            session_creator = NewSessionCreator(config=self.default_session_config())
+        probe = isinstance(session_creator, NewSessionCreator)
+        if probe:  # an empty session shows the devices before an op is placed on a missing one
+            with tfv1.Session(session_creator.target, graph=tf.Graph(),
+                              config=session_creator.config) as sess:
+                check_session_devices(sess, self.devices, type(self).__name__)
+        super().initialize(session_creator, session_init)
+        if not probe:
+            check_session_devices(self.sess, self.devices, type(self).__name__)
+        self._after_initialize()
+
+    def _after_initialize(self):
+        """Runs once after the variables were initialized or restored."""
+
+
+def match_tower_copies(tower_variables):
+    """Align each tower's variables with tower 0's by name (``tower<i>/`` prefix removed).
+
+    Returns:
+        list[list[tf.Variable]]: ``result[i][j]`` is tower ``i``'s copy of tower 0's variable ``j``.
+    """
+    first = tower_variables[0]
+    result = [list(first)]
+    for i, variables in enumerate(tower_variables[1:], start=1):
+        prefix = "tower{}/".format(i)
+        by_name = {v.op.name[len(prefix):]: v for v in variables if v.op.name.startswith(prefix)}
+        names = {v.op.name for v in first}
+        extra = sorted(v.op.name for v in variables if not v.op.name.startswith(prefix) or
+                       v.op.name[len(prefix):] not in names)
+        missing = [v.op.name for v in first if v.op.name not in by_name]
+        if missing or extra:
+            raise ValueError(
+                "Tower {} did not create its own copy of every variable of tower 0 (missing: {}; "
+                "unexpected: {}). Create variables with tf.compat.v1.get_variable inside the tower "
+                "function, and the same ones in every call.".format(
+                    i, missing or "none", extra or "none"))
+        result.append([by_name[v.op.name] for v in first])
+    return result
+
+
+def localize_copies(graph, created_before):
+    """Move every global variable named ``tower<i>/...`` (i > 0) that is not in ``created_before``
+    to ``LOCAL_VARIABLES`` (out of checkpoints and of the trainable/model collections).
+
+    Returns:
+        list[tuple[tf.Variable, list[tf.Variable]]]: (tower 0's global variable, its copies).
+    """
+    keys = tfv1.GraphKeys
+    global_vars = graph.get_collection_ref(keys.GLOBAL_VARIABLES)
+    earlier = {id(v) for v in created_before}
+    copies = [v for v in global_vars if _COPY_PREFIX.match(v.op.name) and id(v) not in earlier]
+    moved = {id(v) for v in copies}
+    for key in (keys.GLOBAL_VARIABLES, keys.TRAINABLE_VARIABLES, keys.MODEL_VARIABLES):
+        ref = graph.get_collection_ref(key)
+        ref[:] = [v for v in ref if id(v) not in moved]
+    sources = {v.op.name: v for v in graph.get_collection(keys.GLOBAL_VARIABLES)}
+    pairs = {}
+    for copy in copies:
+        graph.add_to_collection(keys.LOCAL_VARIABLES, copy)
+        source = sources.get(_COPY_PREFIX.sub("", copy.op.name, count=1))
+        if source is None:
+            raise ValueError("The tower variable {} has no counterpart in tower 0.".format(
+                copy.op.name))
+        pairs.setdefault(source.op.name, (source, []))[1].append(copy)
+    return [pairs[name] for name in sorted(pairs)]
+
+
+class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
+    """Data-parallel training with a copy of the variables on every device.
+
+    Tower 0's variables have the plain names (checkpoints look like a :class:`SimpleTrainer`'s and
+    load into one); tower ``i`` keeps its copies as ``tower<i>/...`` local variables, out of
+    checkpoints. Every step all-reduces the gradients and each tower applies the same update, in
+    one ``apply_gradients`` call (so optimizer state such as Adam's step counts advances once).
+    After the variables are initialized or restored, the copies take tower 0's values and are
+    checked equal.
+
+    Args:
+        gpus: an int N, GPU indices, or device strings (see :func:`resolve_devices`).
+        average (bool): average the gradients over towers (True) or sum them.
+        mode (str): the all-reduce: ``"add_n"``, ``"collective"`` or ``"nccl"``; by default
+            ``"nccl"`` when every device is a GPU, else ``"add_n"``.
+
+    Attributes:
+        replica_variables (list[tuple[tf.Variable, list[tf.Variable]]]): every global variable
+            that has copies, with its copies.
+
+    Example:
+        >>> launch_train_with_config(config, SyncMultiGPUTrainerReplicated(2))
+    """
+
+    def __init__(self, gpus, average=True, mode=None):
+        super().__init__(gpus)
+        if mode is None:
+            gpu_only = all(_device_key(d)[2] == "GPU" for d in self.devices)
+            mode = "nccl" if gpu_only and self.num_towers > 1 else "add_n"
+        if mode not in ALLREDUCE_MODES:
+            raise ValueError("Unknown mode {!r}: use one of {} (or None).".format(
+                mode, ", ".join(ALLREDUCE_MODES)))
+        if mode == "nccl" and any(_device_key(d)[2] != "GPU" for d in self.devices):
+            raise ValueError("mode 'nccl' needs GPU devices, got {}.".format(self.devices))
+        self.average = bool(average)
+        self.mode = mode
+        self.replica_variables = []
+
+    def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        graph = tfv1.get_default_graph()
+        existing = set(graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES))
+        global_step = get_global_step_var()
+        costs = self._build_tower_costs(input, replicated=True)
+        opt = check_optimizer(get_opt_fn())
+        var_lists = match_tower_copies(self._tower_variables)
+        grads, var_lists = self._tower_gradients(opt, costs, var_lists)
+        reduced = self._allreduce(grads)
+        pairs = [(g, v) for tower_grads, variables in zip(reduced, var_lists)
+                 for g, v in zip(tower_grads, variables)]
+        train_op = opt.apply_gradients(pairs, global_step=global_step, name="train_op")
+        self.replica_variables = localize_copies(graph, existing)
+        self._build_broadcast()
+        logger.info("{}: {} towers on {} (one batch each per step), all-reduce {!r}, {} "
+                    "variable(s) with copies.".format(
+                        type(self).__name__, self.num_towers, ", ".join(self.devices), self.mode,
+                        len(self.replica_variables)))
+        return train_op
+
+    def _allreduce(self, grads):
+        return allreduce_grads(grads, self.devices, average=self.average, mode=self.mode)
+
+    def _build_broadcast(self):
+        self._broadcast_op = copy_from_first_tower(self.replica_variables)
+        self.replica_difference = replica_difference(self.replica_variables)
+
+    def _after_initialize(self):
+        self.sess.run(self._broadcast_op)
+        self.check_replicas()
+
+    def check_replicas(self):
+        """Raise unless every copy equals tower 0's variable (one ``session.run``)."""
+        difference = float(self.sess.run(self.replica_difference))
+        if difference != 0.0:
+            raise RuntimeError("{}: the variable copies differ from tower 0's by up to {} after "
+                               "the broadcast.".format(type(self).__name__, difference))
+        return difference
+
+
+class _ParameterPlacer:
+    """Puts each new variable on the parameter device with the fewest bytes so far."""
+
+    def __init__(self, devices):
+        self.devices = list(devices)
+        self.loads = [0] * len(devices)
+        self._chosen = {}
+
+    def device_for(self, op):
+        if op.name not in self._chosen:  # nested device functions see an op more than once
+            shape = tf.TensorShape(op.get_attr("shape")) if "shape" in op.node_def.attr else None
+            size = shape.num_elements() if shape is not None and shape.is_fully_defined() else 1
+            size *= tf.as_dtype(op.get_attr("dtype")).size if "dtype" in op.node_def.attr else 1
+            index = self.loads.index(min(self.loads))
+            self.loads[index] += max(size, 1)
+            self._chosen[op.name] = self.devices[index]
+        return self._chosen[op.name]
+
+    def device_function(self, worker_device):
+        worker = tf.DeviceSpec.from_string(worker_device)
+
+        def place(op):
+            if op.type in _VARIABLE_OPS:
+                return self.device_for(op)
+            return worker.make_merged_spec(tf.DeviceSpec.from_string(op.device or "")).to_string()
+        return place
+
+
+class SyncMultiGPUTrainerParameterServer(DataParallelTrainer):
+    """Data-parallel training with one set of variables on a parameter device.
+
+    The towers read the shared variables; their gradients are averaged on each variable's device
+    and applied once per step.
+
+    Args:
+        gpus: an int N, GPU indices, or device strings (see :func:`resolve_devices`).
+        ps_device (str): where the variables live: ``"cpu"`` (the default: ``/cpu:0``), ``"gpu"``
+            (spread over the towers' devices, fewest bytes first), or a device string.
+
+    Example:
+        >>> launch_train_with_config(config, SyncMultiGPUTrainerParameterServer(4, ps_device="gpu"))
+    """
+
+    def __init__(self, gpus, ps_device=None):
+        super().__init__(gpus)
+        if ps_device is None or ps_device == "cpu":
+            ps_devices = ["/device:CPU:0"]
+        elif ps_device == "gpu":
+            ps_devices = list(self.devices)
+        elif isinstance(ps_device, str):
+            ps_devices = resolve_devices([ps_device])
+        else:
+            raise ValueError("ps_device must be 'cpu', 'gpu' or a device string, got {!r}.".format(
+                ps_device))
+        self.ps_devices = ps_devices
+
+    def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        placer = _ParameterPlacer(self.ps_devices)
+        with tfv1.device(self.ps_devices[0]):
+            global_step = get_global_step_var()
+        costs = self._build_tower_costs(
+            input, replicated=False,
+            device_fn=lambda i: placer.device_function(self.devices[i]))
+        opt = check_optimizer(get_opt_fn())
+        variables = self._tower_variables[0]
+        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+        averaged = average_on_variable_devices(grads, var_lists[0])
+        logger.info("{}: {} towers on {} (one batch each per step), variables on {}.".format(
+            type(self).__name__, self.num_towers, ", ".join(self.devices),
+            ", ".join(sorted({v.device for v in variables}))))
+        return opt.apply_gradients(list(zip(averaged, var_lists[0])), global_step=global_step,
+                                   name="train_op")
+
+
+def SyncMultiGPUTrainer(gpus):
+    """tensorpack's shorthand: :class:`SyncMultiGPUTrainerParameterServer`, variables on the CPU.
+
+    Example:
+        >>> launch_train_with_config(config, SyncMultiGPUTrainer(2))
+    """
+    return SyncMultiGPUTrainerParameterServer(gpus, ps_device="cpu")
