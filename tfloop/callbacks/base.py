@@ -28,6 +28,19 @@ SessionRunArgs = tfv1.train.SessionRunArgs
 _FETCH_TYPES = (tf.Tensor, tf.Operation, tf.Variable, tf.SparseTensor)
 
 
+def _is_resolved(fetches):
+    """Whether ``fetches`` is a graph element or a flat list of them: nothing to resolve, so the
+    object can be passed on as it is (no per-step copy)."""
+    if isinstance(fetches, _FETCH_TYPES):
+        return True
+    if type(fetches) is not list:
+        return False
+    for f in fetches:
+        if not isinstance(f, _FETCH_TYPES):
+            return False
+    return True
+
+
 class StopTraining(Exception):
     """Raise from any callback hook to end training cleanly; ``after_train`` still runs.
 
@@ -211,22 +224,23 @@ class Callback:
                 tensors.append(get_op_or_tensor_by_name(name, self.graph))
             except UnknownNameError as e:
                 if tower is None:
-                    raise UnknownNameError("{} asked for {}".format(self, e)) from None
+                    raise UnknownNameError("{}: {}".format(self, e)) from None
                 try:
                     tensors.append(tower.get_tensor(name))
                 except UnknownNameError:
-                    raise UnknownNameError("{} asked for {}".format(self, e)) from None
+                    raise UnknownNameError("{}: {}".format(self, e)) from None
         return tensors
 
     def _normalize_run_args(self, fetches):
         if fetches is None:
             return None
         if isinstance(fetches, SessionRunArgs):
-            if fetches.fetches is None or isinstance(fetches.fetches, _FETCH_TYPES):
+            if fetches.fetches is None or _is_resolved(fetches.fetches):
                 return fetches
             return SessionRunArgs(self._resolve_fetches(fetches.fetches), fetches.feed_dict,
                                   fetches.options)
-        return SessionRunArgs(fetches=self._resolve_fetches(fetches))
+        return SessionRunArgs(fetches=fetches if _is_resolved(fetches)
+                              else self._resolve_fetches(fetches))
 
     def _resolve_fetches(self, fetches):
         if isinstance(fetches, _FETCH_TYPES):

@@ -95,7 +95,8 @@ class MergeAllSummaries(Callback):
     def _due(self):
         if self.local_step == self.trainer.steps_per_epoch - 1:
             return True
-        return self._period > 0 and (self.global_step + 1) % self._period == 0
+        return self._period > 0 and \
+            (self.global_step + self.trainer.loop.steps_per_run) % self._period == 0
 
     def _before_run(self, ctx):
         return self._fetches if self._due() else None

@@ -1,6 +1,11 @@
 """One ``session.run`` that carries the extra fetches and feeds of a list of hooks.
 
 This is the hot path of training: every step is exactly one call of :meth:`HookedSession.run`.
+Parsing a fetch structure costs ``Session.run`` a good part of a small model's step, so the session
+keeps one ``Session.make_callable`` per distinct structure of fetches and calls that instead
+whenever nothing is fed. The structure is read from the hooks' answers at every step, element by
+element, so a hook may return a new list, another tensor or nothing from one step to the next:
+each distinct answer gets its own callable, and results are never those of another structure.
 """
 from tfloop.compat import tfv1
 
@@ -9,6 +14,9 @@ __all__ = ["HookedSession", "merge_run_options"]
 SessionRunArgs = tfv1.train.SessionRunArgs
 SessionRunContext = tfv1.train.SessionRunContext
 SessionRunValues = tfv1.train.SessionRunValues
+
+_NO_VALUES = SessionRunValues(results=None, options=None, run_metadata=None)
+_VALUE_TYPES = frozenset([str, bytes, int, float, bool])
 
 
 def merge_run_options(base, extra):
@@ -27,51 +35,110 @@ def merge_run_options(base, extra):
     return merged
 
 
+def fetch_key(fetches):
+    """A hashable key that is equal for two fetch structures exactly when they have the same
+    nesting, container types and elements (compared by identity; names by value)."""
+    cls = type(fetches)
+    if cls is list or cls is tuple or isinstance(fetches, (list, tuple)):
+        return (cls,) + tuple([fetch_key(f) for f in fetches])
+    if isinstance(fetches, dict):
+        return (cls,) + tuple([(_value_key(k), fetch_key(v)) for k, v in fetches.items()])
+    if cls is str:
+        return fetches
+    return id(fetches)
+
+
+def _value_key(key):
+    return key if type(key) in _VALUE_TYPES else id(key)
+
+
+def _leaves(fetches, out):
+    if isinstance(fetches, (list, tuple)):
+        for f in fetches:
+            _leaves(f, out)
+    elif isinstance(fetches, dict):
+        for k, v in fetches.items():
+            out.append(k)
+            _leaves(v, out)
+    else:
+        out.append(fetches)
+    return out
+
+
+class _CachedRun:
+    """A ``make_callable`` for one structure of fetches.
+
+    It keeps every object whose identity is part of its key alive, so that no other object can
+    take over one of those identities while the entry exists.
+    """
+
+    __slots__ = ("fn", "keep_alive")
+
+    def __init__(self, sess, fetches):
+        self.keep_alive = _leaves(fetches, [])
+        self.fn = sess.make_callable(fetches)
+
+
 class HookedSession:
     """A session whose ``run`` also runs the hooks' ``before_run``/``after_run``.
 
     Each hook has ``before_run(run_context) -> SessionRunArgs | None`` and
     ``after_run(run_context, run_values)``. All hooks' fetches and feeds are merged into a single
-    ``session.run`` together with the caller's own fetches; each hook's ``after_run`` receives
+    session call together with the caller's own fetches; each hook's ``after_run`` receives
     exactly the results of its own fetches.
+
+    A structure of fetches seen a second time gets its own ``Session.make_callable``, kept for
+    the following runs (up to ``max_callables`` of them; beyond that, the oldest is released);
+    the first run of a structure uses ``Session.run``. Runs that feed values or pass ``options``
+    or ``run_metadata`` always use ``Session.run`` (a callable takes neither).
 
     Args:
         sess (tf.compat.v1.Session): the raw session.
         hooks (list): objects with ``before_run`` and ``after_run`` (e.g. callbacks).
+        max_callables (int): how many fetch structures keep a callable.
 
     Example:
         >>> hooked = HookedSession(sess, [callback_a, callback_b])
-        >>> hooked.run(train_op)       # one session.run with everyone's fetches
+        >>> hooked.run(train_op)       # one session call with everyone's fetches
     """
 
-    def __init__(self, sess, hooks):
+    def __init__(self, sess, hooks, max_callables=32):
+        if isinstance(max_callables, bool) or not isinstance(max_callables, int) or \
+                max_callables < 0:
+            raise ValueError("max_callables must be an int >= 0, got {!r}.".format(max_callables))
         self.sess = sess
         self.graph = sess.graph
         self._hooks = list(hooks)
         self.stop_requested = False
+        self._max_callables = max_callables
+        self._cache = {}
+        self._seen_once = {}
 
     @property
     def hooks(self):
         return tuple(self._hooks)
 
+    @property
+    def num_callables(self):
+        """How many fetch structures currently have a cached callable."""
+        return len(self._cache)
+
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Run ``fetches`` with every hook's extra fetches and feeds; returns ``fetches``' values."""
         hooks = self._hooks
-        if not hooks:
-            return self.sess.run(fetches, feed_dict=feed_dict, options=options,
-                                 run_metadata=run_metadata)
         ctx = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), self.sess)
         extra_fetches = []
         slots = []
         for hook in hooks:
             args = hook.before_run(ctx)
-            if args is None or args.fetches is None:
+            if args is None:
+                slots.append(-1)
+                continue
+            if args.fetches is None:
                 slots.append(-1)
             else:
                 slots.append(len(extra_fetches))
                 extra_fetches.append(args.fetches)
-            if args is None:
-                continue
             if args.feed_dict:
                 feed_dict = self._merge_feeds(hook, feed_dict, ctx.original_args.feed_dict,
                                               args.feed_dict)
@@ -79,16 +146,44 @@ class HookedSession:
                 options = merge_run_options(options, args.options)
         if options is not None and run_metadata is None:
             run_metadata = tfv1.RunMetadata()
-        main_result, extra_results = self.sess.run(
-            ([] if fetches is None else fetches, extra_fetches), feed_dict=feed_dict,
-            options=options, run_metadata=run_metadata)
+        all_fetches = ([] if fetches is None else fetches, extra_fetches)
+        plain = options is None and run_metadata is None
+        if plain:
+            main_result, extra_results = self._call(all_fetches, feed_dict)
+        else:
+            main_result, extra_results = self.sess.run(
+                all_fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata)
         for hook, slot in zip(hooks, slots):
-            hook.after_run(ctx, SessionRunValues(
-                results=None if slot < 0 else extra_results[slot], options=options,
-                run_metadata=run_metadata))
+            if slot < 0 and plain:
+                values = _NO_VALUES
+            else:
+                values = SessionRunValues(results=None if slot < 0 else extra_results[slot],
+                                          options=options, run_metadata=run_metadata)
+            hook.after_run(ctx, values)
         if ctx.stop_requested:
             self.stop_requested = True
         return None if fetches is None else main_result
+
+    def _call(self, fetches, feed_dict):
+        if feed_dict:
+            return self.sess.run(fetches, feed_dict=feed_dict)
+        key = fetch_key(fetches)
+        entry = self._cache.get(key)
+        if entry is None:
+            if self._max_callables == 0 or key not in self._seen_once:
+                if self._max_callables:
+                    self._remember(self._seen_once, key, 4 * self._max_callables)
+                return self.sess.run(fetches)
+            del self._seen_once[key]
+            entry = _CachedRun(self.sess, fetches)
+            self._remember(self._cache, key, self._max_callables, entry)
+        return entry.fn()
+
+    @staticmethod
+    def _remember(table, key, limit, value=None):
+        if len(table) >= limit:
+            del table[next(iter(table))]
+        table[key] = value
 
     @staticmethod
     def _merge_feeds(hook, feed_dict, original, extra):

@@ -8,6 +8,7 @@ from tfloop.model import ModelDescBase
 from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
+from tfloop.train.steps_per_run import check_steps_per_run
 
 __all__ = ["TrainConfig", "as_input_source"]
 
@@ -56,6 +57,8 @@ class TrainConfig:
         steps_per_epoch (int): defaults to the data's size when known.
         starting_epoch (int): the first epoch's number (1 by default).
         max_epoch (int): the last epoch's number (inclusive).
+        steps_per_run (int): training steps per session call (an in-graph loop); overrides the
+            trainer's own setting; see :mod:`tfloop.train.steps_per_run`.
 
     Example:
         >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
@@ -65,7 +68,7 @@ class TrainConfig:
 
     def __init__(self, model=None, data=None, dataflow=None, callbacks=None, extra_callbacks=None,
                  monitors=None, session_creator=None, session_config=None, session_init=None,
-                 steps_per_epoch=None, starting_epoch=1, max_epoch=99999):
+                 steps_per_epoch=None, starting_epoch=1, max_epoch=99999, steps_per_run=None):
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -93,3 +96,4 @@ class TrainConfig:
         self.steps_per_epoch = steps_per_epoch
         self.starting_epoch = starting_epoch
         self.max_epoch = max_epoch
+        self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)

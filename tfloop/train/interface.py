@@ -1,6 +1,7 @@
 """launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.train.config import TrainConfig
+from tfloop.train.steps_per_run import set_steps_per_run
 from tfloop.train.tower import TowerTrainer
 
 __all__ = ["launch_train_with_config"]
@@ -23,6 +24,8 @@ def launch_train_with_config(config, trainer):
     model = config.model
     with trainer.graph.as_default():
         signature = model.get_input_signature()
+    if config.steps_per_run is not None:
+        set_steps_per_run(trainer, config.steps_per_run)
     trainer.setup_graph(signature, config.data, model.build_graph, model.get_optimizer)
     session_creator = config.session_creator
     if session_creator is None and config.session_config is not None:

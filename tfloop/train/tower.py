@@ -1,9 +1,13 @@
 """Trainers that build the model through a tower function."""
+import contextlib
+
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.tower import TowerContext, TowerFunc
 from tfloop.train.base import Trainer
+from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
+                                        check_steps_per_run)
 from tfloop.utils import logger
 
 __all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_optimizer"]
@@ -82,24 +86,46 @@ class TowerTrainer(Trainer):
 class SimpleTrainer(TowerTrainer):
     """Train on one device: one tower, ``opt.minimize(cost)``.
 
+    Args:
+        steps_per_run (int): training steps per session call, run as an in-graph loop; see
+            :mod:`tfloop.train.steps_per_run` for what callbacks see when it is > 1.
+
     Example:
         >>> launch_train_with_config(config, SimpleTrainer())
+        >>> launch_train_with_config(config, SimpleTrainer(steps_per_run=10))
     """
 
+    supports_steps_per_run = True
+
+    def __init__(self, steps_per_run=1):
+        super().__init__()
+        self.loop.steps_per_run = check_steps_per_run(steps_per_run)
+
+    def setup_callbacks(self, callbacks, monitors):
+        super().setup_callbacks(callbacks, monitors)
+        check_callbacks_for_steps_per_run(self._callbacks.cbs, self.loop.steps_per_run)
+
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
-        with TowerContext("", is_training=True):
-            cost = check_cost(self.tower_func(*input.get_input_tensors()))
-        opt = check_optimizer(get_opt_fn())
-        if not tfv1.trainable_variables():
-            raise ValueError("The model has no trainable variables: the cost {} does not depend on "
-                             "any trainable variable.".format(cost.name))
-        with tf.name_scope("optimizer"):
-            grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
-            grads = [(g, v) for g, v in grads if g is not None]
-            if not grads:
-                raise ValueError("The cost {} does not depend on any trainable variable.".format(
-                    cost.name))
-        return opt.apply_gradients(grads, global_step=get_global_step_var(), name="train_op")
+        multi = StepsPerRunLoop(self.loop.steps_per_run) if self.loop.steps_per_run > 1 else None
+        with multi.last_step() if multi else contextlib.nullcontext():
+            inputs = input.get_input_tensors()
+            with TowerContext("", is_training=True):
+                cost = check_cost(self.tower_func(*inputs))
+            opt = check_optimizer(get_opt_fn())
+            if not tfv1.trainable_variables():
+                raise ValueError("The model has no trainable variables: the cost {} does not depend "
+                                 "on any trainable variable.".format(cost.name))
+            with tf.name_scope("optimizer"):
+                grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
+                grads = [(g, v) for g, v in grads if g is not None]
+                if not grads:
+                    raise ValueError("The cost {} does not depend on any trainable variable."
+                                     .format(cost.name))
+            train_op = opt.apply_gradients(grads, global_step=get_global_step_var(),
+                                           name="train_op")
+        if multi:
+            multi.build(train_op, input, inputs, get_cost_fn, opt, grads)
+        return train_op
 
 
 class NoOpTrainer(TowerTrainer):

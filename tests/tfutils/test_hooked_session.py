@@ -1,0 +1,324 @@
+"""HookedSession: one session call per run, each hook gets exactly its own results, and the cached
+callables never answer for another fetch structure."""
+import numpy as np
+import pytest
+
+import tfloop
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.hooked_session import HookedSession, fetch_key
+
+from support import LinearModel, RecordingCallback, batches, dataset_fn, make_regression_data
+
+SessionRunArgs = tfv1.train.SessionRunArgs
+
+
+class Graph:
+    """A counter the main fetch increments, and constants a, b, c = 1, 2, 3 to fetch."""
+
+    def __init__(self):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            self.counter = tfv1.get_variable("counter", initializer=0, dtype=tf.int32,
+                                             use_resource=True)
+            self.step = self.counter.assign_add(1).op
+            self.a, self.b, self.c = (tf.constant(v, name=n) for v, n in ((1, "a"), (2, "b"),
+                                                                            (3, "c")))
+            self.x = tfv1.placeholder(tf.float32, [None], name="x")
+            self.double_x = 2.0 * self.x
+            init = tfv1.global_variables_initializer()
+        self.sess = tfv1.Session(graph=self.graph)
+        self.sess.run(init)
+        self.graph.finalize()
+        self.session_calls = []
+        self._count_calls()
+
+    def _count_calls(self):
+        sess, calls = self.sess, self.session_calls
+        run, make_callable = sess.run, sess.make_callable
+
+        def counted_run(*args, **kwargs):
+            calls.append("run")
+            return run(*args, **kwargs)
+
+        def counted_make_callable(*args, **kwargs):
+            fn = make_callable(*args, **kwargs)
+
+            def counted_callable():
+                calls.append("callable")
+                return fn()
+            calls.append("make_callable")
+            return counted_callable
+        sess.run, sess.make_callable = counted_run, counted_make_callable
+
+    def count(self):
+        return int(self.sess.run(self.counter))
+
+
+class ScriptedHook:
+    """Returns ``answers[i]`` from its i-th ``before_run`` and records every result it gets."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.results = []
+        self.calls = 0
+
+    def before_run(self, ctx):
+        answer = self.answers[self.calls % len(self.answers)]
+        self.calls += 1
+        return answer() if callable(answer) else answer
+
+    def after_run(self, ctx, values):
+        self.results.append(values.results)
+
+
+def as_python(value):
+    if isinstance(value, dict):
+        return {k: as_python(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(as_python(v) for v in value)
+    return None if value is None else np.asarray(value).tolist()
+
+
+def test_each_hook_gets_its_own_results_whatever_it_returns_from_step_to_step():
+    g = Graph()
+    shared = [g.a]
+    changing = ScriptedHook([
+        SessionRunArgs([g.a]),
+        lambda: SessionRunArgs([g.b]),              # a new list every step
+        None,
+        SessionRunArgs({"first": g.c, "second": [g.a, g.b]}),
+        SessionRunArgs(g.b),
+        SessionRunArgs(fetches=None),
+    ])
+    steady = ScriptedHook([SessionRunArgs(shared)])
+    silent = ScriptedHook([None])
+    hooked = HookedSession(g.sess, [changing, steady, silent])
+    for _ in range(12):
+        assert hooked.run(g.step) is None
+    assert g.count() == 12
+    expected = [[1], [2], None, {"first": 3, "second": [1, 2]}, 2, None] * 2
+    assert [as_python(r) for r in changing.results] == expected
+    assert [as_python(r) for r in steady.results] == [[1]] * 12
+    assert silent.results == [None] * 12
+
+
+def test_a_list_mutated_in_place_is_fetched_as_it_is_now():
+    g = Graph()
+    fetches = [g.a]
+    args = SessionRunArgs(fetches)
+
+    def mutate_then_return():
+        fetches[0] = {0: g.a, 1: g.b, 2: g.c}[len(hook.results) % 3]
+        return args
+    hook = ScriptedHook([mutate_then_return])
+    hooked = HookedSession(g.sess, [hook])
+    for _ in range(9):
+        hooked.run(g.step)
+    assert [as_python(r) for r in hook.results] == [[1], [2], [3]] * 3
+
+
+def test_a_structure_gets_a_callable_on_its_second_run_and_keeps_it():
+    g = Graph()
+    hook = ScriptedHook([SessionRunArgs([g.a]), SessionRunArgs([g.a]), SessionRunArgs([g.b])])
+    hooked = HookedSession(g.sess, [hook])
+    for _ in range(9):
+        hooked.run(g.step)
+    # [a], [a], [b], [a], [a], [b], ...: [a] gets its callable on step 2, [b] on step 6.
+    assert g.session_calls == ["run", "make_callable", "callable", "run", "callable", "callable",
+                               "make_callable", "callable", "callable", "callable", "callable"]
+    assert hooked.num_callables == 2
+    assert [as_python(r) for r in hook.results] == [[1], [1], [2]] * 3
+
+
+def test_the_main_fetch_result_comes_back_and_main_fetches_are_part_of_the_structure():
+    g = Graph()
+    hooked = HookedSession(g.sess, [ScriptedHook([SessionRunArgs([g.c])])])
+    answers = [as_python(hooked.run([g.step, g.a] if i % 2 else [g.step, g.b]))
+               for i in range(6)]
+    assert answers == [[None, 2], [None, 1]] * 3
+    assert hooked.num_callables == 2
+    assert g.count() == 6
+
+
+def test_with_few_callables_allowed_the_oldest_is_released_and_results_stay_right():
+    g = Graph()
+    hook = ScriptedHook([SessionRunArgs([g.a]), SessionRunArgs([g.b]), SessionRunArgs([g.c])])
+    hooked = HookedSession(g.sess, [hook], max_callables=1)
+    for _ in range(12):
+        hooked.run(g.step)
+    assert hooked.num_callables == 1
+    assert [as_python(r) for r in hook.results] == [[1], [2], [3]] * 4
+    assert g.count() == 12
+
+
+def test_max_callables_zero_always_uses_session_run():
+    g = Graph()
+    hooked = HookedSession(g.sess, [ScriptedHook([SessionRunArgs([g.a])])], max_callables=0)
+    for _ in range(3):
+        hooked.run(g.step)
+    assert g.session_calls == ["run"] * 3
+    assert hooked.num_callables == 0
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "8"])
+def test_bad_max_callables_is_refused(bad):
+    g = Graph()
+    with pytest.raises(ValueError, match="max_callables must be an int >= 0, got"):
+        HookedSession(g.sess, [], max_callables=bad)
+
+
+def test_feeds_go_through_session_run_with_the_values_of_each_step():
+    g = Graph()
+    values = iter([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]])
+    feeder = ScriptedHook([lambda: SessionRunArgs([g.double_x], feed_dict={g.x: next(values)})])
+    hooked = HookedSession(g.sess, [feeder])
+    for _ in range(3):
+        hooked.run(g.step)
+    assert [as_python(r) for r in feeder.results] == [[[2.0, 4.0]], [[6.0]], [[8.0, 10.0, 12.0]]]
+    assert g.session_calls == ["run"] * 3
+
+
+def test_two_hooks_feeding_the_same_tensor_is_an_error():
+    g = Graph()
+    one = ScriptedHook([SessionRunArgs(None, feed_dict={g.x: [1.0]})])
+    two = ScriptedHook([SessionRunArgs(None, feed_dict={g.x: [2.0]})])
+    with pytest.raises(ValueError, match="feeds x:0 which is already fed"):
+        HookedSession(g.sess, [one, two]).run(g.step)
+
+
+def test_run_options_use_session_run_and_reach_every_hook():
+    g = Graph()
+    tracer = ScriptedHook([SessionRunArgs([g.a], options=tfv1.RunOptions(
+        trace_level=tfv1.RunOptions.FULL_TRACE))])
+    seen = []
+
+    class Watcher(ScriptedHook):
+        def after_run(self, ctx, values):
+            seen.append((values.results, values.options.trace_level,
+                         len(values.run_metadata.step_stats.dev_stats) > 0))
+    hooked = HookedSession(g.sess, [tracer, Watcher([None])])
+    hooked.run(g.step)
+    hooked.run(g.step)
+    assert seen == [(None, tfv1.RunOptions.FULL_TRACE, True)] * 2
+    assert g.session_calls == ["run", "run"]
+
+
+def test_a_stop_request_is_seen_after_the_run():
+    g = Graph()
+
+    class Stopper(ScriptedHook):
+        def after_run(self, ctx, values):
+            if len(self.results) == 1:
+                ctx.request_stop()
+            self.results.append(values.results)
+    hooked = HookedSession(g.sess, [Stopper([None])])
+    hooked.run(g.step)
+    assert not hooked.stop_requested
+    hooked.run(g.step)
+    assert hooked.stop_requested
+
+
+def test_fetch_key_tells_structures_apart():
+    g = Graph()
+    assert fetch_key([g.a, [g.b]]) == fetch_key([g.a, [g.b]])
+    assert fetch_key([g.a]) != fetch_key((g.a,))
+    assert fetch_key([g.a]) != fetch_key(g.a)
+    assert fetch_key([g.a, g.b]) != fetch_key([g.b, g.a])
+    assert fetch_key({"x": g.a}) == fetch_key({"x": g.a})
+    assert fetch_key({"x": g.a}) != fetch_key({"y": g.a})
+    assert fetch_key(["a:0"]) == fetch_key(["a:0"])
+    assert fetch_key([[g.a], [g.b]]) != fetch_key([[g.a, g.b]])
+
+
+class NamesCallback(tfloop.Callback):
+    def __init__(self, answer):
+        self.answer = answer
+
+    def _before_run(self, ctx):
+        return self.answer
+
+
+def test_callbacks_pass_resolved_fetches_on_without_copying_them():
+    graph = tf.Graph()
+    with graph.as_default():
+        t = tf.constant(1.0, name="t")
+    resolved = SessionRunArgs([t])
+    cb = NamesCallback(resolved)
+    cb.graph = graph
+    assert cb.before_run(None) is resolved
+    plain = [t]
+    cb.answer = plain
+    assert cb.before_run(None).fetches is plain
+    cb.answer = ["t:0", t]
+    assert cb.before_run(None).fetches == [t, t]
+    cb.answer = SessionRunArgs({"t": "t"})
+    assert cb.before_run(None).fetches == {"t": t}
+
+
+class SummarizedLinear(LinearModel):
+    def build_graph(self, x, y):
+        cost = super().build_graph(x, y)
+        tfloop.add_moving_summary(cost)
+        tfv1.summary.scalar("cost_summary", cost)
+        return cost
+
+
+def test_training_makes_one_session_call_per_step_with_the_default_callbacks(logdir):
+    log = []
+    x, y = make_regression_data(12)
+    counter = CallCounter()
+    recorder = RecordingCallback("r", log, fetches=["cost"])
+    config = tfloop.TrainConfig(model=SummarizedLinear(), data=tfloop.DatasetInput(
+        dataset_fn(x, y, 4)), callbacks=[counter, recorder], max_epoch=3)
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(config, trainer)
+    assert trainer.global_step == 9
+    # Steps 3, 6 and 9 also fetch the summaries; each structure gets its callable on its 2nd run.
+    assert counter.calls == ["run", "callable", "run"] + ["callable"] * 6
+    # Every value that rode along is right: the costs of plain SGD on the same batches, their
+    # moving average and the summaries of each epoch's last step.
+    w = np.zeros((3, 1), np.float32)
+    costs = []
+    for _ in range(3):
+        for bx, by in batches(x, y, 4):
+            pred = (bx @ w)[:, 0]
+            costs.append(float(np.mean((pred - by) ** 2)))
+            w = w - 0.1 * (2.0 / len(bx)) * bx.T @ (pred - by)[:, None]
+    got = [entry[5][0] for entry in log if entry[1] == "after_run"]
+    np.testing.assert_allclose(got, costs, rtol=1e-5)
+    biased, averages = 0.0, []
+    for t, c in enumerate(costs, 1):
+        biased = 0.95 * biased + 0.05 * c
+        averages.append(biased / (1 - 0.95 ** t))
+    history = trainer.monitors.get_history("cost")
+    assert [s for s, _ in history] == [3, 6, 9]
+    np.testing.assert_allclose([v for _, v in history], averages[2::3], rtol=1e-4)
+    summaries = trainer.monitors.get_history("cost_summary")
+    assert [s for s, _ in summaries] == [3, 6, 9]
+    np.testing.assert_allclose([v for _, v in summaries], costs[2::3], rtol=1e-5)
+
+
+class CallCounter(tfloop.Callback):
+    """Records every session call (``run`` or a callable) made once training started."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.calls = []
+
+    def _before_train(self):
+        sess, calls = self.trainer.sess, self.calls
+        run, make_callable = sess.run, sess.make_callable
+
+        def counted_run(*args, **kwargs):
+            calls.append("run")
+            return run(*args, **kwargs)
+
+        def counted_make_callable(*args, **kwargs):
+            fn = make_callable(*args, **kwargs)
+
+            def counted_callable():
+                calls.append("callable")
+                return fn()
+            return counted_callable
+        sess.run, sess.make_callable = counted_run, counted_make_callable
