@@ -77,7 +77,7 @@ class _FiniteCheck(Callback):
         for name, t in checked:
             if not isinstance(t, tf.Tensor) or not t.dtype.is_floating:
                 raise TypeError("{} checks float tensors; {!r} is {}.".format(
-                    self, name, getattr(t, "dtype", type(t).__name__)))
+                    self, name, getattr(getattr(t, "dtype", None), "name", type(t).__name__)))
             counts.append(tf.stack([tf.reduce_sum(tf.cast(tf.math.is_nan(t), tf.int64)),
                                     tf.reduce_sum(tf.cast(tf.math.is_inf(t), tf.int64)),
                                     tf.size(t, out_type=tf.int64)]))

@@ -135,6 +135,14 @@ class ModelSaver(Callback):
 
     def _setup_graph(self):
         self.checkpoint_dir = _resolve_dir(self._dir_arg, self)
+        for other in map(_unwrap, self.trainer.callbacks):
+            if other is self:
+                break
+            if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
+                raise ValueError(
+                    "Two ModelSavers write to {}: they would overwrite each other's 'checkpoint' "
+                    "file and delete each other's checkpoints. Give one of them a checkpoint_dir= "
+                    "of its own.".format(self.checkpoint_dir))
         variables = []
         for key in self._var_collections:
             variables.extend(v for v in self.graph.get_collection(key) if v not in variables)

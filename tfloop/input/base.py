@@ -16,7 +16,8 @@ def check_input_signature(signature):
     names = [s.name for s in signature if s.name]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ValueError("inputs() has duplicate names: {}.".format(", ".join(duplicates)))
+        raise ValueError("inputs() has duplicate names: {}; give every input a name of its own."
+                         .format(", ".join(duplicates)))
     return signature
 
 

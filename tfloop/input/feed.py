@@ -25,6 +25,7 @@ class FeedInput(InputSource):
     Each datapoint is a list/tuple in the order of ``inputs()`` (or a dict keyed by input name).
     When the iterable runs out it is iterated again, so a list or any re-iterable object works
     for any number of epochs; its ``len()``, when it has one, is the default ``steps_per_epoch``.
+    With several training towers, each tower is fed a datapoint of its own every step.
 
     Args:
         data (iterable): the datapoints, one batch each.
@@ -43,6 +44,7 @@ class FeedInput(InputSource):
         self._data = data
         self._iterator = None
         self.placeholders = None
+        self._tower_placeholders = []
         self._datapoints_fed = 0
 
     def _setup(self, input_signature):
@@ -51,7 +53,13 @@ class FeedInput(InputSource):
                              for i, s in enumerate(input_signature)]
 
     def _get_input_tensors(self):
-        return self.placeholders
+        # Every call (one per training tower) gets placeholders of its own, fed its own datapoint.
+        placeholders = self.placeholders
+        if self._tower_placeholders:
+            placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or "input{}".format(i))
+                            for i, s in enumerate(self.input_signature)]
+        self._tower_placeholders.append(placeholders)
+        return placeholders
 
     def _get_callbacks(self):
         return [_FeedNext(self)]
@@ -78,9 +86,11 @@ class FeedInput(InputSource):
                     "one-shot generator.".format(self._datapoints_fed)) from None
 
     def next_feed(self):
-        """The feed_dict for the next step."""
-        feed = self._feed_for(self._next_datapoint(), self._datapoints_fed)
-        self._datapoints_fed += 1
+        """The feed_dict for the next step: a datapoint of its own for each tower's placeholders."""
+        feed = {}
+        for placeholders in self._tower_placeholders or [self.placeholders]:
+            feed.update(self._feed_for(self._next_datapoint(), self._datapoints_fed, placeholders))
+            self._datapoints_fed += 1
         return feed
 
     def iter_feeds(self):
@@ -91,7 +101,8 @@ class FeedInput(InputSource):
         for index, dp in enumerate(self._data):
             yield self._feed_for(dp, index)
 
-    def _feed_for(self, dp, index):
+    def _feed_for(self, dp, index, placeholders=None):
+        placeholders = placeholders or self.placeholders
         if isinstance(dp, dict):
             missing = [s.name for s in self.input_signature if s.name not in dp]
             if missing:
@@ -100,9 +111,9 @@ class FeedInput(InputSource):
             dp = [dp[s.name] for s in self.input_signature]
         elif not isinstance(dp, (list, tuple)) or len(dp) != len(self.placeholders):
             raise ValueError("FeedInput datapoint {} must be a list of {} components (one per input), "
-                             "got {!r}.".format(index, len(self.placeholders),
-                                                type(dp).__name__ if not isinstance(dp, (list, tuple))
-                                                else "{} components".format(len(dp))))
+                             "got {}.".format(index, len(self.placeholders),
+                                              type(dp).__name__ if not isinstance(dp, (list, tuple))
+                                              else "{} component(s)".format(len(dp))))
         where = "FeedInput datapoint {}".format(index)
         return {ph: check_value_matches_spec(v, s, where)
-                for ph, v, s in zip(self.placeholders, dp, self.input_signature)}
+                for ph, v, s in zip(placeholders, dp, self.input_signature)}

@@ -92,7 +92,10 @@ class TFEventWriter(LogDirMonitor):
             writer.add_summary(tfv1.Summary(value=values), self.global_step)
 
     def _before_train(self):
-        self._get_writer()
+        writer = self._get_writer()
+        if writer is not None and self.global_step > 0:
+            # A resumed run: TensorBoard drops what a killed run wrote after this step.
+            writer.add_session_log(tfv1.SessionLog(status=tfv1.SessionLog.START), self.global_step)
 
     def process_scalar(self, name, value):
         self._add_summary([tfv1.Summary.Value(tag=name, simple_value=value)])

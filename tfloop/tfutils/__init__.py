@@ -4,7 +4,11 @@ from tfloop.tfutils.common import (UnknownNameError, get_global_step_value, get_
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
-from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
+from tfloop.tfutils.sessinit import (ChainInit, DictRestore, JustCurrentSession, SaverRestore,
+                                    SaverRestoreRelaxed, SessionInit, SmartInit, get_model_loader)
+from tfloop.tfutils.summary import (MOVING_SUMMARY_OPS_KEY, add_moving_summary, add_param_summary,
+                                    add_tensor_summary)
+from tfloop.tfutils.varmanip import get_checkpoint_path, load_chkpt_vars
 from tfloop.tfutils.tower import (TowerContext, TowerFunc, TowerTensorHandle, TowerTensorHandles,
                                   get_current_tower_context)
 
@@ -12,5 +16,8 @@ __all__ = [
     "UnknownNameError", "get_global_step_value", "get_global_step_var", "get_op_or_tensor_by_name",
     "get_op_tensor_name", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
     "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",
-    "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context"
+    "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
+    "MOVING_SUMMARY_OPS_KEY", "add_moving_summary", "add_param_summary", "add_tensor_summary",
+    "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit", "get_model_loader",
+    "get_checkpoint_path", "load_chkpt_vars",
 ]

@@ -1,6 +1,20 @@
-"""Session initializers: what to load into the variables after the session is created."""
+"""Session initializers: what to load into the variables after the session is created.
 
-__all__ = ["SessionInit", "JustCurrentSession"]
+``setup_graph`` runs while the graph can still change (it creates the ops a restore needs), then
+``init(sess)`` runs once on the new session, after the variables were initialized. Every restore
+logs one table of the variables it could not match (see :func:`restore_report`).
+"""
+import os
+
+import numpy as np
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.common import get_op_tensor_name
+from tfloop.tfutils.varmanip import get_checkpoint_path, is_optimizer_slot, restore_report
+from tfloop.utils import logger
+
+__all__ = ["SessionInit", "JustCurrentSession", "SaverRestore", "SaverRestoreRelaxed",
+           "DictRestore", "ChainInit", "SmartInit", "get_model_loader"]
 
 
 class SessionInit:
@@ -19,7 +33,8 @@ class SessionInit:
         self._setup_graph()
 
     def init(self, sess):
-        self._run_init(sess)
+        with sess.graph.as_default():
+            self._run_init(sess)
 
     def _setup_graph(self):
         """Create ops (e.g. a Saver) in the default graph."""
@@ -29,4 +44,302 @@ class SessionInit:
 
 
 class JustCurrentSession(SessionInit):
-    """Keep the freshly initialized variables as they are (the default)."""
+    """Keep the freshly initialized variables as they are (the default).
+
+    Example:
+        >>> TrainConfig(model=MyModel(), data=data, session_init=JustCurrentSession())
+    """
+
+
+def _graph_variables():
+    graph = tfv1.get_default_graph()
+    variables = {}
+    for var in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES) + \
+            graph.get_collection(tfv1.GraphKeys.MODEL_VARIABLES):
+        variables.setdefault(var.op.name, var)
+    return variables
+
+
+def _describe(shape, dtype):
+    return "{} {}".format(list(shape), tf.as_dtype(dtype).name)
+
+
+class _MatchingInit(SessionInit):
+    """Match the graph's variables against a source of named values (shapes and dtypes known)."""
+
+    relaxed = False
+    source_name = ""
+
+    def _match(self, source, prefix=None, ignore=()):
+        """Pair graph variables with source keys.
+
+        Args:
+            source (dict): ``{key: (shape, tf.DType)}`` of the source.
+            prefix (str): the source's key ``W`` belongs to the graph's variable ``prefix/W``.
+            ignore (list[str]): graph variable names to leave alone.
+
+        Returns:
+            dict: ``{key: variable}`` of the pairs that can be loaded.
+        """
+        ignore = {get_op_tensor_name(n)[0] for n in ignore}
+        graph_vars = _graph_variables()
+        unknown = sorted(ignore - set(graph_vars))
+        if unknown:
+            logger.warning("{}: ignore= names variables not in the graph: {}.".format(
+                self, unknown))
+
+        def key_of(name):
+            if not prefix:
+                return name
+            return name[len(prefix) + 1:] if name.startswith(prefix + "/") else None
+
+        pairs, graph_only, mismatched, seen = {}, {}, [], {key_of(n) for n in ignore}
+        for name, var in sorted(graph_vars.items()):
+            if name in ignore:
+                continue
+            key = key_of(name)
+            if key is None or key not in source:
+                graph_only[name] = var.shape.as_list()
+                continue
+            seen.add(key)
+            shape, dtype = source[key]
+            var_dtype = var.dtype.base_dtype
+            if var.shape.is_compatible_with(shape) and (
+                    dtype == var_dtype or self._castable(dtype, var_dtype)):
+                pairs[key] = var
+            else:
+                mismatched.append((name, _describe(var.shape, var_dtype), _describe(shape, dtype)))
+        if mismatched and not self.relaxed:
+            raise ValueError(
+                "{}: {} variable(s) differ in shape or dtype between the graph and {}: {}. Use "
+                "SaverRestoreRelaxed or SmartInit(..., ignore_mismatch=True) to skip them, or "
+                "ignore=[names].".format(self, len(mismatched), self.source_name, "; ".join(
+                    "{} is {} in the graph but {} there".format(*m) for m in mismatched)))
+        checkpoint_only = {k: list(s) for k, (s, _) in source.items() if k not in seen}
+        report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
+        if report:
+            logger.info(report)
+        missing = [n for n in graph_only if not is_optimizer_slot(n)]
+        if missing:
+            logger.warning("{} variable(s) keep their initial values: {}.".format(
+                len(missing), ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")))
+        self.report = report
+        self.restored = sorted(v.op.name for v in pairs.values())
+        return pairs
+
+    def _castable(self, src, dst):
+        return self.relaxed and ((src.is_floating and dst.is_floating) or
+                                 (src.is_integer and dst.is_integer))
+
+    def __str__(self):
+        return type(self).__name__
+
+
+class _AssignFromValues(_MatchingInit):
+    """Load numpy values into variables through one assign op per variable, fed at init."""
+
+    def _build_assigns(self, pairs):
+        self._assigns = []
+        with tf.name_scope(type(self).__name__):
+            for key, var in sorted(pairs.items()):
+                ph = tfv1.placeholder(var.dtype.base_dtype, var.shape, name="value")
+                self._assigns.append((key, var, ph, tfv1.assign(var, ph).op))
+
+    def _feed(self, sess, values):
+        feed = {}
+        for key, var, ph, _ in self._assigns:
+            value = np.asarray(values[key])
+            feed[ph] = value.astype(var.dtype.base_dtype.as_numpy_dtype, copy=False).reshape(
+                var.shape.as_list())
+        if feed:
+            sess.run([op for _, _, _, op in self._assigns], feed_dict=feed)
+        logger.info("{} loaded {} variable(s) from {}.".format(self, len(feed), self.source_name))
+
+
+class SaverRestore(_MatchingInit):
+    """Restore variables from a checkpoint with a ``tf.compat.v1.train.Saver``.
+
+    Variables are matched by name; a variable whose shape or dtype differs is an error (use
+    :class:`SaverRestoreRelaxed` to skip it). Graph saveables such as an input iterator's state
+    (``GraphKeys.SAVEABLE_OBJECTS``) are restored too when the checkpoint has them.
+
+    Args:
+        model_path (str): a checkpoint prefix (``model-1200``), one of its files, or a directory
+            (its latest complete checkpoint).
+        prefix (str): the checkpoint's variable ``W`` is loaded into the graph's ``prefix/W``.
+        ignore (list[str]): graph variable names not to load (e.g. ``["learning_rate"]``).
+
+    Example:
+        >>> TrainConfig(..., session_init=SaverRestore("train_log/run1", ignore=["learning_rate"]))
+    """
+
+    def __init__(self, model_path, prefix=None, ignore=()):
+        if isinstance(ignore, str):
+            ignore = [ignore]
+        self.path = get_checkpoint_path(model_path)
+        self.prefix = prefix.rstrip("/") if prefix else None
+        self.ignore = list(ignore)
+        self.source_name = self.path
+        self.restored_saveables = []
+
+    def _read_source(self):
+        reader = tf.train.load_checkpoint(self.path)
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
+        saveables = {}
+        for obj in tfv1.get_collection(tfv1.GraphKeys.SAVEABLE_OBJECTS):
+            names = [spec.name for spec in getattr(obj, "specs", [])]
+            if names and all(n in shapes for n in names):
+                saveables[obj.name] = obj
+        source = {k: (shapes[k], dtypes[k]) for k in shapes
+                  if dtypes[k] != tf.variant and not any(k.startswith(s) for s in saveables)}
+        return reader, source, saveables
+
+    def _setup_graph(self):
+        _, source, saveables = self._read_source()
+        pairs = self._match(source, self.prefix, self.ignore)
+        self.restored_saveables = sorted(saveables)
+        var_list = dict(pairs)
+        var_list.update(saveables)
+        self._saver = tfv1.train.Saver(var_list=var_list, reshape=False, allow_empty=True,
+                                       name="restore") if var_list else None
+
+    def _run_init(self, sess):
+        if self._saver is not None:
+            self._saver.restore(sess, self.path)
+        logger.info("Restored {} variable(s){} from {}.".format(
+            len(self.restored), " and {}".format(", ".join(self.restored_saveables))
+            if self.restored_saveables else "", self.path))
+
+
+class SaverRestoreRelaxed(_AssignFromValues, SaverRestore):
+    """Like :class:`SaverRestore`, but variables whose shape differs are skipped and listed, and
+    float values are cast to the variable's float dtype (e.g. float64 -> float32).
+
+    Example:
+        >>> session_init = SaverRestoreRelaxed("pretrained/model-5000")   # a new head is fine
+    """
+
+    relaxed = True
+
+    def _setup_graph(self):
+        _, source, _ = self._read_source()
+        self._build_assigns(self._match(source, self.prefix, self.ignore))
+
+    def _run_init(self, sess):
+        reader = tf.train.load_checkpoint(self.path)
+        self._feed(sess, {key: reader.get_tensor(key) for key, _, _, _ in self._assigns})
+
+
+class DictRestore(_AssignFromValues):
+    """Load variables from a dict ``{variable name: numpy value}`` (names with or without ``:0``).
+
+    Args:
+        variable_dict (dict): the values.
+        ignore_mismatch (bool): skip (and list) values whose shape does not fit instead of
+            raising. Values are always cast to the variable's dtype within floats or within ints.
+
+    Example:
+        >>> DictRestore({"fc/W": np.zeros([784, 10], np.float32)})
+    """
+
+    def __init__(self, variable_dict, ignore_mismatch=False):
+        if not isinstance(variable_dict, dict):
+            raise TypeError("DictRestore needs a dict {{variable name: value}}, got {!r}.".format(
+                type(variable_dict).__name__))
+        self.values = {}
+        for name, value in variable_dict.items():
+            if not isinstance(name, str):
+                raise TypeError("DictRestore keys must be variable names (str), got {!r}.".format(
+                    name))
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "biuf":
+                raise TypeError("DictRestore value for {!r} is not numeric: {!r}; give a number or "
+                                "a numpy array of numbers.".format(name, value))
+            self.values[get_op_tensor_name(name)[0]] = arr
+        self.relaxed = bool(ignore_mismatch)
+        self.source_name = "a dict of {} value(s)".format(len(self.values))
+
+    def _setup_graph(self):
+        source = {k: (v.shape, tf.as_dtype(v.dtype)) for k, v in self.values.items()}
+        self._build_assigns(self._match(source))
+
+    def _run_init(self, sess):
+        self._feed(sess, self.values)
+
+    def _castable(self, src, dst):
+        return (src.is_floating and dst.is_floating) or (src.is_integer and dst.is_integer)
+
+
+class ChainInit(SessionInit):
+    """Run several initializers in order; a later one overwrites what an earlier one loaded.
+
+    Example:
+        >>> ChainInit([SaverRestore("pretrained/backbone"), DictRestore({"head/W": w})])
+    """
+
+    def __init__(self, sess_inits):
+        self.inits = [SmartInit(s) for s in sess_inits]
+
+    def _setup_graph(self):
+        for s in self.inits:
+            s.setup_graph()
+
+    def _run_init(self, sess):
+        for s in self.inits:
+            s.init(sess)
+
+    def __str__(self):
+        return "ChainInit({})".format(", ".join(str(s) for s in self.inits))
+
+
+def _load_npz(path):
+    with np.load(path, allow_pickle=False) as data:
+        if isinstance(data, np.ndarray):
+            raise ValueError("{} holds a single array; a model file must map variable names to "
+                             "arrays (save it with np.savez(path, **values)).".format(path))
+        return {k: data[k] for k in data.files}
+
+
+def get_model_loader(path):
+    """A loader for a model file: :class:`DictRestore` for ``.npz``, :class:`SaverRestore` for a
+    checkpoint (prefix, file or directory).
+
+    Example:
+        >>> session_init = get_model_loader("pretrained/model.npz")
+    """
+    return SmartInit(path)
+
+
+def SmartInit(obj, ignore_mismatch=False):
+    """Turn ``obj`` into a :class:`SessionInit`.
+
+    Args:
+        obj: None (keep the initial values), a SessionInit (as is), a checkpoint path or
+            directory, a ``.npz`` file, a dict ``{name: value}``, or a list of these (chained).
+        ignore_mismatch (bool): skip variables whose shape differs instead of raising.
+
+    Example:
+        >>> TrainConfig(..., session_init=SmartInit("train_log/pretrain"))
+    """
+    if obj is None:
+        return JustCurrentSession()
+    if isinstance(obj, SessionInit):
+        return obj
+    if isinstance(obj, dict):
+        return DictRestore(obj, ignore_mismatch=ignore_mismatch)
+    if isinstance(obj, (list, tuple)):
+        return ChainInit([SmartInit(o, ignore_mismatch) for o in obj])
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.path.expanduser(os.fspath(obj))
+        if path.endswith(".npz"):
+            if not os.path.isfile(path):
+                raise FileNotFoundError("No file {}: give an existing .npz file of "
+                                        "{{variable name: array}}.".format(path))
+            return DictRestore(_load_npz(path), ignore_mismatch=ignore_mismatch)
+        if ignore_mismatch:
+            return SaverRestoreRelaxed(path)
+        return SaverRestore(path)
+    raise TypeError("Cannot initialize a session from {!r} ({}): give None, a SessionInit, a "
+                    "checkpoint path or directory, a .npz file, a dict {{name: value}}, or a list "
+                    "of these.".format(obj, type(obj).__name__))

@@ -11,6 +11,7 @@ from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
 from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.faults import SignalHandler
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
 
@@ -175,18 +176,24 @@ class Trainer:
         with self.graph.as_default(), self.sess.as_default():
             try:
                 callbacks.before_train()
+                first_step = loop.starting_local_step
+                spr = loop.steps_per_run
+                if first_step % spr:
+                    raise ValueError("Cannot resume at step {} of the epoch with steps_per_run={}: "
+                                     "it is not a multiple of it.".format(first_step, spr))
                 for loop.epoch_num in range(starting_epoch, max_epoch + 1):
                     logger.info("Start epoch {} at global step {} ...".format(
                         loop.epoch_num, loop.global_step))
-                    loop.local_step = -1
+                    loop.local_step = first_step - 1
                     callbacks.before_epoch()
                     start = time.perf_counter()
-                    for loop.local_step in range(steps_per_epoch):
+                    for loop.local_step in range(first_step + spr - 1, steps_per_epoch, spr):
                         self.run_step()
                         callbacks.trigger_step()
                         if hooked_sess.stop_requested:
                             raise StopTraining("a callback requested a stop after step {}".format(
                                 loop.global_step))
+                    first_step = 0
                     callbacks.after_epoch()
                     logger.info("Epoch {} (global step {}) finished, time: {:.2f} s.".format(
                         loop.epoch_num, loop.global_step, time.perf_counter() - start))
@@ -217,14 +224,19 @@ class Trainer:
         """Set up callbacks, create the session and run the main loop; closes the session at the end."""
         self._check_loop_args(steps_per_epoch, starting_epoch, max_epoch)
         self.setup_callbacks(callbacks, monitors)
+        signals = SignalHandler(self)
         self.initialize(session_creator, session_init)
         try:
-            self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
+            with signals:
+                self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
         finally:
             self.sess.close()
 
     def _check_loop_args(self, steps_per_epoch, starting_epoch, max_epoch):
         TrainLoop().configure(steps_per_epoch, starting_epoch, max_epoch)
+        if steps_per_epoch % self.loop.steps_per_run:
+            raise ValueError("steps_per_epoch ({}) must be a multiple of steps_per_run ({}).".format(
+                steps_per_epoch, self.loop.steps_per_run))
 
     def train_with_defaults(self, callbacks=None, extra_callbacks=None, monitors=None,
                             session_creator=None, session_init=None, steps_per_epoch=None,

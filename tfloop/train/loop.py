@@ -8,6 +8,8 @@ class TrainLoop:
 
     ``epoch_num`` is ``starting_epoch - 1`` before the first epoch; ``local_step`` counts from 0 in
     each epoch; ``global_step`` counts every training step ever run (it continues on resume).
+    ``starting_local_step`` is the step the first epoch starts at (a run resumed mid-epoch sets it
+    before the main loop; ``steps_per_epoch`` means only that epoch's end is left).
     """
 
     def __init__(self):
@@ -18,6 +20,7 @@ class TrainLoop:
         self.epoch_num = 0
         self.local_step = -1
         self.global_step = 0
+        self.starting_local_step = 0
 
     def configure(self, steps_per_epoch, starting_epoch, max_epoch):
         """Check and set the loop's bounds; errors name the bad value and what is valid."""

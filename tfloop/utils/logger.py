@@ -150,7 +150,8 @@ def set_logger_dir(dirname, action=None):
             dirname = dirname + _timestamp()
             info("Using a new log directory {}.".format(dirname))
     elif os.path.exists(dirname) and not os.path.isdir(dirname):
-        raise FileExistsError("Log directory {} exists and is not a directory.".format(dirname))
+        raise FileExistsError("Log directory {} exists and is not a directory: choose another "
+                              "path, or remove that file.".format(dirname))
 
     try:
         os.makedirs(dirname, exist_ok=True)

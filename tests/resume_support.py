@@ -1,0 +1,246 @@
+"""A deterministic training run for the resume and fault tests, in-process or as a subprocess.
+
+As a script: ``python resume_support.py LOGDIR OUTDIR [BLOCK]`` trains (resuming from LOGDIR) and
+writes ``OUTDIR/final.npy`` at the end. ``BLOCK`` names a point where the process writes
+``OUTDIR/blocked`` and then hangs, for the test to kill it there (see :func:`install_block`).
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import tfloop  # noqa: E402
+from support import LinearModel, make_regression_data  # noqa: E402
+from tfloop.compat import tf, tfv1  # noqa: E402
+from tfloop.utils import logger  # noqa: E402
+
+STEPS_PER_EPOCH = 3
+
+
+def make_dataset():
+    """12 datapoints, shuffled with a seed (a new order each pass), batches of 4."""
+    x, y = make_regression_data(12)
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(12, seed=7).batch(4)
+
+
+class WeightLog(tfloop.Callback):
+    """Records ``w`` after every step (fetched with the step) and puts its sum every epoch."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.after_step = []
+        self.final = None
+
+    def _setup_graph(self):
+        self.w = next(v for v in tfv1.global_variables() if v.op.name == "w")
+        # Read after the update: a plain read in the step's run could happen before or after it.
+        with tf.control_dependencies([self.trainer.train_op]):
+            self.w_after_step = tf.identity(self.w.read_value())
+
+    def _before_run(self, ctx):
+        return [self.w_after_step]
+
+    def _after_run(self, ctx, values):
+        self.after_step.append((self.global_step, values.results[0].tobytes()))
+
+    def _trigger(self):
+        self.trainer.monitors.put_scalar("w_sum", float(self.trainer.sess.run(self.w).sum()))
+
+    def _after_train(self):
+        self.final = self.trainer.sess.run(self.w)
+
+
+class StepCounter(tfloop.Callback):
+    """Counts the steps of every run so far (its state is saved with the checkpoints)."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.steps = 0
+        self.at_start = None
+
+    def _before_train(self):
+        self.at_start = self.steps
+
+    def _trigger_step(self):
+        self.steps += 1
+
+    def _state_dict(self):
+        return {"steps": self.steps}
+
+    def _load_state_dict(self, state):
+        self.steps = state["steps"]
+
+
+class StopAt(tfloop.Callback):
+    def __init__(self, step):
+        self.step = step
+
+    def _trigger_step(self):
+        if self.global_step == self.step:
+            raise tfloop.StopTraining("test stop at {}".format(self.step))
+
+
+def train(logdir, max_epoch=4, save_every=2, extra=(), max_to_keep=None, make_data=make_dataset,
+          trainer=None):
+    """Train (resuming from ``logdir``) and return ``(config, weight_log, counter)``."""
+    logger.set_logger_dir(logdir, action="keep")
+    weights, counter = WeightLog(), StepCounter()
+    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=max_to_keep),
+                                        every_k_steps=save_every), weights, counter] + list(extra)
+    config = tfloop.AutoResumeTrainConfig(
+        model=LinearModel(), data=tfloop.DatasetInput(make_data), callbacks=callbacks,
+        monitors=[tfloop.JSONWriter()], extra_callbacks=[], max_epoch=max_epoch)
+    try:
+        tfloop.launch_train_with_config(config, trainer or tfloop.SimpleTrainer())
+    finally:
+        logger.unset_logger_dir()
+    return config, weights, counter
+
+
+def read_stats(logdir):
+    with open(os.path.join(logdir, "stats.json")) as f:
+        return json.load(f)
+
+
+# ---- the subprocess worker ----------------------------------------------------------------------
+class _Block(tfloop.Callback):
+    """Hangs in ``hook`` at global step ``step`` (or every step sleeps ``pause`` seconds)."""
+
+    def __init__(self, marker, step=None, hook="_trigger_step", pause=0.0):
+        self.marker, self.step, self.pause = marker, step, pause
+        setattr(self, hook, self._maybe_block)
+
+    def overrides(self, method):
+        return method in ("_trigger_step", "_trigger", "_after_train", "_before_train")
+
+    def _maybe_block(self):
+        if self.pause:
+            time.sleep(self.pause)
+        if self.step is not None and self.global_step == self.step:
+            hang(self.marker)
+
+
+def hang(marker, note=""):
+    with open(marker, "w") as f:
+        f.write(note)
+    while True:
+        time.sleep(60)
+
+
+def _half_then_hang(marker, data, f):
+    f.write(data[:len(data) // 2])
+    f.flush()
+    hang(marker)
+
+
+def install_block(spec, marker):
+    """Make the process hang at ``spec`` = ``point:arg``; returns extra callbacks to add.
+
+    Points: ``step:N`` (a callback's trigger_step at step N), ``epoch:E`` (trigger_epoch of epoch E,
+    after ModelSaver, before the monitors), ``state_file:N`` (checkpoint N complete, the
+    ``checkpoint`` state file not yet updated), ``iterator:N`` / ``resume_json:N`` (half of that
+    file of checkpoint N written), ``stats:K`` (half of stats.json written with K records), ``meta``
+    (while exporting the meta graph), ``restore`` (after the variables were restored),
+    ``slow:SECONDS`` (sleep in every step; the test kills at a random moment), ``signal:N``
+    (``OUTDIR/blocked`` appears at step N, which then waits for the test's signal).
+    """
+    from tensorflow.python.checkpoint import checkpoint_management
+    from tensorflow.python.training import saver as saver_module
+
+    import tfloop.callbacks.state as state_module
+    import tfloop.train.resume as resume_module
+
+    point, _, arg = spec.partition(":")
+    if point == "step":
+        return [_Block(marker, int(arg))]
+    if point == "epoch":
+        return [_Block(marker, int(arg) * STEPS_PER_EPOCH, hook="_trigger")]
+    if point == "slow":
+        started = tfloop.CallbackFactory(before_train=lambda self: open(marker, "w").close())
+        return [started, _Block(marker, pause=float(arg))]
+    if point == "signal":
+        class Mark(tfloop.Callback):
+            def _trigger_step(self):
+                if self.global_step == int(arg):
+                    open(marker, "w").close()
+                    deadline = time.monotonic() + 120
+                    while not self.trainer.hooked_sess.stop_requested and \
+                            time.monotonic() < deadline:
+                        time.sleep(0.01)
+
+            def _after_train(self):
+                open(os.path.join(os.path.dirname(marker), "after_train"), "w").close()
+        return [Mark()]
+    if point == "state_file":
+        original = saver_module.checkpoint_management.update_checkpoint_state_internal
+
+        def update(save_dir, model_checkpoint_path, *args, **kwargs):
+            if model_checkpoint_path.endswith("model-" + arg):
+                hang(marker)
+            return original(save_dir, model_checkpoint_path, *args, **kwargs)
+        saver_module.checkpoint_management.update_checkpoint_state_internal = update
+        checkpoint_management.update_checkpoint_state_internal = update
+    elif point in ("iterator", "resume_json"):
+        original_write = state_module.write_atomic
+        suffix = {"iterator": ".iterator", "resume_json": ".resume.json"}[point]
+
+        def write(path, data):
+            if path.endswith("model-" + arg + suffix):
+                tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".x.tmp")
+                with open(tmp, "wb") as f:
+                    _half_then_hang(marker, data.encode() if isinstance(data, str) else data, f)
+            return original_write(path, data)
+        state_module.write_atomic = write
+    elif point == "stats":
+        original_records = tfloop.JSONWriter.write_records
+
+        def write_records(self, records, f):
+            if len(records) == int(arg):
+                _half_then_hang(marker, json.dumps(records), f)
+            return original_records(self, records, f)
+        tfloop.JSONWriter.write_records = write_records
+    elif point == "meta":
+        def export(self, filename=None, **kwargs):
+            with open(filename, "w") as f:
+                _half_then_hang(marker, "x" * 100, f)
+        saver_module.Saver.export_meta_graph = export
+    elif point == "restore":
+        original_init = resume_module.ResumeInit._run_init
+
+        def run_init(self, sess):
+            self._restore.init(sess)
+            hang(marker)
+            return original_init(self, sess)
+        resume_module.ResumeInit._run_init = run_init
+    elif point:
+        raise ValueError("unknown block point {!r}".format(spec))
+    return []
+
+
+def worker(argv):
+    """:func:`main` in a forked process, its output going to ``OUTDIR/output.txt``."""
+    out = os.open(os.path.join(argv[2], "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    main(argv)
+
+
+def main(argv):
+    logdir, outdir = argv[1], argv[2]
+    spec = argv[3] if len(argv) > 3 else ""
+    max_epoch = int(os.environ.get("RESUME_TEST_MAX_EPOCH", "6"))
+    save_every = int(os.environ.get("RESUME_TEST_SAVE_EVERY", "1"))
+    extra = install_block(spec, os.path.join(outdir, "blocked"))
+    _, weights, _ = train(logdir, max_epoch=max_epoch, save_every=save_every, extra=extra,
+                          max_to_keep=3)
+    np.save(os.path.join(outdir, "final.npy"), weights.final)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,434 @@
+"""Every row of docs/errors.md: the bad input, and exactly the message it gets.
+
+Each row names a case below; the test runs it and compares the exception type and message (or
+the logged warning) with the row. In the document, ``<tmp>`` stands for the test's temporary
+directory and ``0x…`` for an object address.
+"""
+import json
+import logging
+import os
+import re
+
+import numpy as np
+import pytest
+
+import tfloop
+from resume_support import StopAt, train
+from support import LinearModel, batches, make_regression_data, train_linear
+from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "errors.md")
+CASES = {}
+
+
+def case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+    return register
+
+
+def _feed(n=12, batch=4):
+    x, y = make_regression_data(n)
+    return tfloop.FeedInput(batches(x, y, batch))
+
+
+class _Model(LinearModel):
+    """LinearModel with one method replaced."""
+
+    def __init__(self, **methods):
+        super().__init__()
+        for name, fn in methods.items():
+            setattr(self, name, fn.__get__(self))
+
+
+def _save_linear(directory, shape=(3, 1)):
+    graph = tf.Graph()
+    with graph.as_default():
+        tfv1.get_variable("w", list(shape))
+        tfv1.train.get_or_create_global_step()
+        with tfv1.Session(graph=graph) as sess:
+            sess.run(tfv1.global_variables_initializer())
+            return tfv1.train.Saver().save(sess, os.path.join(str(directory), "model"),
+                                          global_step=5)
+
+
+# ---- configuration ------------------------------------------------------------------------------
+@case("config-model")
+def _(tmp):
+    tfloop.TrainConfig(model=object(), data=[(1, 2)])
+
+
+@case("config-data-twice")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=[(1, 2)], dataflow=[(1, 2)])
+
+
+@case("config-data-type")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=42)
+
+
+@case("config-callback-type")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), callbacks=["ModelSaver"])
+
+
+@case("config-monitor-type")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), monitors=[tfloop.ModelSaver()])
+
+
+@case("config-session-init")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_init="train_log/run1")
+
+
+@case("config-session-twice")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_config=tfv1.ConfigProto(),
+                       session_creator=tfloop.NewSessionCreator())
+
+
+@case("launch-config")
+def _(tmp):
+    tfloop.launch_train_with_config({"model": LinearModel()}, tfloop.SimpleTrainer())
+
+
+@case("launch-trainer")
+def _(tmp):
+    tfloop.launch_train_with_config(tfloop.TrainConfig(model=LinearModel(), data=_feed()),
+                                    "SimpleTrainer")
+
+
+@case("launch-incomplete")
+def _(tmp):
+    tfloop.launch_train_with_config(tfloop.TrainConfig(model=LinearModel()),
+                                    tfloop.SimpleTrainer())
+
+
+# ---- the model ----------------------------------------------------------------------------------
+@case("model-inputs-type")
+def _(tmp):
+    train_linear(model=_Model(inputs=lambda self: [([None, 3], tf.float32)]))
+
+
+@case("model-inputs-duplicate")
+def _(tmp):
+    train_linear(model=_Model(inputs=lambda self: [tf.TensorSpec([None, 3], tf.float32, "x"),
+                                                   tf.TensorSpec([None], tf.float32, "x")]))
+
+
+def _vector_cost(self, x, y):
+    w = tfv1.get_variable("w", [3, 1])
+    return tf.square(tf.squeeze(tf.matmul(x, w), 1) - y, name="cost")
+
+
+@case("model-cost-not-scalar")
+def _(tmp):
+    train_linear(model=_Model(build_graph=_vector_cost))
+
+
+@case("model-cost-not-tensor")
+def _(tmp):
+    train_linear(model=_Model(build_graph=lambda self, x, y: 0.5))
+
+
+@case("model-no-trainable-variable")
+def _(tmp):
+    train_linear(model=_Model(build_graph=lambda self, x, y: tf.reduce_mean(y)))
+
+
+@case("model-optimizer")
+def _(tmp):
+    train_linear(model=_Model(optimizer=lambda self: "adam"))
+
+
+# ---- the loop -----------------------------------------------------------------------------------
+@case("loop-steps-zero")
+def _(tmp):
+    train_linear(steps_per_epoch=0)
+
+
+@case("loop-steps-float")
+def _(tmp):
+    train_linear(steps_per_epoch=2.5)
+
+
+@case("loop-max-epoch")
+def _(tmp):
+    train_linear(starting_epoch=5, max_epoch=2)
+
+
+@case("loop-starting-epoch")
+def _(tmp):
+    train_linear(starting_epoch=0)
+
+
+@case("loop-steps-unknown")
+def _(tmp):
+    x, y = make_regression_data(4)
+    train_linear(data=tfloop.FeedInput(iter([(x, y)])))
+
+
+# ---- input shapes and dtypes against inputs() ------------------------------------------------
+@case("input-feed-shape")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([(np.zeros((4, 2), np.float32), np.zeros(4, np.float32))]))
+
+
+@case("input-feed-dtype")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32), np.array(["a"] * 4))]))
+
+
+@case("input-feed-components")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32),)]))
+
+
+@case("input-feed-one-shot")
+def _(tmp):
+    x, y = make_regression_data(8)
+    train_linear(data=tfloop.FeedInput(iter(batches(x, y, 4))), steps_per_epoch=3)
+
+
+@case("input-dataset-dtype")
+def _(tmp):
+    x, y = make_regression_data(8)
+    train_linear(data=tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(
+        (x.astype(np.float64), y)).batch(4)))
+
+
+@case("input-dataset-components")
+def _(tmp):
+    x, _ = make_regression_data(8)
+    train_linear(data=tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(x).batch(4)))
+
+
+@case("input-dataset-eager")
+def _(tmp):
+    x, y = make_regression_data(8)
+    train_linear(data=tfloop.DatasetInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(4)))
+
+
+@case("input-dataset-fn")
+def _(tmp):
+    train_linear(data=tfloop.DatasetInput(lambda: [1, 2, 3]))
+
+
+# ---- tensor names -------------------------------------------------------------------------------
+@case("name-unknown-tensor")
+def _(tmp):
+    train_linear([tfloop.ProcessTensors(["cots"], print)])
+
+
+@case("name-unknown-param")
+def _(tmp):
+    train_linear([tfloop.ScheduledHyperParamSetter("learning_rat", [(1, 0.1)])])
+
+
+@case("name-nan-check-int")
+def _(tmp):
+    train_linear([tfloop.CheckNumerics(["global_step"])])
+
+
+# ---- schedules and hyper-parameter files -------------------------------------------------------
+@case("schedule-order")
+def _(tmp):
+    tfloop.ScheduledHyperParamSetter("learning_rate", [(10, 0.1), (5, 0.01)])
+
+
+@case("schedule-pair")
+def _(tmp):
+    tfloop.ScheduledHyperParamSetter("learning_rate", [0.1, 0.01])
+
+
+@case("schedule-interp")
+def _(tmp):
+    tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.1)], interp="cubic")
+
+
+class _LearningRateModel(LinearModel):
+    def optimizer(self):
+        lr = tfv1.get_variable("learning_rate", initializer=0.1, trainable=False)
+        return tfv1.train.GradientDescentOptimizer(lr)
+
+
+@case("hyper-file-line")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    with open(str(tmp / "log" / "hyper.txt"), "w") as f:
+        f.write("learning_rate=0.5\n")
+    train_linear([tfloop.HumanHyperParamSetter("learning_rate")], model=_LearningRateModel(),
+                 max_epoch=1)
+
+
+# ---- log directory ------------------------------------------------------------------------------
+@case("logdir-exists")
+def _(tmp):
+    (tmp / "run").mkdir()
+    (tmp / "run" / "log.log").write_text("x")
+    logger.set_logger_dir(str(tmp / "run"))
+
+
+@case("logdir-action")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "run"), action="overwrite")
+
+
+@case("logdir-file")
+def _(tmp):
+    (tmp / "run").write_text("x")
+    logger.set_logger_dir(str(tmp / "run"))
+
+
+@case("logdir-missing-for-saver")
+def _(tmp):
+    train_linear([tfloop.ModelSaver()])
+
+
+# ---- checkpoints and session initialization --------------------------------------------------
+@case("ckpt-missing")
+def _(tmp):
+    _save_linear(tmp)
+    tfloop.SaverRestore(str(tmp / "model-7"))
+
+
+@case("ckpt-empty-dir")
+def _(tmp):
+    tfloop.SaverRestore(str(tmp))
+
+
+@case("ckpt-incomplete")
+def _(tmp):
+    prefix = _save_linear(tmp)
+    os.truncate(prefix + ".data-00000-of-00001", 2)
+    tfloop.SaverRestore(prefix)
+
+
+@case("ckpt-shape")
+def _(tmp):
+    _save_linear(tmp, shape=(4, 1))
+    train_linear(session_init=tfloop.SaverRestore(str(tmp)))
+
+
+@case("sessinit-type")
+def _(tmp):
+    tfloop.SmartInit(3)
+
+
+@case("sessinit-npz-missing")
+def _(tmp):
+    tfloop.SmartInit(str(tmp / "weights.npz"))
+
+
+@case("sessinit-dict-value")
+def _(tmp):
+    tfloop.DictRestore({"w": "zeros"})
+
+
+@case("resume-finished")
+def _(tmp):
+    train(str(tmp / "log"), max_epoch=1)
+    train(str(tmp / "log"), max_epoch=1)
+
+
+@case("resume-state-corrupt")
+def _(tmp):
+    train(str(tmp / "log"), extra=[StopAt(2)])
+    with open(str(tmp / "log" / "model-2.resume.json"), "w") as f:
+        f.write('{"format": 1, "epo')
+    train(str(tmp / "log"))
+
+
+@case("resume-callback-state")
+def _(tmp):
+    train(str(tmp / "log"), extra=[StopAt(2)])
+    path = str(tmp / "log" / "model-2.resume.json")
+    with open(path) as f:
+        state = json.load(f)
+    state["callbacks"]["StepCounter#0"] = {"count": 2}
+    with open(path, "w") as f:
+        json.dump(state, f)
+    train(str(tmp / "log"))
+
+
+# ---- callbacks that must be unique --------------------------------------------------------------
+@case("unique-same-object")
+def _(tmp):
+    cb = tfloop.ProgressBar()
+    train_linear([cb, cb])
+
+
+@case("unique-model-saver-dir")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    train_linear([tfloop.ModelSaver(), tfloop.PeriodicTrigger(tfloop.ModelSaver(),
+                                                              every_k_steps=100)])
+
+
+@case("unique-json-writer")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    train_linear(monitors=[tfloop.JSONWriter(), tfloop.JSONWriter(every_k_steps=10)])
+
+
+@case("feed-twice")
+def _(tmp):
+    class FeedX(tfloop.Callback):
+        def _setup_graph(self):
+            self.x = self.trainer._input_source.placeholders[0]
+
+        def _before_run(self, ctx):
+            return tfv1.train.SessionRunArgs(fetches=None,
+                                             feed_dict={self.x: np.zeros((4, 3), np.float32)})
+    train_linear([FeedX()])
+
+
+# ---- the document and the test ------------------------------------------------------------------
+_ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
+
+
+def _rows():
+    rows = []
+    with open(DOC, encoding="utf-8") as f:
+        for line in f:
+            match = _ROW.match(line.rstrip("\n"))
+            if match:
+                rows.append((match.group(1), match.group(3), match.group(4)))
+    return rows
+
+
+def _normalize(message, tmp):
+    message = message.replace(str(tmp), "<tmp>")
+    return re.sub(r"0x[0-9a-f]+", "0x…", message)
+
+
+def _run(name, tmp):
+    """The (type name, message) case ``name`` ends with: its exception, or its logged warning."""
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logging.getLogger("tfloop").addHandler(handler)
+    try:
+        CASES[name](tmp)
+    except Exception as e:
+        return type(e).__name__, str(e)
+    finally:
+        logging.getLogger("tfloop").removeHandler(handler)
+    warnings = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    return "warning", warnings[0] if warnings else "(no error, no warning)"
+
+
+def test_the_catalogue_has_thirty_kinds_and_every_case_a_row():
+    names = [name for name, _, _ in _rows()]
+    assert len(names) == len(set(names)) >= 30
+    assert sorted(names) == sorted(CASES)
+
+
+@pytest.mark.parametrize("name,kind,message", _rows())
+def test_catalogue_row(tmp_path, name, kind, message):
+    got_kind, got = _run(name, tmp_path)
+    assert (got_kind, _normalize(got, tmp_path)) == (kind, message.replace("\\|", "|"))

@@ -1,0 +1,215 @@
+"""Reading checkpoints: finding the latest complete one, loading its values, reporting a restore.
+
+A checkpoint is named by its *prefix* (``<dir>/model-1200``); TensorFlow writes ``<prefix>.index``,
+``<prefix>.data-NNNNN-of-MMMMM`` and ``<prefix>.meta``, then updates the ``checkpoint`` state file.
+A process killed while saving can leave a prefix whose files are missing or short: such a
+checkpoint is *incomplete* and never chosen.
+"""
+import glob
+import os
+import re
+
+import numpy as np
+from tabulate import tabulate
+
+from tfloop.compat import tf
+from tfloop.utils import logger
+
+__all__ = ["get_checkpoint_path", "find_latest_checkpoint", "list_checkpoints", "checkpoint_step",
+           "is_complete_checkpoint", "load_chkpt_vars", "is_optimizer_slot", "restore_report"]
+
+_STEP_SUFFIX = re.compile(r"-(\d+)$")
+_DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-(\d{5})$")
+_FILE_SUFFIX = re.compile(r"(\.index|\.meta|\.data-\d{5}-of-\d{5}|\.callbacks\.json)$")
+_SLOT = re.compile(r"/(Adam|Adam_1|Momentum|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|"
+                   r"Adadelta_1|Ftrl|Ftrl_1|ProximalAdagrad|GradientDescent)$"
+                   r"|^(beta1_power|beta2_power)(_\d+)?$")
+
+
+def checkpoint_step(prefix):
+    """The global step in a checkpoint prefix's name (``model-1200`` -> 1200), or None."""
+    match = _STEP_SUFFIX.search(os.path.basename(prefix))
+    return int(match.group(1)) if match else None
+
+
+def _data_files(prefix):
+    return sorted(glob.glob(glob.escape(prefix) + ".data-?????-of-?????"))
+
+
+def _expected_data_bytes(reader):
+    """Bytes the data files must hold at least: the size of every fixed-size tensor."""
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    total = 0
+    for name, dtype in dtypes.items():
+        if dtype in (tf.string, tf.variant, tf.resource):
+            continue
+        total += int(np.prod(shapes[name], dtype=np.int64)) * dtype.size
+    return total
+
+
+def is_complete_checkpoint(prefix):
+    """Whether every file of checkpoint ``prefix`` is present and long enough to be read.
+
+    Returns:
+        (bool, str): the verdict and, when incomplete, why.
+    """
+    if not os.path.isfile(prefix + ".index"):
+        return False, "no {} file".format(os.path.basename(prefix) + ".index")
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError) as e:
+        return False, "its index cannot be read ({})".format(getattr(e, "message", e))
+    data = _data_files(prefix)
+    shards = {int(_DATA_SUFFIX.search(f).group(1)) for f in data}
+    if not data or len(shards) != 1 or len(data) != shards.pop():
+        return False, "data files missing (found {})".format(
+            [os.path.basename(f) for f in data] or "none")
+    size = sum(os.path.getsize(f) for f in data)
+    expected = _expected_data_bytes(reader)
+    if size < expected:
+        return False, "data files hold {} bytes, fewer than the {} its index needs".format(
+            size, expected)
+    return True, ""
+
+
+def list_checkpoints(directory):
+    """Every checkpoint prefix in ``directory`` (complete or not), oldest first.
+
+    Prefixes come from the ``checkpoint`` state file and from the ``*.index`` files present, so a
+    stale or missing state file does not hide a checkpoint. They are sorted by the step in their
+    name, then by modification time.
+    """
+    prefixes = set()
+    try:
+        state = tf.train.get_checkpoint_state(directory)
+    except (tf.errors.OpError, ValueError) as e:
+        logger.warning("Checkpoint state file in {} is unreadable ({}); looking at the files "
+                       "instead.".format(directory, e))
+        state = None
+    if state is not None:
+        for path in list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]:
+            if path:
+                prefixes.add(os.path.join(directory, os.path.basename(path)))
+    for index in glob.glob(os.path.join(glob.escape(directory), "*.index")):
+        prefixes.add(index[:-len(".index")])
+
+    def order(prefix):
+        step = checkpoint_step(prefix)
+        mtime = os.path.getmtime(prefix + ".index") if os.path.exists(prefix + ".index") else 0.0
+        return (-1 if step is None else step, mtime)
+    return sorted(prefixes, key=order)
+
+
+def find_latest_checkpoint(directory, accept=None):
+    """The newest complete checkpoint in ``directory``, or None.
+
+    Args:
+        accept (callable): ``accept(prefix) -> bool``: an extra condition a checkpoint must meet
+            (e.g. that its callback state was written too).
+
+    Incomplete checkpoints newer than the one chosen are named in a warning.
+    """
+    skipped = []
+    for prefix in reversed(list_checkpoints(directory)):
+        ok, why = is_complete_checkpoint(prefix)
+        if ok and accept is not None and not accept(prefix):
+            ok, why = False, "its companion files were not written"
+        if ok:
+            if skipped:
+                logger.warning("Skipped incomplete checkpoint(s) in {}: {}. Using {}.".format(
+                    directory, "; ".join(skipped), os.path.basename(prefix)))
+            return prefix
+        skipped.append("{} ({})".format(os.path.basename(prefix), why))
+    if skipped:
+        logger.warning("No complete checkpoint in {}: {}.".format(directory, "; ".join(skipped)))
+    return None
+
+
+def get_checkpoint_path(path):
+    """Resolve ``path`` to the prefix of a complete checkpoint.
+
+    Args:
+        path (str): a checkpoint prefix (``train_log/run/model-1200``), one of its files
+            (``model-1200.index``, ``.data-00000-of-00001``, ``.meta``), the ``checkpoint`` state
+            file, or a directory (its latest complete checkpoint).
+
+    Raises:
+        FileNotFoundError: nothing usable at ``path``; the message says what was found.
+        ValueError: the checkpoint at ``path`` is incomplete (e.g. written by a killed process).
+    """
+    path = os.path.normpath(os.path.expanduser(str(path)))
+    if os.path.basename(path) == "checkpoint" and os.path.isfile(path):
+        path = os.path.dirname(path)
+    if os.path.isdir(path):
+        prefix = find_latest_checkpoint(path)
+        if prefix is None:
+            raise FileNotFoundError(
+                "No complete checkpoint in directory {}: expected files like model-<step>.index "
+                "and model-<step>.data-00000-of-00001.".format(path))
+        return prefix
+    prefix = _FILE_SUFFIX.sub("", path)
+    if not os.path.exists(prefix + ".index"):
+        near = sorted(os.path.basename(p) for p in glob.glob(glob.escape(prefix) + "*.index"))
+        parent = os.path.dirname(prefix) or "."
+        if not near and os.path.isdir(parent):
+            near = [os.path.basename(p) for p in list_checkpoints(parent)]
+        raise FileNotFoundError(
+            "No checkpoint at {}: give a checkpoint prefix (model-<step>), one of its files, or a "
+            "directory holding checkpoints.{}".format(
+                path, " Checkpoints nearby: {}.".format(", ".join(near)) if near else ""))
+    ok, why = is_complete_checkpoint(prefix)
+    if not ok:
+        raise ValueError("Checkpoint {} is incomplete: {}. Use an earlier checkpoint or its "
+                         "directory (which resolves to the latest complete one).".format(
+                             prefix, why))
+    return prefix
+
+
+def load_chkpt_vars(path):
+    """Every tensor of a checkpoint as a dict ``{name: numpy array}`` (iterator states left out)."""
+    prefix = get_checkpoint_path(path)
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name)
+            for name, dtype in reader.get_variable_to_dtype_map().items()
+            if dtype not in (tf.variant, tf.resource)}
+
+
+def is_optimizer_slot(name):
+    """Whether a variable name is an optimizer's slot or accumulator (``w/Momentum``,
+    ``beta1_power``)."""
+    return bool(_SLOT.search(name))
+
+
+def _shape(shape):
+    return "-" if shape is None else str(list(shape))
+
+
+def restore_report(graph_only, checkpoint_only, mismatched=(), source=""):
+    """One table of what a restore did not match; optimizer slots are summarised as counts.
+
+    Args:
+        graph_only (dict): ``{name: shape}`` in the graph but not in the checkpoint.
+        checkpoint_only (dict): ``{name: shape}`` in the checkpoint but not in the graph.
+        mismatched (list): ``(name, graph description, checkpoint description)`` for variables in
+            both whose shape or dtype differ.
+        source (str): what was restored from, for the title.
+
+    Returns:
+        str: the table with a title line, or "" when everything matched.
+    """
+    rows = []
+    for where, names in (("graph only", graph_only), ("checkpoint only", checkpoint_only)):
+        slots = sorted(n for n in names if is_optimizer_slot(n))
+        for name in sorted(names):
+            if name not in slots:
+                rows.append([where, name, _shape(names[name]) if where == "graph only" else "",
+                             _shape(names[name]) if where != "graph only" else ""])
+        if slots:
+            rows.append([where, "{} optimizer slot variable(s)".format(len(slots)), "", ""])
+    for name, in_graph, in_checkpoint in mismatched:
+        rows.append(["mismatch", name, in_graph, in_checkpoint])
+    if not rows:
+        return ""
+    title = "Variables not restored{}:".format(" from " + source if source else "")
+    return title + "\n" + tabulate(rows, headers=["status", "variable", "graph", "checkpoint"])

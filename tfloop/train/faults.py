@@ -1,0 +1,120 @@
+"""Stopping cleanly on SIGTERM (pre-emption) and SIGINT (Ctrl-C).
+
+The first signal only sets the hooked session's ``stop_requested`` flag, which the main loop
+already checks after every step: the current step finishes, training stops as if a callback had
+asked, every ``after_train`` runs (``ModelSaver`` saves the final checkpoint there, monitors
+flush), and then the process exits with ``128 + signal`` (143 for SIGTERM) or, for SIGINT, with
+``KeyboardInterrupt``. Nothing is checked per step that was not checked before. A second signal
+of the same kind stops at once.
+"""
+import os
+import signal
+import threading
+
+from tfloop.callbacks.base import ProxyCallback
+from tfloop.callbacks.saver import ModelSaver
+from tfloop.callbacks.state import ResumeStateSaver
+from tfloop.compat import tfv1
+from tfloop.utils import logger
+
+__all__ = ["SignalHandler", "HANDLED_SIGNALS"]
+
+HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _unwrap(cb):
+    while isinstance(cb, ProxyCallback):
+        cb = cb.cb
+    return cb
+
+
+class SignalHandler:
+    """Turn SIGTERM/SIGINT during training into a clean stop; used by ``Trainer.train``.
+
+    Create it after the callbacks are set up and before the graph is finalized: when no
+    ``ModelSaver`` is among the callbacks and a log directory is set, it adds a saver of its own so
+    that a signal still leaves a checkpoint ``<log dir>/model-<global_step>``. Use it as a context
+    manager around the main loop. Signal handlers can only be installed in the main thread;
+    elsewhere it does nothing.
+
+    Attributes:
+        received (int): the signal that stopped training, or None.
+
+    Example:
+        >>> handler = SignalHandler(trainer)
+        >>> trainer.initialize(session_creator, session_init)
+        >>> with handler:
+        ...     trainer.main_loop(steps_per_epoch, starting_epoch, max_epoch)
+    """
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self.received = None
+        self._previous = {}
+        self._saver = None
+        callbacks = [_unwrap(cb) for cb in trainer.callbacks]
+        self._state_savers = [cb for cb in callbacks if isinstance(cb, ResumeStateSaver)]
+        self._logdir = logger.get_logger_dir()
+        if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
+                and trainer.is_chief:
+            with trainer.graph.as_default():
+                variables = tfv1.global_variables()
+                if variables:
+                    self._saver = tfv1.train.Saver(var_list=variables, max_to_keep=None,
+                                                   name="signal_saver")
+
+    def __enter__(self):
+        if threading.current_thread() is not threading.main_thread():
+            logger.info("Training runs outside the main thread: SIGTERM/SIGINT are not handled.")
+            return self
+        for signum in HANDLED_SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        name = signal.Signals(signum).name
+        if self.received == signum:
+            logger.error("{} received again: stopping at once.".format(name))
+            self._restore_handlers()
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+        self.received = signum
+        logger.warning("{} received at global step {}: finishing the current step, then saving and "
+                       "stopping (send it again to stop at once).".format(
+                           name, self.trainer.global_step))
+        hooked = self.trainer.hooked_sess
+        if hooked is not None:
+            hooked.stop_requested = True
+
+    def _restore_handlers(self):
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous = {}
+
+    def __exit__(self, exc_type, exc, tb):
+        self._restore_handlers()
+        if self.received is None or exc_type is not None:
+            return False
+        if self._saver is not None:
+            self._save()
+        name = signal.Signals(self.received).name
+        logger.info("Stopped on {} at global step {}.".format(name, self.trainer.global_step))
+        if self.received == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + self.received)
+
+    def _save(self):
+        trainer = self.trainer
+        path = os.path.join(self._logdir, "model")
+        try:
+            with trainer.graph.as_default():
+                prefix = self._saver.save(trainer.sess, path, global_step=trainer.global_step,
+                                          write_meta_graph=False)
+        except Exception as e:
+            logger.error("Could not save a checkpoint on the signal: {}: {}.".format(
+                type(e).__name__, e))
+            return
+        logger.info("Saved {} on the signal.".format(prefix))
+        for saver in self._state_savers:
+            saver.write(prefix, *saver.position_after_training())
