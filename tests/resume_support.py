@@ -187,7 +187,7 @@ def install_block(spec, marker):
         saver_module.checkpoint_management.update_checkpoint_state_internal = update
         checkpoint_management.update_checkpoint_state_internal = update
     elif point in ("iterator", "resume_json"):
-        original_write = state_module.write_atomic
+        original_write = state_module.atomic_write
         suffix = {"iterator": ".iterator", "resume_json": ".resume.json"}[point]
 
         def write(path, data):
@@ -196,7 +196,7 @@ def install_block(spec, marker):
                 with open(tmp, "wb") as f:
                     _half_then_hang(marker, data.encode() if isinstance(data, str) else data, f)
             return original_write(path, data)
-        state_module.write_atomic = write
+        state_module.atomic_write = write
     elif point == "stats":
         original_records = tfloop.JSONWriter.write_records
 

@@ -17,16 +17,16 @@ the JSON file is what marks the checkpoint's resume state complete.
 import json
 import os
 import re
-import tempfile
 
 from tfloop.callbacks.base import Callback, ProxyCallback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.varmanip import checkpoint_step
 from tfloop.utils import logger
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["ResumeStateSaver", "IteratorState", "callback_keys", "collect_callback_states",
-           "apply_callback_states", "read_resume_state", "resume_state_path", "write_atomic",
+           "apply_callback_states", "read_resume_state", "resume_state_path",
            "RESUME_SUFFIX", "ITERATOR_SUFFIX"]
 
 RESUME_SUFFIX = ".resume.json"
@@ -38,23 +38,6 @@ _STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)"
 def resume_state_path(prefix):
     """The resume-state file of checkpoint ``prefix``."""
     return prefix + RESUME_SUFFIX
-
-
-def write_atomic(path, data):
-    """Replace ``path`` with ``data`` (bytes or str) through a temporary file and ``os.replace``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _unwrap(cb):
@@ -332,10 +315,10 @@ class ResumeStateSaver(Callback):
         try:
             if self.iterator_state is not None:
                 blob = self.iterator_state.save(self.trainer.sess)
-                write_atomic(prefix + ITERATOR_SUFFIX, blob)
+                atomic_write(prefix + ITERATOR_SUFFIX, blob)
                 state["iterator"] = {"file": os.path.basename(prefix) + ITERATOR_SUFFIX,
                                      "bytes": len(blob)}
-            write_atomic(resume_state_path(prefix), json.dumps(state, indent=1, allow_nan=True))
+            atomic_write(resume_state_path(prefix), json.dumps(state, indent=1, allow_nan=True))
         except (OSError, tf.errors.OpError) as e:
             logger.error("ResumeStateSaver could not write the resume state of {}: {}: {}. A "
                          "resumed run will start from an earlier checkpoint.".format(
