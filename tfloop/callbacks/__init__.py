@@ -1,30 +1,30 @@
 """Callbacks: everything that happens in training besides the training step."""
 from tfloop.callbacks.base import Callback, CallbackFactory, ProxyCallback, StopTraining
+from tfloop.callbacks.debug import InjectShell
+from tfloop.callbacks.dump import DumpTensorAsImage, DumpTensors
+from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
 from tfloop.callbacks.inference import (BinaryClassificationStats, ClassificationError, Inferencer,
                                         ScalarStats)
 from tfloop.callbacks.inference_runner import InferenceRunner
+from tfloop.callbacks.memory import HostMemoryTracker, PeakMemoryTracker
+from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
 from tfloop.callbacks.param_human import HumanHyperParamSetter, StatMonitorParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
-from tfloop.callbacks.stat_monitor import StatMonitorCallback
-from tfloop.callbacks.steps import MaintainStepCounter
-from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
-from tfloop.callbacks.debug import InjectShell
-from tfloop.callbacks.early_stop import EarlyStopping
-from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
-from tfloop.callbacks.saver import MaxSaver, MinSaver, ModelSaver
-from tfloop.callbacks.state import ResumeStateSaver
-from tfloop.callbacks.dump import DumpTensorAsImage, DumpTensors
-from tfloop.callbacks.memory import HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
-from tfloop.callbacks.sendstat import SendStat
-from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.progress import ProgressBar
+from tfloop.callbacks.saver import MaxSaver, MinSaver, ModelSaver
+from tfloop.callbacks.sendstat import SendStat
+from tfloop.callbacks.stat_monitor import StatMonitorCallback
+from tfloop.callbacks.state import ResumeStateSaver
+from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
+from tfloop.callbacks.timing import CallbackTimeLogger
+from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 
 __all__ = [
     "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "ProcessTensors", "RunOp",

@@ -8,9 +8,9 @@ from tfloop.tfutils.sessinit import (ChainInit, DictRestore, JustCurrentSession,
                                     SaverRestoreRelaxed, SessionInit, SmartInit, get_model_loader)
 from tfloop.tfutils.summary import (MOVING_SUMMARY_OPS_KEY, add_moving_summary, add_param_summary,
                                     add_tensor_summary)
-from tfloop.tfutils.varmanip import get_checkpoint_path, load_chkpt_vars
 from tfloop.tfutils.tower import (TowerContext, TowerFunc, TowerTensorHandle, TowerTensorHandles,
                                   get_current_tower_context)
+from tfloop.tfutils.varmanip import get_checkpoint_path, load_chkpt_vars
 
 __all__ = [
     "UnknownNameError", "get_global_step_value", "get_global_step_var", "get_op_or_tensor_by_name",

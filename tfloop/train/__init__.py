@@ -1,19 +1,19 @@
 """Trainers, the training configuration, and the main loop."""
 from tfloop.callbacks.base import StopTraining
 from tfloop.train.base import Trainer
-from tfloop.train.config import TrainConfig, as_input_source
-from tfloop.train.defaults import default_callbacks, default_monitors
-from tfloop.train.interface import launch_train_with_config
-from tfloop.train.loop import TrainLoop
-from tfloop.train.faults import SignalHandler
-from tfloop.train.resume import AutoResumeTrainConfig
-from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
-from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
-                                   SyncMultiGPUTrainerReplicated)
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, run_parameter_server,
                                   shard_dataset)
+from tfloop.train.config import TrainConfig, as_input_source
+from tfloop.train.defaults import default_callbacks, default_monitors
 from tfloop.train.distributed import (DistributedTrainerParameterServer,
                                       DistributedTrainerReplicated, trainer_from_tf_config)
+from tfloop.train.faults import SignalHandler
+from tfloop.train.interface import launch_train_with_config
+from tfloop.train.loop import TrainLoop
+from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
+                                   SyncMultiGPUTrainerReplicated)
+from tfloop.train.resume import AutoResumeTrainConfig
+from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
 
 __all__ = [
     "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
