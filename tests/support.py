@@ -99,21 +99,25 @@ class RecordingCallback(Callback):
 
 
 class RunCounter(Callback):
-    """Counts every ``session.run`` of the trainer's session from ``before_train`` on."""
+    """Counts every call into the trainer's session from ``before_train`` on: ``session.run`` and
+    the callables that ``session.make_callable`` returned (the hooked session's cached steps)."""
 
     _chief_only = False
 
     def __init__(self):
         self.runs = 0
 
+    def _count(self, function):
+        def counted(*args, **kwargs):
+            self.runs += 1
+            return function(*args, **kwargs)
+        return counted
+
     def _before_train(self):
         sess = self.trainer.sess
-        original = sess.run
-
-        def counted_run(*args, **kwargs):
-            self.runs += 1
-            return original(*args, **kwargs)
-        sess.run = counted_run
+        make_callable = sess.make_callable
+        sess.run = self._count(sess.run)
+        sess.make_callable = lambda *args, **kwargs: self._count(make_callable(*args, **kwargs))
 
 
 def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, monitors=(),

@@ -3,7 +3,7 @@ rate variable the optimizer really uses."""
 import pytest
 
 import tfloop
-from support import LinearModel, train_linear
+from support import LinearModel, RunCounter, train_linear
 from tfloop.compat import tfv1
 
 SCHEDULE_HINT = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
@@ -164,22 +164,6 @@ def test_bad_schedules_name_the_entry_and_show_a_valid_one(schedule, fragment):
 def test_bad_interp_is_refused():
     with pytest.raises(ValueError, match=r"interp must be None or 'linear', got 'cubic'"):
         tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1)], interp="cubic")
-
-
-class RunCounter(tfloop.Callback):
-    """Counts every session.run made once training started (the steps' included)."""
-
-    def __init__(self):
-        self.runs = 0
-
-    def _before_train(self):
-        sess = self.trainer.sess
-        original = sess.run
-
-        def counted(*args, **kwargs):
-            self.runs += 1
-            return original(*args, **kwargs)
-        sess.run = counted
 
 
 def test_step_based_func_warm_up_reads_the_value_along_with_the_step():

@@ -97,3 +97,13 @@ def test_epoch_whose_start_a_wrapper_skipped_puts_nothing():
     only_after_steps = tfloop.EnableCallbackIf(tracker, lambda self: self.local_step >= 0)
     trainer = train_linear([only_after_steps], max_epoch=1)
     assert throughput(trainer) == {}
+
+
+def test_samples_per_second_counts_every_step_of_a_multi_step_call():
+    x, y = make_regression_data(24)
+    data = tfloop.DatasetInput(dataset_fn(x, y, 4))          # batch size unknown to the graph
+    tracker = ThroughputTracker(clock=ScriptedClock(0.0, 2.0))
+    trainer = train_linear([tracker], data=data, steps_per_epoch=6, max_epoch=1, steps_per_run=3)
+    assert tracker in trainer.hooked_sess.hooks
+    assert throughput(trainer) == {"throughput/steps_per_sec": [(6, 3.0)],
+                                   "throughput/samples_per_sec": [(6, 12.0)]}

@@ -6,7 +6,8 @@ import pytest
 import tfloop
 from tfloop.compat import tf, tfv1
 
-from support import LinearModel, RecordingCallback, dataset_fn, make_regression_data, train_linear
+from support import (LinearModel, RecordingCallback, RunCounter, dataset_fn, make_regression_data,
+                     train_linear)
 
 X, Y = make_regression_data(24)
 
@@ -35,35 +36,15 @@ class WeightsAtEnd(tfloop.Callback):
         self.w = self.trainer.sess.run(self.w_var)
 
 
-class CallCounter(tfloop.Callback):
-    """Counts session calls of every kind (run and callables) once training started, and how
-    many were made by the end of each epoch."""
-
-    _chief_only = False
+class CallCounter(RunCounter):
+    """Counts session calls, and how many were made by the end of each epoch."""
 
     def __init__(self):
-        self.calls = 0
+        super().__init__()
         self.calls_after_epoch = []
 
     def _after_epoch(self):
-        self.calls_after_epoch.append(self.calls)
-
-    def _before_train(self):
-        sess, counter = self.trainer.sess, self
-        run, make_callable = sess.run, sess.make_callable
-
-        def counted_run(*args, **kwargs):
-            counter.calls += 1
-            return run(*args, **kwargs)
-
-        def counted_make_callable(*args, **kwargs):
-            fn = make_callable(*args, **kwargs)
-
-            def counted():
-                counter.calls += 1
-                return fn()
-            return counted
-        sess.run, sess.make_callable = counted_run, counted_make_callable
+        self.calls_after_epoch.append(self.runs)
 
 
 def train(k, model=None, callbacks=(), steps_per_epoch=6, max_epoch=2, via_trainer=False,

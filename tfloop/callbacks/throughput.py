@@ -102,7 +102,8 @@ class ThroughputTracker(Callback):
         return self._batch_size
 
     def _after_run(self, ctx, values):
-        self._samples += int(values.results)
+        # With steps_per_run = k the batch size is the run's last step's, for all k steps.
+        self._samples += int(values.results) * self.trainer.loop.steps_per_run
 
     def _after_epoch(self):
         if self._start is None:  # a wrapper skipped this epoch's before_epoch
