@@ -125,9 +125,35 @@ def test_a_kill_during_the_write_leaves_the_previous_file_complete(logdir, monke
 
     monkeypatch.setattr(os, "replace", replace_then_die)
     with pytest.raises(OSError, match="simulated kill"):
-        train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+        train_linear([PutStats()], monitors=[JSONWriter(on_error="raise")], max_epoch=3)
     assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
     assert sorted(os.listdir(logdir)) == ["log.log", "stats.json"]
+
+
+def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, monkeypatch,
+                                                                      tfloop_log):
+    real_replace = os.replace
+    writes = []
+
+    def replace_failing_once(src, dst):
+        writes.append(dst)
+        if len(writes) == 2:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_failing_once)
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    assert [r["epoch_num"] for r in stats(logdir)] == [1, 2, 3]
+    errors = [m for level, m in tfloop_log if level == "ERROR"]
+    assert len(errors) == 1
+    assert "stats.json at global step 6" in errors[0] and "No space left on device" in errors[0]
+    assert any("wrote" in m and "again, with every record" in m for _, m in tfloop_log)
+    assert sorted(os.listdir(logdir)) == ["log.log", "stats.json"]
+
+
+def test_bad_on_error_is_rejected():
+    with pytest.raises(ValueError, match="on_error must be 'log' or 'raise', got 'ignore'"):
+        JSONWriter(on_error="ignore")
 
 
 class StopInTriggerEpoch(Callback):

@@ -35,14 +35,16 @@ class CSVWriter(RecordMonitor):
         filename (str): the file's name in the log directory.
         every_k_steps (int): also write a row every k steps.
         logdir (str): the directory; the log directory by default.
+        on_error (str): ``"log"`` (a failed write is logged and retried with the next record)
+            or ``"raise"`` (stop training).
 
     Example:
         >>> TrainConfig(..., monitors=[CSVWriter(), ScalarPrinter()])
         >>> pandas.read_csv("train_log/run1/stats.csv")
     """
 
-    def __init__(self, filename="stats.csv", every_k_steps=None, logdir=None):
-        super().__init__(filename, every_k_steps=every_k_steps, logdir=logdir)
+    def __init__(self, filename="stats.csv", every_k_steps=None, logdir=None, on_error="log"):
+        super().__init__(filename, every_k_steps=every_k_steps, logdir=logdir, on_error=on_error)
 
     def read_records(self, path):
         with open(path, encoding="utf-8", newline="") as f:

@@ -34,6 +34,8 @@ class JSONWriter(RecordMonitor):
     Args:
         every_k_steps (int): also make a record every k steps.
         logdir (str): the directory of ``stats.json``; the log directory by default.
+        on_error (str): ``"log"`` (a failed write is logged and retried with the next record)
+            or ``"raise"`` (stop training).
 
     Example:
         >>> TrainConfig(..., monitors=[TFEventWriter(), JSONWriter(every_k_steps=100)])
@@ -42,8 +44,9 @@ class JSONWriter(RecordMonitor):
 
     FILENAME = "stats.json"
 
-    def __init__(self, every_k_steps=None, logdir=None):
-        super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir)
+    def __init__(self, every_k_steps=None, logdir=None, on_error="log"):
+        super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir,
+                         on_error=on_error)
 
     def read_records(self, path):
         return read_json_records(path)

@@ -41,12 +41,17 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     mid-epoch). Otherwise the file is moved to ``<file>.<timestamp>.bak`` with a warning, and a new
     file is started.
 
+    A write that fails (disk full, directory gone) is logged as an error naming the file, and
+    training continues: the records stay in memory and the next write, which rewrites the whole
+    file, retries them. ``on_error="raise"`` stops training instead.
+
     Subclasses implement :meth:`read_records` and :meth:`write_records`.
 
     Args:
         filename (str): the file's name, inside the log directory.
         every_k_steps (int): also make a record every k steps.
         logdir (str): the directory; the log directory by default.
+        on_error (str): ``"log"`` (log loudly, keep training) or ``"raise"`` when a write fails.
 
     Example:
         >>> class LineWriter(RecordMonitor):
@@ -57,8 +62,11 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         ...         f.writelines(json.dumps(r) + "\\n" for r in records)
     """
 
-    def __init__(self, filename, every_k_steps=None, logdir=None):
+    def __init__(self, filename, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(logdir)
+        if on_error not in ("log", "raise"):
+            raise ValueError("{}: on_error must be 'log' or 'raise', got {!r}.".format(
+                type(self).__name__, on_error))
         if not isinstance(filename, str) or not filename or os.path.basename(filename) != filename:
             raise ValueError("{}: filename must be a plain file name (no directory), got {!r}."
                              .format(type(self).__name__, filename))
@@ -73,6 +81,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._since_record = {}
         self._epoch_values = {}
         self._resume_records = None
+        self._on_error = on_error
+        self._failing = False
 
     # ---- for subclasses -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -147,8 +157,21 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._write()
 
     def _write(self):
-        if self.path is not None:
+        if self.path is None:
+            return
+        try:
             atomic_write(self.path, lambda f: self.write_records(self.records, f))
+        except OSError as e:
+            if self._on_error == "raise":
+                raise
+            self._failing = True
+            logger.error("{} could not write {} at global step {}: {}. Its {} record(s) are kept "
+                         "in memory and written with the next record; training continues.".format(
+                             self, self.path, self.global_step, e, len(self.records)))
+            return
+        if self._failing:
+            self._failing = False
+            logger.info("{} wrote {} again, with every record.".format(self, self.path))
 
     def _load_for_resume(self):
         if not os.path.exists(self.path):
