@@ -45,7 +45,7 @@ def test_real_pdb_session_through_stdin_sees_trainer_and_training_resumes(tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     pdb_run, ipython_run = proc.stdout.split("RUN ipython")
     for out, shell in ((pdb_run, "pdb"), (ipython_run, "ipython")):
-        assert "create {} to open a pdb shell".format(log_dir / "INJECT_SHELL.tmp") in out
+        assert "create {} to open the pdb shell".format(log_dir / "INJECT_SHELL.tmp") in out
         assert out.count("opening a pdb shell") == 1
         assert out.count("('SEEN', 3, 'InjectShell')") == 1
         assert "shell closed, training resumes" in out
@@ -118,7 +118,7 @@ def test_relative_file_without_log_dir_lives_in_working_dir(tmp_path, monkeypatc
     train_linear([tfloop.PeriodicTrigger(shell, every_k_steps=2)], max_epoch=1)
     assert [step for step, _, _ in opened] == [2]
     assert shell.path == str(tmp_path / "shell.flag")
-    assert any("create {} to open a ipython shell".format(shell.path) in msg
+    assert any("create {} to open the ipython shell".format(shell.path) in msg
                for _, msg in tfloop_log)
 
 

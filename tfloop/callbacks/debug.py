@@ -65,7 +65,7 @@ class InjectShell(Callback):
             logger.warning("InjectShell: IPython is not installed (pip install ipython); pdb will "
                            "open instead.")
             self._shell = "pdb"
-        logger.info("InjectShell: create {} to open a {} shell at the next trigger.".format(
+        logger.info("InjectShell: create {} to open the {} shell at the next trigger.".format(
             self.path, self._shell))
 
     def _trigger(self):
