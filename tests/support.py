@@ -26,6 +26,15 @@ def dataset_fn(x, y, batch_size):
     return lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)
 
 
+def expected_ema(values, decay):
+    """Bias-corrected exponential moving average after each value."""
+    biased, averages = 0.0, []
+    for t, v in enumerate(values, start=1):
+        biased = decay * biased + (1 - decay) * v
+        averages.append(biased / (1 - decay ** t))
+    return averages
+
+
 class LinearModel(ModelDesc):
     """y ~ x @ w, mean squared error, plain SGD: deterministic and fast."""
 
@@ -42,6 +51,47 @@ class LinearModel(ModelDesc):
 
     def optimizer(self):
         return tfv1.train.GradientDescentOptimizer(self.lr)
+
+
+class LRModel(LinearModel):
+    """LinearModel whose optimizer reads a ``learning_rate`` variable (``lr`` at start), created
+    in the variable scope ``scope``."""
+
+    def __init__(self, lr=0.1, scope=""):
+        super().__init__(lr)
+        self.scope = scope
+
+    def optimizer(self):
+        with tfv1.variable_scope(self.scope):
+            lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
+        return tfv1.train.GradientDescentOptimizer(lr)
+
+
+class LRRecorder(Callback):
+    """The learning rate each step trained with (``lrs``), fetched along with the step."""
+
+    def __init__(self, name="learning_rate:0"):
+        self.name = name
+        self.lrs = []
+        self._epochs = []
+
+    def _setup_graph(self):
+        self.var = [v for v in tfv1.global_variables() if v.name == self.name][0]
+
+    def _before_run(self, ctx):
+        return [self.var]
+
+    def _after_run(self, ctx, values):
+        self.lrs.append(float(values.results[0]))
+        self._epochs.append(self.epoch_num)
+
+    def per_epoch(self):
+        """The learning rate of each epoch, rounded to 6 digits; it must not change within one."""
+        by_epoch = {}
+        for epoch, lr in zip(self._epochs, self.lrs):
+            by_epoch.setdefault(epoch, set()).add(round(lr, 6))
+        assert all(len(lrs) == 1 for lrs in by_epoch.values()), by_epoch
+        return [lrs.pop() for lrs in by_epoch.values()]
 
 
 class RecordingCallback(Callback):

@@ -3,39 +3,8 @@ reading parameters, and what a setter does around a real training run."""
 import pytest
 
 import tfloop
-from support import LinearModel, train_linear
+from support import LRModel, LRRecorder, train_linear
 from tfloop.compat import tf, tfv1
-
-
-class LRModel(LinearModel):
-    """LinearModel whose optimizer reads a ``learning_rate`` variable in a name scope."""
-
-    def __init__(self, lr=0.1, scope=""):
-        super().__init__(lr)
-        self.scope = scope
-
-    def optimizer(self):
-        with tfv1.variable_scope(self.scope):
-            lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
-        return tfv1.train.GradientDescentOptimizer(lr)
-
-
-class LRRecorder(tfloop.Callback):
-    """The learning rate of each epoch's first step, fetched along with the step."""
-
-    def __init__(self, name="learning_rate:0"):
-        self.name = name
-        self.lrs = []
-
-    def _setup_graph(self):
-        self.var = [v for v in tfv1.global_variables() if v.name == self.name][0]
-
-    def _before_run(self, ctx):
-        return [self.var] if self.local_step == 0 else None
-
-    def _after_run(self, ctx, values):
-        if values.results is not None:
-            self.lrs.append(float(values.results[0]))
 
 
 class ScalarLog(tfloop.MonitorBase):
@@ -132,7 +101,7 @@ def test_setter_sets_at_start_and_on_change_and_puts_to_monitors():
     setter, recorder, log = Halve("learning_rate"), LRRecorder(), ScalarLog()
     trainer = train_linear([setter, recorder], model=LRModel(), max_epoch=4, monitors=[log])
     assert isinstance(setter.param, tfloop.GraphVarParam)
-    assert recorder.lrs == pytest.approx([0.2, 0.1, 0.05, 0.05])
+    assert recorder.per_epoch() == pytest.approx([0.2, 0.1, 0.05, 0.05])
     # the before_train value is put when epoch 1 starts; epoch 3's unchanged value is not put
     assert log.seen == [(1, 0, "learning_rate", pytest.approx(0.2)),
                         (1, 3, "learning_rate", pytest.approx(0.1)),
@@ -145,7 +114,7 @@ def test_scoped_variable_is_found_by_its_short_name():
     setter, recorder = Halve("learning_rate"), LRRecorder("opt/learning_rate:0")
     train_linear([setter, recorder], model=LRModel(scope="opt"), max_epoch=2)
     assert setter.param.var.name == "opt/learning_rate:0"
-    assert recorder.lrs == pytest.approx([0.2, 0.1])
+    assert recorder.per_epoch() == pytest.approx([0.2, 0.1])
 
 
 def test_unknown_name_fails_at_setup_before_any_step():

@@ -6,40 +6,9 @@ import os
 import pytest
 
 import tfloop
-from support import LinearModel, train_linear
+from support import LRModel, LRRecorder, train_linear
 from tfloop.callbacks.param_human import parse_hyper_file
 from tfloop.compat import tfv1
-
-
-class LRModel(LinearModel):
-    """LinearModel whose optimizer reads a ``learning_rate`` variable (0.1 at start)."""
-
-    def optimizer(self):
-        lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
-        return tfv1.train.GradientDescentOptimizer(lr)
-
-
-class LRRecorder(tfloop.Callback):
-    """The learning rate of each epoch's steps, fetched along with each step."""
-
-    def __init__(self):
-        self.lrs = []
-
-    def _setup_graph(self):
-        self.var = [v for v in tfv1.global_variables() if v.name == "learning_rate:0"][0]
-
-    def _before_epoch(self):
-        self.lrs.append(set())
-
-    def _before_run(self, ctx):
-        return [self.var]
-
-    def _after_run(self, ctx, values):
-        self.lrs[-1].add(round(float(values.results[0]), 6))
-
-    def per_epoch(self):
-        assert all(len(lrs) == 1 for lrs in self.lrs), self.lrs
-        return [lrs.pop() for lrs in self.lrs]
 
 
 class ScalarLog(tfloop.MonitorBase):

@@ -3,34 +3,10 @@ rate variable the optimizer really uses."""
 import pytest
 
 import tfloop
-from support import LinearModel, RunCounter, train_linear
+from support import LRModel, LRRecorder, RunCounter, train_linear
 from tfloop.compat import tfv1
 
 SCHEDULE_HINT = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
-
-
-class LRModel(LinearModel):
-    """LinearModel whose optimizer reads a ``learning_rate`` variable (0.1 at start)."""
-
-    def optimizer(self):
-        lr = tfv1.get_variable("learning_rate", initializer=self.lr, trainable=False)
-        return tfv1.train.GradientDescentOptimizer(lr)
-
-
-class LRRecorder(tfloop.Callback):
-    """The learning rate each step trained with, fetched along with the step."""
-
-    def __init__(self):
-        self.lrs = []
-
-    def _setup_graph(self):
-        self.var = [v for v in tfv1.global_variables() if v.name == "learning_rate:0"][0]
-
-    def _before_run(self, ctx):
-        return [self.var]
-
-    def _after_run(self, ctx, values):
-        self.lrs.append(float(values.results[0]))
 
 
 class ScalarLog(tfloop.MonitorBase):

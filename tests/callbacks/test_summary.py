@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tfloop
-from support import LinearModel, RunCounter, train_linear
+from support import LinearModel, RunCounter, expected_ema, train_linear
 from tfloop import Callback, MergeAllSummaries, MonitorBase, MovingAverageSummary, ProcessTensors
 
 
@@ -13,14 +13,6 @@ class SummarizedModel(LinearModel):
         tfloop.add_moving_summary(cost, decay=0.5)
         tfloop.add_param_summary(("w", ["histogram", "rms"]))
         return cost
-
-
-def expected_ema(values, decay):
-    biased, averages = 0.0, []
-    for t, v in enumerate(values, start=1):
-        biased = decay * biased + (1 - decay) * v
-        averages.append(biased / (1 - decay ** t))
-    return averages
 
 
 class SummaryLog(MonitorBase):

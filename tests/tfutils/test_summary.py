@@ -9,14 +9,7 @@ from tfloop import TowerContext, add_moving_summary, add_param_summary, add_tens
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY
 
-
-def expected_ema(values, decay):
-    """Bias-corrected exponential moving average after each value."""
-    biased, averages = 0.0, []
-    for t, v in enumerate(values, start=1):
-        biased = decay * biased + (1 - decay) * v
-        averages.append(biased / (1 - decay ** t))
-    return averages
+from support import expected_ema
 
 
 def run_merged(graph, sess, feed=None):
