@@ -35,7 +35,6 @@ class Editor(tfloop.Callback):
             os.replace(self.path + ".tmp", self.path)
 
 
-
 def run(callbacks, max_epoch, **kwargs):
     recorder, log = LRRecorder(), ScalarLog()
     train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
