@@ -9,8 +9,9 @@ from distributed_support import (BATCH, MLP, MODEL_VARIABLES, STEPS, CaptureVari
                                  train_script)
 from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
+from tfloop.train.devices import resolve_devices
 from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
-                                   SyncMultiGPUTrainerReplicated, resolve_devices)
+                                   SyncMultiGPUTrainerReplicated)
 
 RTOL, ATOL = 1e-5, 1e-6
 

@@ -15,6 +15,7 @@ then fail at once when a task is gone, instead of waiting for it to come back.
 """
 import json
 import os
+import re
 import socket
 import time
 
@@ -23,12 +24,25 @@ from tfloop.utils import logger
 
 __all__ = ["ClusterError", "ClusterTask", "create_server", "session_config_for", "wait_for_tasks",
            "shard_dataset", "run_parameter_server", "DEFAULT_TIMEOUT_S",
-           "DEFAULT_STARTUP_TIMEOUT_S"]
+           "DEFAULT_STARTUP_TIMEOUT_S", "CLUSTER_ERRORS", "describe_cluster_error"]
 
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_STARTUP_TIMEOUT_S = 300.0
 _JOBS = ("worker", "ps")
 _DONE_QUEUE = "tfloop_done"
+CLUSTER_ERRORS = (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
+                  tf.errors.AbortedError, tf.errors.CancelledError)
+
+
+def describe_cluster_error(error):
+    """The informative part of a TensorFlow runtime error: its first real line, and the peer."""
+    message = getattr(error, "message", None) or str(error)
+    lines = [line.strip() for line in message.splitlines()]
+    lines = [line for line in lines if line and "From /job:" not in line and not line.startswith(
+        ("=", "Additional GRPC", ":UNKNOWN", "[[", "Recent warning", "The error could be"))]
+    text = lines[0] if lines else type(error).__name__
+    peer = re.search(r"remote target (/job:\S+?/task:\d+)", message)
+    return text + (" (from {})".format(peer.group(1)) if peer else "")
 
 
 class ClusterError(RuntimeError):

@@ -12,7 +12,6 @@ restore) is applied there only; the others get the values from it.
   the other workers wait for that update before their next step.
 """
 import os
-import re
 
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
@@ -21,32 +20,17 @@ from tfloop.tfutils.allreduce import (CollectiveGroup, allreduce_grads, collecti
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.sessinit import JustCurrentSession
 from tfloop.train.base import Trainer
-from tfloop.train.cluster import (DEFAULT_STARTUP_TIMEOUT_S, ClusterError, ClusterTask,
-                                  create_server, done_queue, run_parameter_server,
-                                  session_config_for, wait_for_tasks)
+from tfloop.train.cluster import (CLUSTER_ERRORS, DEFAULT_STARTUP_TIMEOUT_S, ClusterError,
+                                  ClusterTask, create_server, describe_cluster_error, done_queue,
+                                  run_parameter_server, session_config_for, wait_for_tasks)
+from tfloop.train.devices import check_session_devices, resolve_devices
 from tfloop.train.multigpu import (_COPY_PREFIX, DataParallelTrainer,
-                                   SyncMultiGPUTrainerReplicated, _ParameterPlacer,
-                                   check_session_devices, resolve_devices)
+                                   SyncMultiGPUTrainerReplicated, _ParameterPlacer)
 from tfloop.train.tower import check_optimizer
 from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
            "trainer_from_tf_config"]
-
-_CLUSTER_ERRORS = (tf.errors.DeadlineExceededError, tf.errors.UnavailableError,
-                   tf.errors.AbortedError, tf.errors.CancelledError)
-
-
-def _first_line(error):
-    """The informative part of a TensorFlow runtime error: its first real line, and the peer."""
-    message = getattr(error, "message", None) or str(error)
-    lines = [line.strip() for line in message.splitlines()]
-    lines = [line for line in lines if line and "From /job:" not in line and not line.startswith(
-        ("=", "Additional GRPC", ":UNKNOWN", "[[", "Recent warning", "The error could be"))]
-    text = lines[0] if lines else type(error).__name__
-    peer = re.search(r"remote target (/job:\S+?/task:\d+)", message)
-    return text + (" (from {})".format(peer.group(1)) if peer else "")
-
 
 class _ClusterSessionCreator:
     """A session on this worker's server; initializes the variables this worker owns."""
@@ -129,20 +113,20 @@ class _ClusterTrainerMixin:
         try:
             return self.sess.run(fetch, options=tfv1.RunOptions(
                 timeout_in_ms=int(self.startup_timeout_s * 1000)))
-        except _CLUSTER_ERRORS as e:
+        except CLUSTER_ERRORS as e:
             raise ClusterError("{}: {} did not complete within {:.0f} s: {}: {}".format(
                 self.task.device(), what, self.startup_timeout_s, type(e).__name__,
-                _first_line(e))) from e
+                describe_cluster_error(e))) from e
 
     def run_step(self):
         try:
             self.hooked_sess.run(self.train_op)
-        except _CLUSTER_ERRORS as e:
+        except CLUSTER_ERRORS as e:
             raise ClusterError(
                 "{}: step {} failed: another task of the cluster died, hung or stopped "
                 "responding (timeout {:g} s): {}: {}".format(
                     self.task.device(), self.global_step + 1, self.timeout_s, type(e).__name__,
-                    _first_line(e))) from e
+                    describe_cluster_error(e))) from e
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
         try:
@@ -195,7 +179,7 @@ class _ExitBarrier(Callback):
             logger.info("{}: the chief left after the last step.".format(self._task.device()))
         except tf.errors.DeadlineExceededError as e:
             raise ClusterError("{}: the other workers did not finish their last step: {}".format(
-                self._task.device(), _first_line(e))) from e
+                self._task.device(), describe_cluster_error(e))) from e
 
     def __str__(self):
         return "ExitBarrier"
@@ -377,7 +361,7 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
                     timeout_in_ms=5000))
             except tf.errors.OpError as e:
                 logger.info("{}: could not report the end to the ps: {}".format(
-                    self.task.device(), _first_line(e)))
+                    self.task.device(), describe_cluster_error(e)))
 
 
 def trainer_from_tf_config(gpus=1, tf_config=None, timeout_s=None,

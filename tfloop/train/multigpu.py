@@ -13,11 +13,12 @@ from tfloop.tfutils.allreduce import (ALLREDUCE_MODES, allreduce_grads,
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.tower import TowerContext
+from tfloop.train.devices import check_session_devices, device_key, resolve_devices
 from tfloop.train.tower import TowerTrainer, check_cost, check_optimizer
 from tfloop.utils import logger
 
 __all__ = ["SyncMultiGPUTrainerReplicated", "SyncMultiGPUTrainerParameterServer",
-           "SyncMultiGPUTrainer", "DataParallelTrainer", "resolve_devices"]
+           "SyncMultiGPUTrainer", "DataParallelTrainer"]
 
 _COPY_PREFIX = re.compile(r"^tower([1-9][0-9]*)/")
 # Ops that create variables (and tables): these go to the parameter device.
@@ -25,88 +26,6 @@ _VARIABLE_OPS = frozenset(["Variable", "VariableV2", "VarHandleOp", "AutoReloadV
                            "MutableHashTable", "MutableHashTableV2", "MutableHashTableOfTensors",
                            "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
                            "MutableDenseHashTableV2"])
-
-
-def _gpu_count():
-    return len(tf.config.list_physical_devices("GPU"))
-
-
-def resolve_devices(gpus):
-    """Turn the ``gpus`` argument of a data-parallel trainer into a list of device strings.
-
-    Args:
-        gpus: an int N (the first N GPUs; N logical CPU devices on a machine without GPUs), a list
-            of GPU indices, or a list of device strings (``"/gpu:0"``, ``"/cpu:1"``).
-
-    Returns:
-        list[str]: distinct device strings such as ``"/device:GPU:0"``.
-
-    Example:
-        >>> resolve_devices(2)            # ["/device:GPU:0", "/device:GPU:1"], or CPU:0, CPU:1
-    """
-    if isinstance(gpus, bool) or not isinstance(gpus, (int, list, tuple)):
-        raise TypeError("gpus must be an int, a list of GPU indices or a list of device strings, "
-                        "got {!r}.".format(gpus))
-    if isinstance(gpus, int):
-        if gpus < 1:
-            raise ValueError("gpus must be >= 1, got {}.".format(gpus))
-        available = _gpu_count()
-        if available == 0:
-            return ["/device:CPU:{}".format(i) for i in range(gpus)]
-        if gpus > available:
-            raise ValueError("gpus={} but this machine has {} GPU(s).".format(gpus, available))
-        return ["/device:GPU:{}".format(i) for i in range(gpus)]
-    if not gpus:
-        raise ValueError("gpus is an empty list: give at least one GPU index or device.")
-    devices = []
-    for item in gpus:
-        if isinstance(item, int) and not isinstance(item, bool):
-            available = _gpu_count()
-            if not 0 <= item < available:
-                raise ValueError("GPU {} does not exist: this machine has {} GPU(s) (to use "
-                                 "logical CPU devices, give gpus as an int or as '/cpu:i' "
-                                 "strings).".format(item, available))
-            devices.append("/device:GPU:{}".format(item))
-        elif isinstance(item, str):
-            try:
-                spec = tf.DeviceSpec.from_string(item)
-            except ValueError as e:
-                raise ValueError("Bad device string {!r} in gpus: {}".format(item, e)) from None
-            if spec.device_type is None:
-                raise ValueError("Device {!r} in gpus names no device type: use e.g. '/gpu:0' or "
-                                 "'/cpu:1'.".format(item))
-            devices.append(spec.to_string())
-        else:
-            raise TypeError("gpus items must be GPU indices or device strings, got {!r}.".format(
-                item))
-    duplicates = sorted({d for d in devices if devices.count(d) > 1})
-    if duplicates:
-        raise ValueError("gpus lists {} more than once: every tower needs its own device."
-                         .format(", ".join(duplicates)))
-    return devices
-
-
-def _device_key(name):
-    spec = tf.DeviceSpec.from_string(name)
-    return (spec.job, spec.task, (spec.device_type or "").upper(), spec.device_index or 0)
-
-
-def check_session_devices(sess, devices, who):
-    """Raise a clear error when the session lacks one of the towers' devices."""
-    have = [d.name for d in sess.list_devices()]
-    have_keys = [_device_key(d) for d in have]
-    for device in devices:
-        job, task, dtype, index = _device_key(device)
-        if not any(k[2] == dtype and k[3] == index and (job is None or k[0] == job) and
-                   (task is None or k[1] == task) for k in have_keys):
-            hint = ""
-            if dtype == "CPU":
-                hint = (" For logical CPU devices, the session needs tf.compat.v1.ConfigProto("
-                        "device_count={{'CPU': {}}}) (the trainer's default session config has "
-                        "it), a worker's server create_server(..., num_cpu_devices={})."
-                        .format(index + 1, index + 1))
-            raise ValueError("{}: tower device {} is not in the session, which has {}.{}".format(
-                who, device, ", ".join(have), hint))
 
 
 class DataParallelTrainer(TowerTrainer):
@@ -134,7 +53,7 @@ class DataParallelTrainer(TowerTrainer):
     def default_session_config(self):
         """:func:`default_session_config` with as many CPU devices as the towers need."""
         config = default_session_config()
-        cpu = [_device_key(d)[3] for d in self.devices if _device_key(d)[2] == "CPU"]
+        cpu = [device_key(d)[3] for d in self.devices if device_key(d)[2] == "CPU"]
         if cpu:
             config.device_count["CPU"] = max(cpu) + 1
         return config
@@ -276,12 +195,12 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
     def __init__(self, gpus, average=True, mode=None):
         super().__init__(gpus)
         if mode is None:
-            gpu_only = all(_device_key(d)[2] == "GPU" for d in self.devices)
+            gpu_only = all(device_key(d)[2] == "GPU" for d in self.devices)
             mode = "nccl" if gpu_only and self.num_towers > 1 else "add_n"
         if mode not in ALLREDUCE_MODES:
             raise ValueError("Unknown mode {!r}: use one of {} (or None).".format(
                 mode, ", ".join(ALLREDUCE_MODES)))
-        if mode == "nccl" and any(_device_key(d)[2] != "GPU" for d in self.devices):
+        if mode == "nccl" and any(device_key(d)[2] != "GPU" for d in self.devices):
             raise ValueError("mode 'nccl' needs GPU devices, got {}.".format(self.devices))
         self.average = bool(average)
         self.mode = mode
