@@ -148,26 +148,41 @@ class RecordingCallback(Callback):
         self._record("trigger")
 
 
+def record_session_calls(sess, calls):
+    """Make every call into ``sess`` append what it was to ``calls``: ``"run"``,
+    ``"make_callable"``, or ``"callable"`` (a call of a callable that ``sess`` made)."""
+    run, make_callable = sess.run, sess.make_callable
+
+    def counted_run(*args, **kwargs):
+        calls.append("run")
+        return run(*args, **kwargs)
+
+    def counted_make_callable(*args, **kwargs):
+        fn = make_callable(*args, **kwargs)
+
+        def counted_callable():
+            calls.append("callable")
+            return fn()
+        calls.append("make_callable")
+        return counted_callable
+    sess.run, sess.make_callable = counted_run, counted_make_callable
+
+
 class RunCounter(Callback):
-    """Counts every call into the trainer's session from ``before_train`` on: ``session.run`` and
-    the callables that ``session.make_callable`` returned (the hooked session's cached steps)."""
+    """Records every call into the trainer's session from ``before_train`` on (``calls``, see
+    :func:`record_session_calls`); ``runs`` counts those that ran the graph."""
 
     _chief_only = False
 
     def __init__(self):
-        self.runs = 0
+        self.calls = []
 
-    def _count(self, function):
-        def counted(*args, **kwargs):
-            self.runs += 1
-            return function(*args, **kwargs)
-        return counted
+    @property
+    def runs(self):
+        return sum(1 for call in self.calls if call != "make_callable")
 
     def _before_train(self):
-        sess = self.trainer.sess
-        make_callable = sess.make_callable
-        sess.run = self._count(sess.run)
-        sess.make_callable = lambda *args, **kwargs: self._count(make_callable(*args, **kwargs))
+        record_session_calls(self.trainer.sess, self.calls)
 
 
 def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, monitors=(),

@@ -7,7 +7,8 @@ import tfloop
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.hooked_session import HookedSession, fetch_key
 
-from support import LinearModel, RecordingCallback, batches, dataset_fn, make_regression_data
+from support import (LinearModel, RecordingCallback, RunCounter, batches, dataset_fn, expected_ema,
+                     make_regression_data, record_session_calls)
 
 SessionRunArgs = tfv1.train.SessionRunArgs
 
@@ -30,25 +31,7 @@ class Graph:
         self.sess.run(init)
         self.graph.finalize()
         self.session_calls = []
-        self._count_calls()
-
-    def _count_calls(self):
-        sess, calls = self.sess, self.session_calls
-        run, make_callable = sess.run, sess.make_callable
-
-        def counted_run(*args, **kwargs):
-            calls.append("run")
-            return run(*args, **kwargs)
-
-        def counted_make_callable(*args, **kwargs):
-            fn = make_callable(*args, **kwargs)
-
-            def counted_callable():
-                calls.append("callable")
-                return fn()
-            calls.append("make_callable")
-            return counted_callable
-        sess.run, sess.make_callable = counted_run, counted_make_callable
+        record_session_calls(self.sess, self.session_calls)
 
     def count(self):
         return int(self.sess.run(self.counter))
@@ -266,7 +249,7 @@ class SummarizedLinear(LinearModel):
 def test_training_makes_one_session_call_per_step_with_the_default_callbacks(logdir):
     log = []
     x, y = make_regression_data(12)
-    counter = CallCounter()
+    counter = RunCounter()
     recorder = RecordingCallback("r", log, fetches=["cost"])
     config = tfloop.TrainConfig(model=SummarizedLinear(), data=tfloop.DatasetInput(
         dataset_fn(x, y, 4)), callbacks=[counter, recorder], max_epoch=3)
@@ -274,7 +257,8 @@ def test_training_makes_one_session_call_per_step_with_the_default_callbacks(log
     tfloop.launch_train_with_config(config, trainer)
     assert trainer.global_step == 9
     # Steps 3, 6 and 9 also fetch the summaries; each structure gets its callable on its 2nd run.
-    assert counter.calls == ["run", "callable", "run"] + ["callable"] * 6
+    assert counter.calls == ["run", "make_callable", "callable", "run", "callable", "callable",
+                             "make_callable"] + ["callable"] * 4
     # Every value that rode along is right: the costs of plain SGD on the same batches, their
     # moving average and the summaries of each epoch's last step.
     w = np.zeros((3, 1), np.float32)
@@ -286,39 +270,10 @@ def test_training_makes_one_session_call_per_step_with_the_default_callbacks(log
             w = w - 0.1 * (2.0 / len(bx)) * bx.T @ (pred - by)[:, None]
     got = [entry[5][0] for entry in log if entry[1] == "after_run"]
     np.testing.assert_allclose(got, costs, rtol=1e-5)
-    biased, averages = 0.0, []
-    for t, c in enumerate(costs, 1):
-        biased = 0.95 * biased + 0.05 * c
-        averages.append(biased / (1 - 0.95 ** t))
+    averages = expected_ema(costs, 0.95)
     history = trainer.monitors.get_history("cost")
     assert [s for s, _ in history] == [3, 6, 9]
     np.testing.assert_allclose([v for _, v in history], averages[2::3], rtol=1e-4)
     summaries = trainer.monitors.get_history("cost_summary")
     assert [s for s, _ in summaries] == [3, 6, 9]
     np.testing.assert_allclose([v for _, v in summaries], costs[2::3], rtol=1e-5)
-
-
-class CallCounter(tfloop.Callback):
-    """Records every session call (``run`` or a callable) made once training started."""
-
-    _chief_only = False
-
-    def __init__(self):
-        self.calls = []
-
-    def _before_train(self):
-        sess, calls = self.trainer.sess, self.calls
-        run, make_callable = sess.run, sess.make_callable
-
-        def counted_run(*args, **kwargs):
-            calls.append("run")
-            return run(*args, **kwargs)
-
-        def counted_make_callable(*args, **kwargs):
-            fn = make_callable(*args, **kwargs)
-
-            def counted_callable():
-                calls.append("callable")
-                return fn()
-            return counted_callable
-        sess.run, sess.make_callable = counted_run, counted_make_callable
