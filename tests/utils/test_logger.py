@@ -67,3 +67,26 @@ def test_variable_table_goes_to_the_log_file(logdir):
     text = open(os.path.join(logdir, "log.log")).read()
     assert "name    shape      size  device    dtype" in text
     assert "Number of parameters: 3" in text
+
+
+@pytest.mark.parametrize("action", ["delete", "backup", "keep", "new", None])
+@pytest.mark.parametrize("dirname", ["", " ", ".", "./", "sub/..", "PATH_EMPTY", "PARENT"])
+def test_the_working_directory_is_never_a_log_dir(tmp_path, monkeypatch, dirname, action):
+    import pathlib
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "train.py").write_text("precious")
+    monkeypatch.chdir(work)
+    dirname = {"PATH_EMPTY": pathlib.Path(""), "PARENT": ".."}.get(dirname, dirname)
+    with pytest.raises(ValueError, match="give a directory of its own"):
+        logger.set_logger_dir(dirname, action=action)
+    assert sorted(os.listdir(work)) == ["src", "train.py"]
+    assert sorted(os.listdir(tmp_path)) == ["work"]
+    assert logger.get_logger_dir() is None
+
+
+@pytest.mark.parametrize("dirname", [None, 3, ["a"]])
+def test_a_log_dir_that_is_not_a_path(dirname):
+    with pytest.raises(TypeError, match="needs a directory path"):
+        logger.set_logger_dir(dirname, action="delete")
+    assert not os.path.exists("None")

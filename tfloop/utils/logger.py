@@ -102,6 +102,32 @@ def _check_writable(dirname):
             .format(dirname, e.strerror or e)) from None
 
 
+def _check_log_dir_name(dirname):
+    """The normalised log dir path; refuses paths that name the working directory or a parent.
+
+    An empty path normalises to ``"."``: deleting, moving or filling it would act on the user's
+    working directory (their source tree), so it is never a log directory.
+    """
+    if dirname is None or not isinstance(dirname, (str, os.PathLike)):
+        raise TypeError("set_logger_dir needs a directory path (str or pathlib.Path), got {!r}; "
+                        "e.g. set_logger_dir('train_log/run1').".format(dirname))
+    raw = os.fspath(dirname)
+    if isinstance(raw, bytes):
+        raw = os.fsdecode(raw)
+    if not raw.strip():
+        raise ValueError("set_logger_dir got an empty path {!r}, which means the working directory "
+                         "{}: give a directory of its own, e.g. set_logger_dir('train_log/run1')."
+                         .format(raw, os.getcwd()))
+    normalised = os.path.normpath(raw)
+    resolved = os.path.realpath(normalised)
+    cwd = os.path.realpath(os.getcwd())
+    if resolved == cwd or cwd.startswith(resolved.rstrip(os.sep) + os.sep) or resolved == os.sep:
+        raise ValueError("Log directory {!r} is the working directory {} or one of its parents: "
+                         "give a directory of its own, e.g. set_logger_dir('train_log/run1')."
+                         .format(raw, cwd))
+    return normalised
+
+
 def set_logger_dir(dirname, action=None):
     """Set the log directory: every later log line also goes to ``<dirname>/log.log``.
 
@@ -114,7 +140,9 @@ def set_logger_dir(dirname, action=None):
 
     Raises:
         FileExistsError: the directory exists and no action was given in a non-interactive process.
-        ValueError: the action is not one of the above.
+        ValueError: the action is not one of the above, or ``dirname`` is empty, the working
+            directory or one of its parents (which ``"delete"`` would wipe).
+        TypeError: ``dirname`` is not a path (e.g. ``None``).
         PermissionError: the directory cannot be written to.
 
     Example:
@@ -124,7 +152,7 @@ def set_logger_dir(dirname, action=None):
     if action is not None and action not in LOG_DIR_ACTIONS:
         raise ValueError("Unknown log dir action {!r}: use one of keep, backup, delete, new, quit."
                          .format(action))
-    dirname = os.path.normpath(str(dirname))
+    dirname = _check_log_dir_name(dirname)
     _close_file_handler()
     LOG_DIR = None
 
