@@ -20,8 +20,11 @@ setup(
     extras_require={
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
-        "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn"],
-        "examples": ["scikit-learn", "ipython"],
+        "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
+                 "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11"],
+        "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
+        "plot": ["matplotlib"],
+        "dataflow": ["pyzmq", "lmdb"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )
