@@ -4,20 +4,9 @@ import os
 
 from tfloop.monitors.records import RecordMonitor
 from tfloop.utils import logger
+from tfloop.utils.fs import read_json_records
 
 __all__ = ["JSONWriter"]
-
-
-def read_json_records(path):
-    """The records of a stats.json file; ValueError naming the file unless it is a list of dicts."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            records = json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError("{} is not valid JSON: {}".format(path, e)) from None
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise ValueError("{} is not a JSON list of records (objects)".format(path))
-    return records
 
 
 class JSONWriter(RecordMonitor):

@@ -1,8 +1,9 @@
-"""Writing files so that a crash never leaves a partial one."""
+"""Writing files so that a crash never leaves a partial one, and reading them back."""
+import json
 import os
 import uuid
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "read_json_records"]
 
 
 def atomic_write(path, data):
@@ -39,3 +40,19 @@ def atomic_write(path, data):
         if os.path.exists(tmp_path):
             os.remove(tmp_path)
         raise
+
+
+def read_json_records(path):
+    """The records of a ``stats.json`` file: a list of dicts.
+
+    Raises:
+        ValueError: the file is not valid JSON or not a list of objects; the message names it.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} is not valid JSON: {e}") from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError(f"{path} is not a JSON list of records (objects)")
+    return records
