@@ -1,4 +1,5 @@
 """Graph-side helpers: towers, name lookup, sessions, session initializers, summaries."""
+from tfloop.tfutils import gradproc, optimizer
 from tfloop.tfutils.common import (UnknownNameError, get_global_step_value, get_global_step_var,
                                    get_op_or_tensor_by_name, get_op_tensor_name)
 from tfloop.tfutils.hooked_session import HookedSession
@@ -6,8 +7,8 @@ from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.sessinit import (ChainInit, DictRestore, JustCurrentSession, SaverRestore,
                                     SaverRestoreRelaxed, SessionInit, SmartInit, get_model_loader)
-from tfloop.tfutils.summary import (MOVING_SUMMARY_OPS_KEY, add_moving_summary, add_param_summary,
-                                    add_tensor_summary)
+from tfloop.tfutils.summary import (MOVING_SUMMARY_OPS_KEY, add_cost_summary, add_moving_summary,
+                                    add_param_summary, add_tensor_summary)
 from tfloop.tfutils.tower import (TowerContext, TowerFunc, TowerTensorHandle, TowerTensorHandles,
                                   get_current_tower_context)
 from tfloop.tfutils.varmanip import get_checkpoint_path, load_chkpt_vars
@@ -17,7 +18,8 @@ __all__ = [
     "get_op_tensor_name", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
     "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",
     "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
-    "MOVING_SUMMARY_OPS_KEY", "add_moving_summary", "add_param_summary", "add_tensor_summary",
+    "MOVING_SUMMARY_OPS_KEY", "add_cost_summary", "add_moving_summary", "add_param_summary", "add_tensor_summary",
     "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit", "get_model_loader",
     "get_checkpoint_path", "load_chkpt_vars",
+    "gradproc", "optimizer",
 ]

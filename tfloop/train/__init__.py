@@ -1,5 +1,6 @@
 """Trainers, the training configuration, and the main loop."""
 from tfloop.callbacks.base import StopTraining
+from tfloop.train.async_multigpu import AsyncMultiGPUTrainer
 from tfloop.train.base import Trainer
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, run_parameter_server,
                                   shard_dataset)
@@ -20,6 +21,7 @@ __all__ = [
     "default_monitors", "launch_train_with_config", "TrainLoop", "NoOpTrainer", "SimpleTrainer",
     "TowerTrainer", "SignalHandler", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",
+    "AsyncMultiGPUTrainer",
     "ClusterError", "ClusterTask", "create_server", "run_parameter_server", "shard_dataset",
     "DistributedTrainerParameterServer", "DistributedTrainerReplicated", "trainer_from_tf_config",
 ]

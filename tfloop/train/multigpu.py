@@ -11,6 +11,7 @@ from tfloop.tfutils.allreduce import (ALLREDUCE_MODES, allreduce_grads,
                                       average_on_variable_devices, copy_from_first_tower,
                                       replica_difference)
 from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.gradproc import replicated_variables
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.tower import TowerContext
 from tfloop.train.devices import check_session_devices, device_key, resolve_devices
@@ -217,7 +218,8 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         reduced = self._allreduce(grads)
         pairs = [(g, v) for tower_grads, variables in zip(reduced, var_lists)
                  for g, v in zip(tower_grads, variables)]
-        train_op = opt.apply_gradients(pairs, global_step=global_step, name="train_op")
+        with replicated_variables(var_lists, self.devices):  # gradient processors run per tower
+            train_op = opt.apply_gradients(pairs, global_step=global_step, name="train_op")
         self.replica_variables = localize_copies(graph, existing)
         self._build_broadcast()
         logger.info("{}: {} towers on {} (one batch each per step), all-reduce {!r}, {} "
