@@ -10,8 +10,9 @@ from tfloop.input import *  # noqa: F401,F403
 from tfloop.model import ModelDesc, ModelDescBase  # noqa: F401
 from tfloop.models import *  # noqa: F401,F403
 from tfloop.monitors import *  # noqa: F401,F403
+from tfloop.predict import *  # noqa: F401,F403
 from tfloop.tfutils import *  # noqa: F401,F403
 from tfloop.train import *  # noqa: F401,F403
 from tfloop.utils import logger  # noqa: F401
 
-__version__ = "0.1.0"
+from tfloop.version import __version__  # noqa: F401

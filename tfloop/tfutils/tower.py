@@ -11,9 +11,18 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
-           "TowerTensorHandles"]
+           "TowerTensorHandles", "register_tower_scope"]
 
 _CURRENT_TOWER = []
+# Context-manager factories entered inside every tower, after its variable and name scopes.
+_TOWER_SCOPES = []
+
+
+def register_tower_scope(factory):
+    """Enter ``factory(tower_context)`` inside every :class:`TowerContext` (e.g. the Keras
+    interop of :mod:`tfloop.models.keras_graph`)."""
+    if factory not in _TOWER_SCOPES:
+        _TOWER_SCOPES.append(factory)
 
 
 class TowerContext:
@@ -24,7 +33,9 @@ class TowerContext:
         is_training (bool): whether the tower builds the training graph (dropout on, batch
             statistics updated) or an inference graph.
         vs_name (str): variable scope for the tower's variables; ``""`` shares the global scope.
-            Inference towers and later training towers reuse variables (``reuse=True``).
+            Later training towers reuse variables (``reuse=True``); so do inference towers in a
+            graph that already has trainable variables (e.g. beside the training tower). An
+            inference tower in a fresh graph (a predictor's) creates them.
 
     Example:
         >>> with TowerContext("", is_training=True):
@@ -62,9 +73,13 @@ class TowerContext:
             self._contexts.append(tfv1.variable_scope(self.vs_name, reuse=tfv1.AUTO_REUSE
                                                       if reuse else None))
         elif reuse:
-            self._contexts.append(tfv1.variable_scope(tfv1.get_variable_scope(), reuse=True))
+            fresh_inference_graph = not self.is_training and not tfv1.get_collection(
+                tfv1.GraphKeys.TRAINABLE_VARIABLES)
+            self._contexts.append(tfv1.variable_scope(
+                tfv1.get_variable_scope(), reuse=tfv1.AUTO_REUSE if fresh_inference_graph else True))
         if self.name:
             self._contexts.append(tf.name_scope(self.name + "/"))
+        self._contexts.extend(factory(self) for factory in _TOWER_SCOPES)
         for ctx in self._contexts:
             ctx.__enter__()
         return self

@@ -1,9 +1,13 @@
 """Trainers that build the model through a tower function."""
 import contextlib
+import functools
 
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.predict_tower import build_predict_tower, lookup_tensors, make_input_placeholders
+from tfloop.tfutils.predictor import OnlinePredictor
+from tfloop.tfutils.summary import add_cost_summary
 from tfloop.tfutils.tower import TowerContext, TowerFunc
 from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
@@ -25,6 +29,17 @@ def check_cost(cost):
         raise TypeError("The cost must be a float tensor, got {} of dtype {}.".format(
             cost.name, cost.dtype.name))
     return cost
+
+
+def _with_cost_summary(get_cost_fn):
+    """The tower function, recording the main training tower's cost for the monitors."""
+    @functools.wraps(get_cost_fn)
+    def build_and_summarize(*inputs):
+        cost = get_cost_fn(*inputs)
+        if isinstance(cost, tf.Tensor) and cost.shape.rank == 0 and cost.dtype.is_floating:
+            add_cost_summary(cost)
+        return cost
+    return build_and_summarize
 
 
 def check_optimizer(opt):
@@ -75,12 +90,72 @@ class TowerTrainer(Trainer):
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
             self._input_source = input
-            self.tower_func = TowerFunc(get_cost_fn, input.input_signature)
+            self.tower_func = TowerFunc(_with_cost_summary(get_cost_fn), input.input_signature)
             self.train_op = self._setup_graph(input, get_cost_fn, get_opt_fn)
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         """Build the towers and return the training op."""
         raise TypeError("{} does not build a training graph.".format(type(self).__name__))
+
+    def get_predictor(self, input_names, output_names, device=0):
+        """A predictor on the current weights: the tower function built for inference.
+
+        The first call for a device builds a predict tower (``tower-pred-<device>``) under
+        ``TowerContext(is_training=False)``, sharing the training variables (no copy), so it must
+        happen while the graph can change: in a callback's ``setup_graph``. The predictor runs in
+        the training session once it exists (from ``before_train`` on).
+
+        Args:
+            input_names (list[str]): input names of the model (or any tensor of the tower).
+            output_names (list[str]): tensor names inside the tower (without its prefix).
+            device (int): GPU index for the tower (the CPU without that GPU); -1: the CPU.
+
+        Returns:
+            OnlinePredictor: ``predictor(*inputs) -> [outputs]``, thread-safe.
+
+        Example:
+            >>> class Sample(Callback):
+            ...     def _setup_graph(self):
+            ...         self.pred = self.trainer.get_predictor(["x"], ["prob"])
+            ...     def _trigger(self):
+            ...         prob, = self.pred(np.zeros([4, 3], np.float32))
+        """
+        if self.tower_func is None:
+            raise RuntimeError("get_predictor needs the model's tower function: call it after "
+                               "setup_graph (e.g. in a callback's setup_graph).")
+        if isinstance(device, bool) or not isinstance(device, int):
+            raise TypeError(f"get_predictor: device must be a GPU index or -1 (the CPU), got "
+                            f"{device!r}.")
+        tower_name = f"tower-pred-{device}" if device >= 0 else "tower-pred-cpu"
+        try:
+            tower = self.tower_func.towers[tower_name]
+        except KeyError:
+            if self.graph.finalized:
+                raise RuntimeError(f"get_predictor(device={device}) builds a predict tower, which "
+                                   "must happen before the graph is finalized: call it in a "
+                                   "callback's setup_graph.") from None
+            with self.graph.as_default():
+                inputs = make_input_placeholders(self.input_signature, tower_name)
+                tower = build_predict_tower(self.tower_func, inputs, tower_name, device,
+                                            beside_training=True)
+            logger.info(f"get_predictor: predict tower {tower_name!r} built.")
+        return _TrainerPredictor(self, lookup_tensors(tower, list(input_names), "input_names"),
+                                 lookup_tensors(tower, list(output_names), "output_names"))
+
+
+class _TrainerPredictor(OnlinePredictor):
+    """An OnlinePredictor that runs in its trainer's session, once the trainer has one."""
+
+    def __init__(self, trainer, input_tensors, output_tensors):
+        self._trainer = trainer
+        super().__init__(input_tensors, output_tensors, sess=trainer.sess)
+
+    def _default_session(self):
+        if self._trainer.sess is None:
+            raise RuntimeError(f"{self._who} was made by trainer.get_predictor and runs in the "
+                               "training session, which does not exist yet: call it from "
+                               "before_train on.")
+        return self._trainer.sess
 
 
 class SimpleTrainer(TowerTrainer):

@@ -1,0 +1,17 @@
+"""Prediction: predictors from a checkpoint or a running trainer, dataset predictors, callbacks."""
+from tfloop.predict.callbacks import (CollectOutputs, PredictCallback, PredictThroughput,
+                                      StopPrediction, StopPredictionAfter)
+from tfloop.predict.config import PredictConfig
+from tfloop.predict.dataset import (DatasetPredictorBase, MultiTowerDatasetPredictor,
+                                    SimpleDatasetPredictor)
+from tfloop.predict.multigpu import DataParallelOfflinePredictor, MultiTowerOfflinePredictor
+from tfloop.predict.offline import OfflinePredictor
+from tfloop.tfutils.export import ModelExporter
+from tfloop.tfutils.predictor import OnlinePredictor, PredictorBase
+
+__all__ = [
+    "PredictCallback", "StopPrediction", "CollectOutputs", "PredictThroughput",
+    "StopPredictionAfter", "PredictConfig", "DatasetPredictorBase", "SimpleDatasetPredictor",
+    "MultiTowerDatasetPredictor", "DataParallelOfflinePredictor", "MultiTowerOfflinePredictor",
+    "OfflinePredictor", "ModelExporter", "OnlinePredictor", "PredictorBase",
+]
