@@ -1,0 +1,274 @@
+"""BatchNorm and BatchRenorm with tensorpack's variables, EMA updates and tower rules.
+
+Variables of ``BatchNorm('bn', x)``: ``bn/beta``, ``bn/gamma``, ``bn/mean/EMA``,
+``bn/variance/EMA`` — the names a tensorpack checkpoint has.
+
+Which tower updates the moving averages (tensorpack's rule): only a tower that normalizes with
+batch statistics (``training``), and of those only the first training tower — or a tower that is
+not training at all but was asked for ``training=True`` (it may be the only one). Other training
+towers read the same variables and leave them alone.
+"""
+from tfloop.compat import tf, tfv1
+from tfloop.models.layer_args import convert_args, data_format_of
+from tfloop.models.registry import VariableHolder, layer_register
+from tfloop.tfutils.tower import get_current_tower_context
+from tfloop.utils import logger
+
+__all__ = ["BatchNorm", "BatchRenorm"]
+
+EMA_UPDATES = ("default", "collection", "internal", "skip")
+_BN_ALIASES = {"use_bias": "center", "use_scale": "scale", "gamma_init": "gamma_initializer",
+               "decay": "momentum"}
+_WARNED_FROZEN = set()
+
+
+def _bn_variables(channels, center, scale, beta_init, gamma_init, dtype):
+    beta = tfv1.get_variable("beta", [channels], dtype, beta_init or tfv1.zeros_initializer()) \
+        if center else tf.zeros([channels], dtype, name="beta")
+    gamma = tfv1.get_variable("gamma", [channels], dtype, gamma_init or tfv1.ones_initializer()) \
+        if scale else tf.ones([channels], dtype, name="gamma")
+    return beta, gamma
+
+
+def _statistic(name, channels, dtype, value, ctx):
+    var = tfv1.get_variable(name, [channels], dtype, tfv1.constant_initializer(value),
+                            trainable=False)
+    models = tfv1.get_collection_ref(tfv1.GraphKeys.MODEL_VARIABLES)
+    if (ctx is None or ctx.is_main_training_tower) and var not in models:
+        models.append(var)
+    return var
+
+
+def _ema_update(var, value, decay, name):
+    """``var -= (1 - decay) * (var - value)``: an EMA without zero-debias."""
+    with tf.name_scope(name):
+        return tfv1.assign_sub(var, (1.0 - decay) * (var - tf.cast(value, var.dtype))).op
+
+
+def _layout(ndims, axis, data_format):
+    """(channel axis, reduction axes, broadcast shape maker) of a 2D or 4D input."""
+    if ndims == 2:
+        return 1, [0], lambda c: [1, c]
+    if axis == 1:
+        return 1, [0, 2, 3], lambda c: [1, c, 1, 1]
+    return 3, [0, 1, 2], lambda c: [1, 1, 1, c]
+
+
+def _sync_on_one_tower(sync_statistics, ctx):
+    """Synchronized statistics need every tower's batch; tfloop can average them only when the
+    tower is the only training tower (SimpleTrainer), where they equal its own statistics."""
+    if ctx is not None and ctx.name:
+        raise ValueError(
+            f"BatchNorm(sync_statistics={sync_statistics!r}) in training tower {ctx.name!r}: "
+            f"tfloop does not synchronize batch statistics across towers; use "
+            f"sync_statistics=None (each tower normalizes with its own batch), or train on one "
+            f"tower (SimpleTrainer), where the statistics are the batch's.")
+    logger.warning(f"BatchNorm(sync_statistics={sync_statistics!r}) is used with only one "
+                   f"tower: the statistics are this tower's batch's.")
+
+
+@layer_register()
+@convert_args(dict(_BN_ALIASES, use_local_stat="training"))
+def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, center=True,
+              scale=True, beta_initializer=None, gamma_initializer=None,
+              virtual_batch_size=None, data_format="channels_last", ema_update="default",
+              sync_statistics=None):
+    """Batch normalization of a 2D (``[N, C]``) or 4D input, as tensorpack's BatchNorm.
+
+    Args:
+        axis (int): the channel axis, 1 or 3; by default from ``data_format`` (1 for 2D input).
+        training (bool): normalize with the batch's statistics (True) or the moving averages;
+            by default the tower context's ``is_training`` (False outside any tower). Old name:
+            ``use_local_stat``.
+        momentum (float): decay of the moving averages (old name ``decay``).
+        center, scale (bool): learn ``beta`` / ``gamma`` (old names ``use_bias``, ``use_scale``).
+        virtual_batch_size (int): "ghost" batch norm: normalize groups of this many examples
+            (training only); the moving averages follow the first group; it must divide the
+            batch size.
+        ema_update (str): ``'default'`` (= ``'collection'``): the update ops go to
+            ``UPDATE_OPS``, which the default callback ``RunUpdateOps`` runs each step;
+            ``'internal'``: the output depends on the updates; ``'skip'``: no update.
+        sync_statistics: ``None``; ``'nccl'``/``'horovod'`` work on a single training tower
+            only (with a warning, as tensorpack does), and are refused in a multi-tower trainer.
+
+    Variables: ``beta``, ``gamma``, ``mean/EMA``, ``variance/EMA``; the output's
+    ``variables`` also names them ``moving_mean``, ``mean``, ``moving_variance``, ``variance``.
+
+    Example:
+        >>> x = BatchNorm("bn0", Conv2D("conv0", image, 32, 3))
+        >>> x.variables.moving_mean        # the variable bn0/mean/EMA
+    """
+    ctx = get_current_tower_context()
+    training = bool(ctx is not None and ctx.is_training) if training is None else bool(training)
+    if not training:
+        virtual_batch_size = None
+    data_format = data_format_of(data_format, "BatchNorm")
+    ndims = inputs.shape.rank
+    if ndims not in (2, 4):
+        raise ValueError(f"BatchNorm needs a 2D or 4D input, got shape {inputs.shape}.")
+    if ema_update not in EMA_UPDATES:
+        raise ValueError(f"BatchNorm: ema_update must be one of {', '.join(EMA_UPDATES)}, got "
+                         f"{ema_update!r}.")
+    if sync_statistics is not None:
+        sync_statistics = str(sync_statistics).lower()
+        if sync_statistics not in ("nccl", "horovod"):
+            raise ValueError(f"BatchNorm: sync_statistics must be None, 'nccl' or 'horovod', got "
+                             f"{sync_statistics!r}.")
+        if virtual_batch_size is not None:
+            raise ValueError("BatchNorm: sync_statistics and virtual_batch_size cannot be used "
+                             "together.")
+    if axis is None:
+        axis = 1 if ndims == 2 or data_format == "NCHW" else 3
+    if axis not in ((1,) if ndims == 2 else (1, 3)):
+        raise ValueError(f"BatchNorm: axis must be {'1' if ndims == 2 else '1 or 3'} for a "
+                         f"{ndims}D input, got {axis!r}.")
+    channel_axis, red_axes, broadcast = _layout(ndims, axis, data_format)
+    channels = inputs.shape[channel_axis]
+    if channels is None:
+        raise ValueError(f"BatchNorm needs a known number of channels (axis {channel_axis}), got "
+                         f"shape {inputs.shape}.")
+    ema_update = "collection" if ema_update == "default" else ema_update
+    do_ema_update = training and ema_update != "skip" and \
+        (ctx is None or ctx.is_main_training_tower or not ctx.is_training)
+    if not training and ctx is not None and ctx.is_main_training_tower:
+        scope = tfv1.get_variable_scope().name
+        if scope not in _WARNED_FROZEN:
+            _WARNED_FROZEN.add(scope)
+            logger.warning(f"BatchNorm {scope!r} uses its moving mean/variance in training "
+                           f"(training=False in a training tower).")
+
+    beta, gamma = _bn_variables(channels, center, scale, beta_initializer, gamma_initializer,
+                                inputs.dtype)
+    moving_mean = _statistic("mean/EMA", channels, inputs.dtype, 0.0, ctx)
+    moving_var = _statistic("variance/EMA", channels, inputs.dtype, 1.0, ctx)
+    shape = broadcast(channels)
+
+    def normalize(x, mean, var):
+        r = (lambda t: tf.reshape(t, shape)) if axis == 1 and ndims == 4 else (lambda t: t)
+        return tf.nn.batch_normalization(x, r(mean), r(var), r(beta), r(gamma), epsilon)
+
+    updates = []
+    if not training:
+        xn = normalize(inputs, moving_mean, moving_var)
+    elif virtual_batch_size is not None:
+        xn, mean, var = _ghost_batch_norm(inputs, virtual_batch_size, red_axes, channel_axis,
+                                          channels, shape, beta, gamma, epsilon)
+        ema_update = "internal"  # tensorpack updates the EMA of ghost batches in the layer
+    else:
+        if sync_statistics is not None:
+            _sync_on_one_tower(sync_statistics, ctx)
+            ema_update = "internal"
+        mean, var = tf.nn.moments(inputs, red_axes)
+        xn = normalize(inputs, mean, var)
+    if training and do_ema_update:
+        updates = [_ema_update(moving_mean, mean, momentum, "mean_ema_op"),
+                   _ema_update(moving_var, var, momentum, "var_ema_op")]
+        if ema_update == "collection":
+            for op in updates:
+                tfv1.add_to_collection(tfv1.GraphKeys.UPDATE_OPS, op)
+    with tf.control_dependencies(updates if ema_update == "internal" else []):
+        out = tf.identity(xn, name="output")
+    out.variables = VariableHolder(moving_mean=moving_mean, mean=moving_mean,
+                                   moving_variance=moving_var, variance=moving_var)
+    if scale:
+        out.variables.gamma = gamma
+    if center:
+        out.variables.beta = beta
+    return out
+
+
+def _ghost_batch_norm(x, virtual_batch_size, red_axes, channel_axis, channels, shape, beta,
+                      gamma, epsilon):
+    """Normalize each group of ``virtual_batch_size`` examples with its own statistics.
+
+    Returns the output and the first group's mean and variance (for the moving averages)."""
+    if isinstance(virtual_batch_size, bool) or not isinstance(virtual_batch_size, int) or \
+            virtual_batch_size < 1:
+        raise ValueError(f"BatchNorm: virtual_batch_size must be a positive int, got "
+                         f"{virtual_batch_size!r}.")
+    batch = x.shape[0]
+    if batch is not None and batch % virtual_batch_size:
+        raise ValueError(f"BatchNorm: virtual_batch_size={virtual_batch_size} does not divide the "
+                         f"batch size {batch}.")
+    grouped = tf.reshape(x, tf.concat([[-1, virtual_batch_size], tf.shape(x)[1:]], axis=0))
+    mean, var = tf.nn.moments(grouped, [a + 1 for a in red_axes], keepdims=True)
+    group_shape = [1] + shape
+    xn = tf.nn.batch_normalization(grouped, mean, var, tf.reshape(beta, group_shape),
+                                   tf.reshape(gamma, group_shape), epsilon)
+    return tf.reshape(xn, tf.shape(x)), tf.reshape(mean[0], [channels]), \
+        tf.reshape(var[0], [channels])
+
+
+@layer_register()
+@convert_args(_BN_ALIASES)
+def BatchRenorm(x, rmax, dmax, *, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                gamma_initializer=None, data_format="channels_last"):
+    """Batch renormalization (Ioffe 2017) of a 2D or 4D input, as tensorpack's BatchRenorm.
+
+    In a training tower the batch statistics are corrected by ``r`` (clipped to
+    ``[1/rmax, rmax]``) and ``d`` (clipped to ``[-dmax, dmax]``) computed from the renorm
+    averages (momentum 0.99, updated in every training tower); the inference averages are
+    updated through ``UPDATE_OPS`` by the first training tower only.
+
+    Args:
+        rmax, dmax (float or scalar tensor): the largest corrections allowed.
+
+    Variables: ``beta``, ``gamma``, ``moving_mean``, ``moving_variance``, ``moving_stddev``,
+    ``renorm_mean``, ``renorm_stddev`` (the names ``tf.layers`` gave them).
+
+    Example:
+        >>> x = BatchRenorm("brn", x, rmax=3.0, dmax=5.0)
+    """
+    ctx = get_current_tower_context()
+    training = ctx is not None and ctx.is_training
+    ndims = x.shape.rank
+    if ndims not in (2, 4):
+        raise ValueError(f"BatchRenorm needs a 2D or 4D input, got shape {x.shape}.")
+    data_format = "NCHW" if ndims == 2 else data_format_of(data_format, "BatchRenorm")
+    axis = 1 if data_format == "NCHW" else 3
+    channel_axis, red_axes, broadcast = _layout(ndims, axis, data_format)
+    channels = x.shape[channel_axis]
+    if channels is None:
+        raise ValueError(f"BatchRenorm needs a known number of channels, got shape {x.shape}.")
+    beta, gamma = _bn_variables(channels, center, scale, None, gamma_initializer, x.dtype)
+    moving_mean = _statistic("moving_mean", channels, x.dtype, 0.0, ctx)
+    moving_var = _statistic("moving_variance", channels, x.dtype, 1.0, ctx)
+    moving_std = _statistic("moving_stddev", channels, x.dtype, 1.0, ctx)
+    renorm_mean = _statistic("renorm_mean", channels, x.dtype, 0.0, ctx)
+    renorm_std = _statistic("renorm_stddev", channels, x.dtype, 1.0, ctx)
+
+    def r(t):
+        return tf.reshape(t, broadcast(channels)) if axis == 1 and ndims == 4 else t
+
+    if not training:
+        xn = tf.nn.batch_normalization(x, r(moving_mean), r(moving_var), r(beta), r(gamma),
+                                       epsilon)
+    else:
+        mean, var = tf.nn.moments(x, red_axes)
+        std = tf.sqrt(var + epsilon)
+        floor = tf.maximum(renorm_std, tf.sqrt(tf.cast(epsilon, x.dtype)))
+        corr_r = tf.clip_by_value(std / floor, 1.0 / rmax, rmax)
+        corr_d = tf.clip_by_value((mean - renorm_mean) / floor, -dmax, dmax)
+        corr_r, corr_d = tf.stop_gradient(corr_r), tf.stop_gradient(corr_d)
+        with tf.control_dependencies([corr_r, corr_d]):
+            renorm_updates = [_ema_update(renorm_mean, mean, 0.99, "renorm_mean_ema_op"),
+                              _ema_update(renorm_std, std, 0.99, "renorm_stddev_ema_op")]
+        with tf.control_dependencies(renorm_updates):
+            mean, var = tf.identity(mean), tf.identity(var)
+        xn = tf.nn.batch_normalization(x, r(mean), r(var), r(beta + corr_d * gamma),
+                                       r(gamma * corr_r), epsilon)
+        if ctx.is_main_training_tower:
+            update_std = _ema_update(moving_std, tf.sqrt(var + epsilon), momentum,
+                                     "stddev_ema_op")
+            with tf.control_dependencies([update_std]):
+                update_var = tfv1.assign(moving_var, tf.nn.relu(
+                    tf.square(moving_std.read_value()) - epsilon), name="variance_from_stddev")
+            for op in (_ema_update(moving_mean, mean, momentum, "mean_ema_op"), update_var.op):
+                tfv1.add_to_collection(tfv1.GraphKeys.UPDATE_OPS, op)
+    out = tf.identity(xn, name="output")
+    out.variables = VariableHolder()
+    if scale:
+        out.variables.gamma = gamma
+    if center:
+        out.variables.beta = beta
+    return out

@@ -1,0 +1,154 @@
+"""What every layer does with its arguments: tensorpack's old names, data formats, 2D shapes.
+
+tensorpack's layers accept both the ``tf.layers`` argument names (``filters``, ``kernel_size``)
+and their own older ones (``out_channel``, ``kernel_shape``, ``nl``, ``W_init``); positional
+arguments win over the same argument set by an ``argscope``. :func:`convert_args` does that for
+each layer. The helpers below also run channels-first (``NCHW``) ops on a CPU, where TensorFlow
+has no kernels for some of them, by transposing to ``NHWC`` and back.
+"""
+import functools
+import inspect
+
+from tfloop.compat import tf, tfv1
+
+__all__ = []
+
+# Old argument names that every layer accepts, besides its own aliases.
+_COMMON_ALIASES = {"W_init": "kernel_initializer", "b_init": "bias_initializer"}
+_DATA_FORMATS = {"NHWC": "NHWC", "channels_last": "NHWC", "NCHW": "NCHW",
+                 "channels_first": "NCHW"}
+
+
+def convert_args(aliases=None):
+    """Decorator: map tensorpack's old argument names, ``nl`` and ``data_format`` for a layer.
+
+    Positional arguments are bound to the function's parameter names and override keyword
+    arguments of the same name (so that ``Conv2D('c', x, 64)`` wins over an argscope's
+    ``out_channel=32``).
+    """
+    mapping = dict(_COMMON_ALIASES, **(aliases or {}))
+
+    def decorator(func):
+        params = list(inspect.signature(func).parameters.values())[1:]
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        accepted = {p.name for p in params}
+        layer = func.__name__
+
+        @functools.wraps(func)
+        def converted(inputs, *args, **kwargs):
+            if len(args) > len(positional):
+                raise TypeError(
+                    f"{layer} takes at most {len(positional)} positional argument(s) after the "
+                    f"input ({', '.join(positional) or 'none'}), got {len(args)}: pass the others "
+                    f"by keyword.")
+            resolved = {}
+            for name, value in kwargs.items():
+                if name == "nl":
+                    name, value = "activation", _activation_from_nl(value)
+                new = mapping.get(name, name)
+                if new != name and new in kwargs:
+                    raise TypeError(f"{layer} got both {name}= and {new}= (the same argument "
+                                    f"under its old and new name): give only one.")
+                resolved[new] = value
+            resolved.update(zip(positional, args))
+            unknown = sorted(set(resolved) - accepted)
+            if unknown:
+                raise TypeError(f"{layer} got unexpected argument(s) {', '.join(unknown)}; it "
+                                f"accepts {', '.join(sorted(accepted))}.")
+            return func(inputs, **resolved)
+        return converted
+    return decorator
+
+
+def _activation_from_nl(nl):
+    if nl is None:
+        return None
+    return lambda x, name=None: nl(x, name=name)
+
+
+def data_format_of(data_format, layer):
+    """``'NHWC'`` or ``'NCHW'`` for any of tensorpack's spellings of a data format."""
+    if data_format not in _DATA_FORMATS:
+        raise ValueError(f"{layer}: unknown data_format {data_format!r}: use 'channels_last' "
+                         f"(or 'NHWC') or 'channels_first' (or 'NCHW').")
+    return _DATA_FORMATS[data_format]
+
+
+def shape2d(value, what, layer):
+    """``[a, a]`` for an int ``a``; a list for a pair."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value, value]
+    if isinstance(value, (list, tuple)) and len(value) == 2 and \
+            all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return list(value)
+    raise ValueError(f"{layer}: {what} must be an int or a pair of ints, got {value!r}.")
+
+
+def shape4d(value, data_format):
+    """A 2D ``value`` as the 4D strides/ksize/dilations of ``data_format`` (``'NHWC'``/``'NCHW'``)."""
+    return [1] + value + [1] if data_format == "NHWC" else [1, 1] + value
+
+
+def padding_of(padding, layer):
+    """``'SAME'`` or ``'VALID'``, whatever the case of ``padding``."""
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f"{layer}: padding must be 'same' or 'valid' (any case), got "
+                         f"{padding!r}.")
+    return padding.upper()
+
+
+def channels_of(x, data_format, layer):
+    """The static number of channels of a 4D ``x``; a clear error when unknown."""
+    if x.shape.rank != 4:
+        raise ValueError(f"{layer} needs a 4D input ({data_format}), got shape {x.shape}.")
+    channels = x.shape[3 if data_format == "NHWC" else 1]
+    if channels is None:
+        raise ValueError(f"{layer} needs a known number of input channels, got shape "
+                         f"{x.shape} ({data_format}).")
+    return int(channels)
+
+
+def default_kernel_initializer():
+    """tensorpack's default for weights: variance scaling with scale 2 (He), untruncated."""
+    return tfv1.variance_scaling_initializer(scale=2.0, distribution="untruncated_normal")
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_visible():
+    """Whether TensorFlow sees a GPU (then channels-first ops run natively)."""
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
+def run_in_layout(x, data_format, op):
+    """``op(x, data_format)`` for an NHWC or NCHW ``x``; without a GPU an NCHW ``x`` is transposed
+    to NHWC for ``op`` and the result transposed back (CPU kernels lack NCHW for some ops)."""
+    if data_format == "NHWC" or gpu_visible():
+        return op(x, data_format)
+    y = op(tf.transpose(x, [0, 2, 3, 1]), "NHWC")
+    return tf.transpose(y, [0, 3, 1, 2])
+
+
+def new_variable(name, shape, initializer, regularizer=None, **kwargs):
+    """``tfv1.get_variable``; a ``regularizer``'s loss goes to ``REGULARIZATION_LOSSES`` when the
+    variable is created (not when a later tower reuses it), as ``tf.layers`` did."""
+    scope = tfv1.get_variable_scope().name
+    full = f"{scope}/{name}" if scope else name
+    existed = any(v.op.name == full for v in tfv1.global_variables())
+    var = tfv1.get_variable(name, shape, initializer=initializer, **kwargs)
+    if regularizer is not None and not existed:
+        with tf.name_scope(f"{name}/Regularizer"):
+            tfv1.add_to_collection(tfv1.GraphKeys.REGULARIZATION_LOSSES, regularizer(var))
+    return var
+
+
+def finish_output(y, activation, activity_regularizer=None):
+    """``activation(y)`` named ``output``; an activity regularizer's loss (divided by the batch
+    size, as ``tf.layers`` did) goes to ``REGULARIZATION_LOSSES``."""
+    if activation is not None:
+        y = activation(y)
+    y = tf.identity(y, name="output")
+    if activity_regularizer is not None:
+        loss = activity_regularizer(y) / tf.cast(tf.shape(y)[0], y.dtype)
+        tfv1.add_to_collection(tfv1.GraphKeys.REGULARIZATION_LOSSES, loss)
+    return y
