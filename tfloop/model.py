@@ -1,6 +1,7 @@
 """ModelDesc: the model's inputs, its graph (a tower function) and its optimizer."""
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import check_input_signature
+from tfloop.tfutils.tower import get_current_tower_context
 
 __all__ = ["ModelDesc", "ModelDescBase"]
 
@@ -22,6 +23,15 @@ class ModelDescBase:
         specs = [tf.TensorSpec(s.shape, s.dtype, name=s.op.name)
                  if isinstance(s, tf.Tensor) and s.op.type == "Placeholder" else s for s in specs]
         return check_input_signature(specs)
+
+    @property
+    def training(self):
+        """Whether ``build_graph`` is being called to train (True) or for inference (False)."""
+        ctx = get_current_tower_context()
+        if ctx is None:
+            raise RuntimeError(f"{type(self).__name__}.training is only known inside build_graph "
+                               f"(in a TowerContext).")
+        return ctx.is_training
 
     @property
     def input_names(self):

@@ -301,14 +301,17 @@ def _load_npz(path):
         return {k: data[k] for k in data.files}
 
 
-def get_model_loader(path):
+def get_model_loader(path, ignore_mismatch=False):
     """A loader for a model file: :class:`DictRestore` for ``.npz``, :class:`SaverRestore` for a
     checkpoint (prefix, file or directory).
+
+    Args:
+        ignore_mismatch (bool): skip (and list) variables whose shape differs instead of raising.
 
     Example:
         >>> session_init = get_model_loader("pretrained/model.npz")
     """
-    return SmartInit(path)
+    return SmartInit(path, ignore_mismatch=ignore_mismatch)
 
 
 def SmartInit(obj, ignore_mismatch=False):

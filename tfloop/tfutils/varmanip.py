@@ -12,11 +12,14 @@ import re
 import numpy as np
 from tabulate import tabulate
 
-from tfloop.compat import tf
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 
 __all__ = ["get_checkpoint_path", "find_latest_checkpoint", "list_checkpoints", "checkpoint_step",
-           "is_complete_checkpoint", "load_chkpt_vars", "is_optimizer_slot", "restore_report"]
+           "is_complete_checkpoint", "load_chkpt_vars", "is_optimizer_slot", "restore_report",
+           "SessionUpdate", "dump_session_params", "save_checkpoint_vars", "get_all_checkpoints",
+           "load_checkpoint_vars"]
 
 _STEP_SUFFIX = re.compile(r"-(\d+)$")
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-(\d{5})$")
@@ -213,3 +216,153 @@ def restore_report(graph_only, checkpoint_only, mismatched=(), source=""):
         return ""
     title = "Variables not restored{}:".format(" from " + source if source else "")
     return title + "\n" + tabulate(rows, headers=["status", "variable", "graph", "checkpoint"])
+
+
+def get_all_checkpoints(dir: str, prefix: str = "model") -> list:
+    """Every complete checkpoint ``<dir>/<prefix>-<step>``, as ``(checkpoint prefix, step)``
+    sorted by step. Each prefix can be given to :func:`load_checkpoint_vars` or ``SaverRestore``.
+
+    Example:
+        >>> for path, step in get_all_checkpoints("train_log/run"):
+        ...     print(step, load_checkpoint_vars(path)["fc/W"].mean())
+    """
+    pattern = re.compile(re.escape(prefix) + r"-(\d+)$")
+    found = []
+    for path in list_checkpoints(dir):
+        match = pattern.match(os.path.basename(path))
+        if match and is_complete_checkpoint(path)[0]:
+            found.append((path, int(match.group(1))))
+    return sorted(found, key=lambda item: item[1])
+
+
+def load_checkpoint_vars(path: str) -> dict:
+    """Every variable of a checkpoint (prefix, file or directory) or of a ``.npz`` file, as
+    ``{variable name: numpy array}`` (names without ``:0``).
+
+    Example:
+        >>> values = load_checkpoint_vars("train_log/run/model-1200")
+    """
+    path = os.fspath(path)
+    if path.endswith(".npz"):
+        with np.load(path, allow_pickle=False) as data:
+            return {get_op_tensor_name(k)[0]: data[k] for k in data.files}
+    return load_chkpt_vars(path)
+
+
+def save_checkpoint_vars(dic: dict, path: str) -> None:
+    """Save ``{variable name: value}`` as a ``.npz`` file (when ``path`` ends with ``.npz``) or as
+    a TensorFlow checkpoint with prefix ``path``; both load with ``SmartInit(path)``.
+
+    Example:
+        >>> save_checkpoint_vars({"fc/W": w, "fc/b": b}, "pretrained.npz")
+    """
+    path = os.fspath(path)
+    if path.endswith(".npy"):
+        raise ValueError(f"save_checkpoint_vars: {path} ends with .npy, which holds one array; "
+                         f"use a .npz name or a checkpoint prefix.")
+    values = {get_op_tensor_name(k)[0]: np.asarray(v) for k, v in dic.items()}
+    logger.info(f"Saving {len(values)} variable(s) to {path}: {', '.join(sorted(values))}.")
+    if path.endswith(".npz"):
+        np.savez_compressed(path, **values)
+        return
+    with tf.Graph().as_default():
+        variables = [tfv1.Variable(value, name=name) for name, value in values.items()]
+        with tfv1.Session() as sess:
+            sess.run(tfv1.variables_initializer(variables))
+            tfv1.train.Saver(variables).save(sess, path, write_meta_graph=False)
+
+
+def dump_session_params(path: str) -> None:
+    """Save the values of the model's variables (trainable and ``MODEL_VARIABLES``, global ones
+    only) in the default session with :func:`save_checkpoint_vars`.
+
+    Example:
+        >>> with trainer.sess.as_default():
+        ...     dump_session_params("train_log/run/model.npz")
+    """
+    sess = tfv1.get_default_session()
+    if sess is None:
+        raise RuntimeError("dump_session_params reads the default session: call it inside "
+                           "`with sess.as_default():` (callbacks run inside one).")
+    global_names = {v.name for v in tfv1.global_variables()}
+    variables = []
+    for v in tfv1.trainable_variables() + tfv1.get_collection(tfv1.GraphKeys.MODEL_VARIABLES):
+        if v.name in global_names and v not in variables:
+            variables.append(v)
+    save_checkpoint_vars(dict(zip([v.name for v in variables], sess.run(variables))), path)
+
+
+def _castable(value_dtype, var_dtype):
+    source = tf.as_dtype(value_dtype)
+    if source.is_floating and var_dtype.is_floating:
+        return True
+    return source.is_integer and var_dtype.is_integer and \
+        var_dtype.min <= source.min and var_dtype.max >= source.max
+
+
+class SessionUpdate:
+    """Load numpy values into variables of a session (through their initializers: no new ops, so
+    it works on a finalized graph).
+
+    Args:
+        sess (tf.compat.v1.Session): the session.
+        vars_to_update (list[tf.Variable]): the variables that may be updated.
+        ignore_mismatch (bool): skip, with a warning, a value whose size does not fit its variable
+            (instead of raising).
+
+    Example:
+        >>> SessionUpdate(sess, tf.compat.v1.global_variables()).update({"fc/W:0": w})
+    """
+
+    def __init__(self, sess, vars_to_update, ignore_mismatch=False):
+        self.sess = sess
+        self.name_map = {v.name: v for v in vars_to_update}
+        self.ignore_mismatch = bool(ignore_mismatch)
+
+    @staticmethod
+    def relaxed_value_for_var(value, var, ignore_mismatch=False):
+        """``value`` made to fit ``var``: reshaped when only the shape differs (same size), cast
+        between float types or up between integer types.
+
+        Returns:
+            numpy.ndarray: the value, or None when it cannot fit and ``ignore_mismatch``.
+        """
+        value = np.asarray(value)
+        name = var.op.name
+        shape = tuple(var.shape.as_list())
+        if value.shape != shape:
+            if int(np.prod(shape)) != value.size:
+                message = (f"Cannot load an array of shape {value.shape} into variable {name!r} "
+                           f"of shape {shape}.")
+                if ignore_mismatch:
+                    logger.warning(message)
+                    return None
+                raise ValueError(message + " Pass ignore_mismatch=True to skip it.")
+            logger.warning(f"The value for {name!r} is reshaped from {value.shape} to {shape}.")
+            value = value.reshape(shape)
+        var_dtype = var.dtype.base_dtype
+        if value.dtype != var_dtype.as_numpy_dtype:
+            if not _castable(value.dtype, var_dtype):
+                raise ValueError(f"Variable {name!r} has dtype {var_dtype.name} but the value has "
+                                 f"dtype {value.dtype}, which cannot be cast safely.")
+            logger.warning(f"The value for {name!r} is cast from {value.dtype} to "
+                           f"{var_dtype.name}.")
+            value = value.astype(var_dtype.as_numpy_dtype)
+        return value
+
+    def update(self, prms):
+        """Assign the values of ``prms`` (``{variable name: value}``, names as ``v.name``, e.g.
+        ``"fc/W:0"``) in one session call."""
+        unknown = sorted(name for name in prms if name not in self.name_map)
+        if unknown:
+            raise KeyError(f"SessionUpdate: {unknown} are not among the variables to update "
+                           f"(e.g. {sorted(self.name_map)[:5]}).")
+        fetches, feeds = [], {}
+        for name, value in prms.items():
+            var = self.name_map[name]
+            value = self.relaxed_value_for_var(value, var, self.ignore_mismatch)
+            if value is not None:
+                fetches.append(var.initializer)
+                feeds[var.initializer.inputs[1]] = value
+        if fetches:
+            self.sess.run(fetches, feed_dict=feeds)
