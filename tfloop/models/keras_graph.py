@@ -1,0 +1,237 @@
+"""Keras 3 layers inside tfloop towers: shared graph variables, stable names, the training flag.
+
+Every tower (``TowerContext``) runs inside a :class:`KerasTowerScope`. Keras 3 reads and writes its
+variables through a "stateless scope" when one is active; this scope answers those reads with
+``tf.compat.v1`` graph variables of its own, so that Keras layers behave like tfloop's layers:
+
+* **Variables** are created with ``tf.compat.v1.get_variable`` in the current variable scope, so an
+  inference tower or a parameter-server tower reuses the training variables and a replicated tower
+  gets its own ``tower<i>/`` copy. A layer built eagerly (e.g. a whole ``keras.Model``) starts from
+  its current weights; a layer first built in the tower uses its own initializer.
+* **Names** do not depend on Keras' process-wide automatic numbering: within one tower, every
+  layer gets the name Keras would give it in a fresh process — its own name with an automatic
+  ``_<n>`` suffix dropped, numbered again in order of first use (``dense``, ``dense_1``, …). The
+  same script therefore writes the same checkpoint names in any process and in any graph.
+* **Trainable**: a variable is trainable when Keras says so and the layer using it is trainable.
+* **Updates** a layer makes in ``call`` (batch-norm moving statistics, a dropout layer's random
+  seed) become ``assign`` ops in ``UPDATE_OPS`` of the first training tower, run each step by
+  ``RunUpdateOps``; other towers' updates are dropped, as for :func:`tfloop.models.BatchNorm`.
+* **Training flag**: a layer called without ``training=`` gets the tower's ``is_training``.
+
+Example:
+    >>> class Model(ModelDesc):
+    ...     def build_graph(self, x, y):
+    ...         h = keras.layers.Dense(32, activation="relu")(x)    # variable "dense/kernel"
+    ...         h = keras.layers.Dropout(0.5)(h)    # active in training towers only
+    ...         ...
+"""
+import re
+import weakref
+
+import keras
+from keras.src.backend.common import global_state
+from keras.src.backend.common.stateless_scope import StatelessScope
+from keras.src.layers.layer import CallContext
+from keras.src.utils.naming import to_snake_case
+from tensorflow.python.eager import context as eager_context
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.tower import register_tower_scope
+
+__all__ = ["KerasTowerScope"]
+
+_NUMBERED = re.compile(r"^(.+)_([0-9]+)$")
+_SEED_STATE = "seed_generator_state"
+# Per graph: the first training tower's variable for each Keras seed-generator state.
+_MAIN_SEED_STATES = weakref.WeakKeyDictionary()
+
+
+def _automatic_prefixes():
+    """The prefixes Keras names objects with automatically (``dense`` for ``Dense``, ...)."""
+    prefixes = {"variable", "seed_generator"}
+    pending = [keras.Operation]
+    while pending:
+        cls = pending.pop()
+        prefixes.add(to_snake_case(cls.__name__))
+        pending.extend(cls.__subclasses__())
+    return prefixes
+
+
+class _CanonicalNames:
+    """Maps Keras variable paths to names that depend only on the order of first use."""
+
+    def __init__(self):
+        self._canonical = {(): ()}
+        self._children = {}
+        self._prefixes = _automatic_prefixes()
+
+    def _base(self, component):
+        match = _NUMBERED.match(component)
+        if match is None:
+            return component
+        if match.group(1) not in self._prefixes:
+            self._prefixes = _automatic_prefixes()  # a layer class defined since
+        return match.group(1) if match.group(1) in self._prefixes else component
+
+    def name(self, path):
+        components = tuple(path.split("/"))
+        for i in range(1, len(components) + 1):
+            key = components[:i]
+            if key in self._canonical:
+                continue
+            parent = self._canonical[key[:-1]]
+            taken = self._children.setdefault(parent, set())
+            base = self._base(key[-1])
+            name, n = base, 0
+            while name in taken:
+                n += 1
+                name = f"{base}_{n}"
+            taken.add(name)
+            self._canonical[key] = parent + (name,)
+        return "/".join(self._canonical[components])
+
+
+class _TowerCallContext(CallContext):
+    """Keras' call context for a whole tower: a top-level layer call without ``training=`` gets
+    the tower's flag; nested calls inherit from their caller as usual."""
+
+    def __init__(self, training):
+        super().__init__(entry_layer=None)
+        self._tower_training = training
+
+    def get_value(self, arg_name, default=None):
+        if arg_name == "training" and not global_state.get_global_attribute("name_scope_stack"):
+            return self._tower_training
+        return super().get_value(arg_name, default)
+
+
+def _frozen_by_caller():
+    """Whether a Keras layer calling from the current name scope is not trainable."""
+    stack = global_state.get_global_attribute("name_scope_stack") or []
+    return any(isinstance(s.caller, keras.layers.Layer) and not s.caller.trainable for s in stack)
+
+
+class KerasTowerScope(StatelessScope):
+    """The Keras state of one tower: its graph variables, updates and losses.
+
+    Entered by every ``TowerContext``; users do not create it. Inside a tower,
+    ``KerasTowerScope.current()`` returns it.
+
+    Args:
+        tower: the ``TowerContext`` being built.
+
+    Attributes:
+        losses (list[tf.Tensor]): losses Keras layers added with ``add_loss`` in this tower.
+        variables (dict[str, tf.Variable]): the graph variable of each Keras variable path used.
+
+    Example:
+        >>> with TowerContext("", is_training=True):
+        ...     y = keras.layers.Dense(3)(x)
+        ...     KerasTowerScope.current().variables   # {"dense/kernel": <tf.Variable 'dense/kernel:0'>, ...}
+    """
+
+    def __init__(self, tower):
+        super().__init__(collect_losses=True, initialize_variables=False)
+        self.tower = tower
+        self.graph = tfv1.get_default_graph()
+        self.variables = {}
+        self._resolved = {}
+        self._current = {}
+        self._names = _CanonicalNames()
+        self._saved_call_context = None
+
+    @staticmethod
+    def current():
+        """The scope of the tower being built, or None outside any tower."""
+        scope = global_state.get_global_attribute("stateless_scope")
+        return scope if isinstance(scope, KerasTowerScope) else None
+
+    @property
+    def _is_main(self):
+        return self.tower.is_main_training_tower
+
+    def __enter__(self):
+        self._saved_call_context = global_state.get_global_attribute("current_call_ctx")
+        global_state.set_global_attribute("current_call_ctx",
+                                          _TowerCallContext(self.tower.is_training))
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        global_state.set_global_attribute("current_call_ctx", self._saved_call_context)
+        return super().__exit__(*exc)
+
+    def get_current_value(self, variable):
+        key = id(variable)
+        if key in self._current:
+            return self._current[key]
+        graph_var = self._resolve(variable)
+        if variable.name == _SEED_STATE and not self._is_main:
+            return self._seed_for_tower(variable, graph_var)
+        return graph_var
+
+    def add_update(self, update):
+        variable, value = update
+        graph_var = self._resolve(variable)
+        value = tf.cast(value, graph_var.dtype)
+        if self._is_main:
+            name = f"{graph_var.op.name.rsplit('/', 1)[-1]}_update"
+            tfv1.add_to_collection(tfv1.GraphKeys.UPDATE_OPS,
+                                   graph_var.assign(value, read_value=False, name=name))
+        self._current[id(variable)] = value
+
+    def _seed_for_tower(self, variable, graph_var):
+        """Seed state for towers other than the first training tower: the first tower's state
+        (which advances every step), offset by the tower's index so that their random draws
+        differ."""
+        main = _MAIN_SEED_STATES.get(self.graph, {}).get(id(variable))
+        source = main[1] if main is not None else graph_var
+        offset = tf.constant([self.tower.index + 1 if self.tower.is_training else 0, 0],
+                             dtype=source.dtype)
+        return tf.convert_to_tensor(source) + offset
+
+    def _resolve(self, variable):
+        key = id(variable)
+        if key in self._resolved:
+            return self._resolved[key][1]
+        name = self._names.name(variable.path)
+        if name in self.variables:
+            raise ValueError(
+                f"Two Keras variables in one tower both map to the name {name!r} (Keras paths "
+                f"{variable.path!r} and another): give the layers distinct names, e.g. "
+                f"keras.layers.Dense(10, name='fc2').")
+        trainable = bool(variable.trainable) and not _frozen_by_caller()
+        try:
+            graph_var = tfv1.get_variable(
+                name, shape=tuple(variable.shape), dtype=tf.as_dtype(variable._dtype),
+                initializer=self._initializer(variable), trainable=trainable)
+        except ValueError as error:
+            raise ValueError(
+                f"The Keras variable {variable.path!r} cannot be created as graph variable "
+                f"{name!r} in tower {self.tower.name!r}: {error} Give Keras layers names that "
+                f"differ from other variables of the model.") from None
+        self._resolved[key] = (variable, graph_var)
+        self.variables[name] = graph_var
+        if self._is_main and variable.name == _SEED_STATE:
+            _MAIN_SEED_STATES.setdefault(self.graph, {})[key] = (variable, graph_var)
+        return graph_var
+
+    @staticmethod
+    def _initializer(variable):
+        """The initial value of the graph variable: the Keras variable's current value when it
+        has one (a layer built eagerly), else its own initializer."""
+        if variable._value is None:
+            initializer = variable._initializer
+            return lambda shape, dtype=None, partition_info=None: initializer(
+                tuple(shape), dtype=variable._dtype)
+        try:
+            with eager_context.eager_mode():  # the value of a variable Keras created eagerly
+                value = variable._value.numpy()
+        except (AttributeError, NotImplementedError, ValueError, TypeError):
+            raise ValueError(
+                f"The Keras variable {variable.path!r} belongs to another TensorFlow graph: its "
+                f"layer was first called in a graph outside a tfloop tower. Create the layer "
+                f"eagerly (e.g. in the model's __init__) or inside build_graph.") from None
+        return tfv1.constant_initializer(value)
+
+
+register_tower_scope(KerasTowerScope)
