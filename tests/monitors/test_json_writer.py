@@ -127,7 +127,7 @@ def test_a_kill_during_the_write_leaves_the_previous_file_complete(logdir, monke
     with pytest.raises(OSError, match="simulated kill"):
         train_linear([PutStats()], monitors=[JSONWriter(on_error="raise")], max_epoch=3)
     assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
-    assert sorted(os.listdir(logdir)) == ["log.log", "stats.json"]
+    assert sorted(os.listdir(logdir)) == [".tfloop.lock", "log.log", "stats.json"]
 
 
 def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, monkeypatch,
@@ -148,7 +148,7 @@ def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, m
     assert len(errors) == 1
     assert "stats.json at global step 6" in errors[0] and "No space left on device" in errors[0]
     assert any("wrote" in m and "again, with every record" in m for _, m in tfloop_log)
-    assert sorted(os.listdir(logdir)) == ["log.log", "stats.json"]
+    assert sorted(os.listdir(logdir)) == [".tfloop.lock", "log.log", "stats.json"]
 
 
 def test_bad_on_error_is_rejected():

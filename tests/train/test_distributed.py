@@ -53,7 +53,7 @@ def _check_only_chief_saved(outdir, reference):
     reader = tf.train.load_checkpoint(checkpoint)
     np.testing.assert_allclose(reader.get_tensor("fc2/W"), reference["fc2/W"], rtol=RTOL, atol=ATOL)
     worker1 = os.path.join(logdir, "worker-1")
-    assert sorted(os.listdir(worker1)) == ["log.log", "stats.json"]
+    assert sorted(os.listdir(worker1)) == [".tfloop.lock", "log.log", "stats.json"]
     with open(os.path.join(worker1, "stats.json")) as f:
         assert json.load(f)[-1]["global_step"] == STEPS
 

@@ -261,3 +261,31 @@ def test_a_non_chief_worker_resumes_at_the_same_step(tmp_path, reference):
     assert counter.at_start == 5
     assert weights.final.tobytes() == reference["final"].tobytes()
     assert not os.path.exists(os.path.join(logdir, "model-12.index"))
+
+
+class _RaiseBeforeEpoch(tfloop.Callback):
+    """Raises ``error`` in ``before_epoch`` of ``epoch`` (listed before ResumeStateSaver)."""
+
+    def __init__(self, epoch, error):
+        self.epoch, self.error = epoch, error
+
+    def _before_epoch(self):
+        if self.epoch_num == self.epoch:
+            raise self.error
+
+
+@pytest.mark.parametrize("error", [RuntimeError("broken"), KeyboardInterrupt(),
+                                   tfloop.StopTraining("stop")])
+def test_a_run_ended_in_before_epoch_resumes_at_that_epoch(tmp_path, reference, error):
+    logdir = str(tmp_path / "log")
+    try:
+        train(logdir, save_every=STEPS_PER_EPOCH, extra=[_RaiseBeforeEpoch(3, error)])
+    except (RuntimeError, KeyboardInterrupt):
+        pass
+    state = json.load(open(os.path.join(logdir, "model-6.resume.json")))
+    assert (state["global_step"], state["epoch"], state["local_step"]) == (6, 3, 0)
+    config, weights, counter = train(logdir, save_every=STEPS_PER_EPOCH)
+    assert (config.starting_epoch, config.starting_local_step) == (3, 0)
+    assert counter.steps == 12
+    assert weights.final.tobytes() == reference["final"].tobytes()
+    assert read_stats(logdir) == reference["stats"]

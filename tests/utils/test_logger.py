@@ -47,7 +47,7 @@ def test_backup_moves_the_old_dir(tmp_path):
 def test_delete_removes_the_old_content(tmp_path):
     path = make_existing(tmp_path)
     logger.set_logger_dir(path, action="d")
-    assert os.listdir(path) == ["log.log"]
+    assert sorted(os.listdir(path)) == [".tfloop.lock", "log.log"]
 
 
 def test_new_uses_another_dir(tmp_path):

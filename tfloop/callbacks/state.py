@@ -238,10 +238,13 @@ class ResumeStateSaver(Callback):
         self.input_note = None
         self._savers = []
         self._seen = ()
-        self._epoch_ended = False
+        self._ended_epoch = None
         self.written = []
 
     def _setup_graph(self):
+        if getattr(self._source, "position_in_callback_state", False):
+            # QueueInput, FeedInput: their callback's state_dict() holds the position.
+            return
         iterator = getattr(self._source, "iterator", None)
         if iterator is None:
             self.input_note = "the input {} has no saveable position".format(self._source)
@@ -269,11 +272,8 @@ class ResumeStateSaver(Callback):
     def _latest(self):
         return tuple(ms.last_checkpoint for ms in self._savers)
 
-    def _before_epoch(self):
-        self._epoch_ended = False
-
     def _after_epoch(self):
-        self._epoch_ended = True
+        self._ended_epoch = self.epoch_num
 
     def _before_run(self, ctx):
         if self._latest() != self._seen:
@@ -285,8 +285,12 @@ class ResumeStateSaver(Callback):
             self._write_new(*self.position_after_training())
 
     def position_after_training(self):
-        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``."""
-        if self._epoch_ended:
+        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``.
+
+        The epoch counter moves on before ``before_epoch``; when training ended there (a callback
+        raised, a second Ctrl-C), none of that epoch's steps ran, so it is where to continue.
+        """
+        if self._ended_epoch == self.epoch_num:
             return self.epoch_num + 1, 0
         return self.epoch_num, self.local_step + 1
 

@@ -14,8 +14,10 @@ import shutil
 import sys
 from datetime import datetime
 
+from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
+
 __all__ = ["set_logger_dir", "get_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
-           "exception", "debug", "LOG_DIR_ACTIONS"]
+           "exception", "debug", "LOG_DIR_ACTIONS", "unset_logger_dir", "LogDirInUseError"]
 
 _LOGGER = logging.getLogger("tfloop")
 _LOGGER.propagate = False
@@ -51,6 +53,7 @@ debug = _LOGGER.debug
 
 LOG_DIR = None
 _FILE_HANDLER = None
+_LOCK = None
 LOG_FILE_NAME = "log.log"
 
 LOG_DIR_ACTIONS = {
@@ -90,6 +93,33 @@ def _close_file_handler():
         _FILE_HANDLER = None
 
 
+def _release_lock():
+    global _LOCK
+    if _LOCK is not None:
+        _LOCK.release()
+        _LOCK = None
+
+
+def _has_content(dirname):
+    return any(name != LOCK_FILE_NAME for name in os.listdir(dirname))
+
+
+def _lock_existing(dirname):
+    """Own ``dirname`` before acting on it: LogDirInUseError when a live run does."""
+    lock = DirLock(dirname)
+    try:
+        lock.acquire()
+    except OSError as e:
+        raise PermissionError("Log directory {} is not writable ({}): choose a directory you can "
+                              "write to.".format(dirname, e.strerror or e)) from None
+    owner = lock.taken_over
+    if owner and owner.get("pid") != os.getpid():
+        info("Log directory {}: the lock of process {} (host {}, started {}) was left by a run that "
+             "is no longer running; taking it over.".format(dirname, owner.get("pid"),
+                                                            owner.get("host"), owner.get("start")))
+    return lock
+
+
 def _check_writable(dirname):
     probe = os.path.join(dirname, ".tfloop-write-test")
     try:
@@ -100,6 +130,18 @@ def _check_writable(dirname):
         raise PermissionError(
             "Log directory {} is not writable ({}): choose a directory you can write to."
             .format(dirname, e.strerror or e)) from None
+
+
+def _versions():
+    """``tfloop 0.1.0, TensorFlow 2.21.0, ...``: of the packages already imported (imports none)."""
+    from tfloop.version import __version__
+    found = ["tfloop " + __version__]
+    for module, label in (("tensorflow", "TensorFlow"), ("keras", "Keras"), ("numpy", "numpy")):
+        version = getattr(sys.modules.get(module), "__version__", None)
+        if version:
+            found.append("{} {}".format(label, version))
+    found.append("Python " + sys.version.split()[0])
+    return ", ".join(found)
 
 
 def _check_log_dir_name(dirname):
@@ -144,6 +186,13 @@ def set_logger_dir(dirname, action=None):
             directory or one of its parents (which ``"delete"`` would wipe).
         TypeError: ``dirname`` is not a path (e.g. ``None``).
         PermissionError: the directory cannot be written to.
+        LogDirInUseError: another live process owns the directory (see below).
+
+    The run owns the directory until :func:`unset_logger_dir`, the next ``set_logger_dir`` or its
+    exit: it holds the lock ``<dirname>/.tfloop.lock`` (``fcntl.flock``; the file names the
+    owner's pid, host and start time). Every action, ``"keep"`` included, first takes that lock,
+    so a second run never deletes, moves or writes into the directory of a live one. A lock left
+    by a process that died (even by ``kill -9``) is free and taken over.
 
     Example:
         >>> logger.set_logger_dir("train_log/run1", action="backup")
@@ -154,9 +203,31 @@ def set_logger_dir(dirname, action=None):
                          .format(action))
     dirname = _check_log_dir_name(dirname)
     _close_file_handler()
+    _release_lock()
     LOG_DIR = None
+    lock = _lock_existing(dirname) if os.path.isdir(dirname) else None
+    try:
+        dirname, lock = _apply_action(dirname, action, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    global _FILE_HANDLER, _LOCK
+    _LOCK = lock
+    LOG_DIR = dirname
+    _FILE_HANDLER = logging.FileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
+    _FILE_HANDLER.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
+    _LOGGER.addHandler(_FILE_HANDLER)
+    info("Argv: " + " ".join(sys.argv))
+    info("Versions: " + _versions())
+    info("Log directory: {}".format(dirname))
+    return dirname
 
-    if os.path.isdir(dirname) and os.listdir(dirname):
+
+def _apply_action(dirname, action, lock):
+    """Act on an existing ``dirname`` (whose ``lock`` this process holds), create the directory
+    and own it: ``(directory to use, its lock)``."""
+    if os.path.isdir(dirname) and _has_content(dirname):
         if action is None:
             if not _is_interactive():
                 raise FileExistsError(
@@ -177,6 +248,9 @@ def set_logger_dir(dirname, action=None):
         elif action == "new":
             dirname = dirname + _timestamp()
             info("Using a new log directory {}.".format(dirname))
+        if action != "keep":
+            lock.release()
+            lock = None
     elif os.path.exists(dirname) and not os.path.isdir(dirname):
         raise FileExistsError("Log directory {} exists and is not a directory: choose another "
                               "path, or remove that file.".format(dirname))
@@ -187,14 +261,9 @@ def set_logger_dir(dirname, action=None):
         raise PermissionError("Cannot create log directory {} ({}): choose a directory you can "
                               "write to.".format(dirname, e.strerror or e)) from None
     _check_writable(dirname)
-    LOG_DIR = dirname
-    global _FILE_HANDLER
-    _FILE_HANDLER = logging.FileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
-    _FILE_HANDLER.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
-    _LOGGER.addHandler(_FILE_HANDLER)
-    info("Argv: " + " ".join(sys.argv))
-    info("Log directory: {}".format(dirname))
-    return dirname
+    if lock is None:
+        lock = _lock_existing(dirname)
+    return dirname, lock
 
 
 def auto_set_dir(action=None, name=None):
@@ -211,7 +280,8 @@ def get_logger_dir():
 
 
 def unset_logger_dir():
-    """Stop writing to the log file (the directory and its files stay)."""
+    """Stop writing to the log file and give up the directory's lock (its files stay)."""
     global LOG_DIR
     _close_file_handler()
+    _release_lock()
     LOG_DIR = None

@@ -1,0 +1,167 @@
+"""One owner per log directory: a lock file held for as long as a run uses the directory.
+
+The lock is ``fcntl.flock`` on ``<dir>/.tfloop.lock``, which holds the owner's pid, host and start
+time for the error message of the next comer. The kernel drops the lock when its owner exits, even
+after ``kill -9``, so a lock file left by a dead process is stale by construction: the next run
+takes it over (and says so). On a file system without ``flock`` (some network mounts) the pid in
+the file decides: the lock is live while a process of that pid runs on the same host.
+"""
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+
+__all__ = ["DirLock", "LogDirInUseError", "LOCK_FILE_NAME"]
+
+LOCK_FILE_NAME = ".tfloop.lock"
+
+
+class LogDirInUseError(RuntimeError):
+    """Another live process owns the log directory (holds its lock).
+
+    Example:
+        >>> try:
+        ...     logger.set_logger_dir("train_log/run1", action="keep")
+        ... except LogDirInUseError as e:
+        ...     print(e.owner["pid"])
+    """
+
+    def __init__(self, message, owner):
+        super().__init__(message)
+        self.owner = owner
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _describe(owner):
+    if not owner:
+        return "another process (its lock file names none)"
+    return "process {} on host {} (started {}, argv: {})".format(
+        owner.get("pid"), owner.get("host"), owner.get("start", "?"), owner.get("argv", "?"))
+
+
+class DirLock:
+    """The lock of one directory, held by this process from :meth:`acquire` to :meth:`release`.
+
+    Args:
+        dirname (str): an existing directory.
+
+    Attributes:
+        path (str): the lock file.
+        taken_over (dict): what the stale lock file this lock replaced said about its owner, or
+            None.
+
+    Example:
+        >>> lock = DirLock("train_log/run1")
+        >>> lock.acquire()        # LogDirInUseError when a live process holds it
+        >>> lock.release()
+    """
+
+    _held = {}  # realpath of the directory -> the DirLock this process holds there
+
+    def __init__(self, dirname):
+        self.dirname = os.path.realpath(dirname)
+        self.path = os.path.join(self.dirname, LOCK_FILE_NAME)
+        self.taken_over = None
+        self._fd = None
+        self._pid = None
+
+    @classmethod
+    def held_by_this_process(cls, dirname):
+        """The lock this process holds on ``dirname``, or None."""
+        lock = cls._held.get(os.path.realpath(dirname))
+        return lock if lock is not None and lock._pid == os.getpid() else None
+
+    def read_owner(self):
+        """What the lock file says about its owner (a dict), or None when it says nothing."""
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                owner = json.loads(f.read() or "null")
+        except (OSError, ValueError):
+            return None
+        return owner if isinstance(owner, dict) else None
+
+    def acquire(self):
+        """Take the lock.
+
+        Raises:
+            LogDirInUseError: a live process holds it; the message names that process.
+        """
+        if self.held_by_this_process(self.dirname) is self:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            self._lock(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.taken_over = self.read_owner()
+        owner = {"pid": os.getpid(), "host": socket.gethostname(),
+                 "start": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+                 "argv": " ".join(sys.argv)}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(owner).encode("utf-8"), 0)
+        self._fd, self._pid = fd, os.getpid()
+        DirLock._held[self.dirname] = self
+
+    def _lock(self, fd):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                # No flock here (e.g. a network file system): the pid in the file decides.
+                owner = self.read_owner()
+                if owner and owner.get("host") == socket.gethostname() and \
+                        owner.get("pid") != os.getpid() and _pid_alive(int(owner.get("pid", 0))):
+                    raise self._in_use(owner) from None
+                return
+        raise self._in_use(self.read_owner())
+
+    def _in_use(self, owner):
+        return LogDirInUseError(
+            "Log directory {} is in use by {}: two runs in one log directory would mix their "
+            "checkpoints and stats. Wait for that run to end (or stop it), or use another "
+            "directory. (A lock of a process that died is freed by the system; its lock file {} "
+            "then does not block.)".format(self.dirname, _describe(owner), self.path), owner)
+
+    def release(self):
+        """Give the lock up (the file stays, naming its last owner)."""
+        if self._fd is None:
+            return
+        if DirLock._held.get(self.dirname) is self:
+            del DirLock._held[self.dirname]
+        fd, self._fd = self._fd, None
+        if self._pid == os.getpid():
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError:
+                pass
+        os.close(fd)
+
+    @classmethod
+    def _forget_after_fork(cls):
+        # A forked child shares its parent's lock; closing its copy of the descriptor (without
+        # unlocking) leaves the parent's lock in place.
+        for lock in list(cls._held.values()):
+            if lock._fd is not None:
+                try:
+                    os.close(lock._fd)
+                except OSError:
+                    pass
+                lock._fd = None
+        cls._held.clear()
+
+
+os.register_at_fork(after_in_child=DirLock._forget_after_fork)
