@@ -8,7 +8,8 @@ from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
 from tfloop.callbacks.inference import (BinaryClassificationStats, ClassificationError, Inferencer,
                                         ScalarStats)
-from tfloop.callbacks.inference_runner import InferenceRunner
+from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
+from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
 from tfloop.callbacks.memory import HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
@@ -31,7 +32,7 @@ __all__ = [
     "RunUpdateOps", "Callbacks", "CallbackToHook", "HookToCallback", "StatMonitorCallback", "MaintainStepCounter",
     "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger",
     "Inferencer", "ScalarStats", "ClassificationError", "BinaryClassificationStats",
-    "InferenceRunner",
+    "InferenceRunner", "InferenceRunnerBase", "DataParallelInferenceRunner",
     "HyperParam", "GraphVarParam", "ObjAttrParam", "HyperParamSetter", "ScheduledHyperParamSetter",
     "HyperParamSetterWithFunc", "HumanHyperParamSetter", "StatMonitorParamSetter",
     "ModelSaver", "MinSaver", "MaxSaver", "EarlyStopping", "TerminateOnNaN", "CheckNumerics",

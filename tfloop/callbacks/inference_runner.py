@@ -1,5 +1,9 @@
-"""InferenceRunner: run inferencers over one full pass of validation data at each trigger."""
-import contextlib
+"""InferenceRunner: run inferencers over one full pass of validation data at each trigger.
+
+The runners build their predict towers the way ``trainer.get_predictor`` does (one path,
+:func:`tfloop.tfutils.predict_tower.build_predict_tower`): under ``TowerContext(is_training=False)``,
+sharing the training variables, with what the tower adds to graph collections kept out of training.
+"""
 import itertools
 import time
 
@@ -12,35 +16,11 @@ from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.feed import FeedInput
 from tfloop.tfutils.hooked_session import HookedSession
-from tfloop.tfutils.tower import TowerContext, TowerFunc
+from tfloop.tfutils.predict_tower import build_predict_tower
+from tfloop.tfutils.tower import TowerFunc
 from tfloop.utils import logger
 
-__all__ = ["InferenceRunner"]
-
-_EAGER_DATASET_ERROR = (
-    "InferenceRunner got a tf.data.Dataset built outside tfloop's training graph (e.g. eagerly). "
-    "Pass the function that builds it instead: InferenceRunner(make_dataset, [...]).")
-
-# What an inference tower may add to graph collections: its variables (none are expected) and what
-# session creation and checkpoints need. Everything else it adds (summaries, update ops, moving
-# averages, losses) is dropped, so that no training-time callback ever fetches an inference tensor.
-_KEPT_COLLECTIONS = frozenset([
-    tfv1.GraphKeys.GLOBAL_VARIABLES, tfv1.GraphKeys.LOCAL_VARIABLES,
-    tfv1.GraphKeys.TRAINABLE_VARIABLES, tfv1.GraphKeys.MODEL_VARIABLES,
-    tfv1.GraphKeys.METRIC_VARIABLES, tfv1.GraphKeys.TABLE_INITIALIZERS,
-    tfv1.GraphKeys.RESOURCES, tfv1.GraphKeys.LOCAL_RESOURCES, tfv1.GraphKeys.SAVEABLE_OBJECTS,
-    tfv1.GraphKeys.ASSET_FILEPATHS, tfv1.GraphKeys.COND_CONTEXT, tfv1.GraphKeys.WHILE_CONTEXT,
-])
-
-
-def _built_eagerly(dataset):
-    variant = getattr(dataset, "_variant_tensor", None)
-    try:
-        variant.graph
-    except AttributeError:
-        return True
-    return False
-
+__all__ = ["InferenceRunnerBase", "InferenceRunner"]
 
 def _as_inference_input(data):
     """The InputSource for one finite pass over ``data`` per trigger."""
@@ -57,11 +37,7 @@ def _as_inference_input(data):
         raise TypeError("InferenceRunner needs an input with an end (a function building a "
                         "tf.data.Dataset, DatasetInput(..., repeat=False), FeedInput or an "
                         "iterable of datapoints), got {}.".format(data))
-    if isinstance(data, tf.data.Dataset):
-        if _built_eagerly(data):
-            raise ValueError(_EAGER_DATASET_ERROR)
-        return DatasetInput(data, repeat=False)
-    if callable(data):
+    if isinstance(data, tf.data.Dataset) or callable(data):
         return DatasetInput(data, repeat=False)
     try:
         iterator = iter(data)
@@ -73,33 +49,6 @@ def _as_inference_input(data):
         raise TypeError("InferenceRunner's input {!r} is a one-shot iterator, but every trigger "
                         "needs a new pass: give a list or another re-iterable object.".format(data))
     return FeedInput(data)
-
-
-def _device_scope(device):
-    if device is None:
-        return contextlib.nullcontext()
-    if isinstance(device, str):
-        return tf.device(device)
-    if device < 0:
-        return tf.device("/cpu:0")
-    if device < len(tf.config.list_physical_devices("GPU")):
-        return tf.device("/gpu:{}".format(device))
-    return contextlib.nullcontext()
-
-
-@contextlib.contextmanager
-def _training_collections_guarded(graph):
-    before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
-    yield
-    dropped = []
-    for key in graph.get_all_collection_keys():
-        old = before.get(key, [])
-        if key not in _KEPT_COLLECTIONS and len(graph.get_collection(key)) != len(old):
-            graph.get_collection_ref(key)[:] = old
-            dropped.append(str(key))
-    if dropped:
-        logger.info("The inference tower's additions to collections {} are left out of training."
-                    .format(", ".join(sorted(dropped))))
 
 
 def _depends_on(tensor, ops):
@@ -134,23 +83,143 @@ class _InferencerHook:
         return str(self._inf)
 
 
-class InferenceRunner(Callback):
+def check_inferencers(infs, who):
+    if isinstance(infs, Inferencer):
+        infs = [infs]
+    infs = list(infs)
+    for inf in infs:
+        if not isinstance(inf, Inferencer):
+            raise TypeError(f"{who} needs Inferencer objects (e.g. ScalarStats, "
+                            f"ClassificationError), got {inf!r} ({type(inf).__name__}).")
+    if not infs:
+        raise ValueError(f"{who} needs at least one Inferencer.")
+    return infs
+
+
+def batch_size_of(inputs):
+    """Elements in the batch: the leading dimension of the first input (1 for a scalar input)."""
+    return tf.reduce_prod(tf.shape(inputs[0])[:1], name="batch_size")
+
+
+class InferenceRunnerBase(Callback):
+    """Base class of the inference runners: the input, the inferencers, the predict tower(s)
+    and one pass per trigger; subclasses build the towers (``_build_towers``) and run a pass
+    (``_run_pass``, returning the number of batches).
+
+    Args:
+        input: the validation data (see :class:`InferenceRunner`).
+        infs (Inferencer or list[Inferencer]): what to compute.
+
+    Example:
+        >>> class MyRunner(InferenceRunnerBase):
+        ...     def _build_towers(self, tower_func): ...
+        ...     def _run_pass(self): ...
+    """
+
+    def __init__(self, input, infs, tower_name="InferenceTower", tower_func=None):
+        self._input = _as_inference_input(input)
+        self.infs = check_inferencers(infs, type(self).__name__)
+        if not isinstance(tower_name, str) or not tower_name or "/" in tower_name:
+            raise ValueError(f"tower_name must be a non-empty name without '/', got "
+                             f"{tower_name!r}.")
+        if tower_func is not None and not callable(tower_func):
+            raise TypeError(f"tower_func must be callable, got {tower_func!r}.")
+        self._tower_name = tower_name
+        self._tower_func = tower_func
+
+    def _get_tower_func(self):
+        trainer_func = getattr(self.trainer, "tower_func", None)
+        if isinstance(self._tower_func, TowerFunc):
+            return self._tower_func
+        if trainer_func is None:
+            raise TypeError(f"{self} needs the model's tower function: use a tower trainer (e.g. "
+                            "SimpleTrainer) or give tower_func= with a TowerFunc.")
+        if self._tower_func is None:
+            return trainer_func
+        return TowerFunc(self._tower_func, trainer_func.input_signature)
+
+    def _check_tower_names_free(self, tower_func, names):
+        for name in names:
+            taken = any(h.name == name for h in tower_func.towers) or any(
+                op.name.startswith(name + "/") for op in self.graph.get_operations())
+            if taken:
+                raise ValueError(f"{self}: the graph already has a tower {name!r} (another "
+                                 "InferenceRunner?); give each runner its own tower_name=.")
+
+    def _build_tower(self, tower_func, inputs, tower_name, device):
+        """One predict tower beside training, the same way ``trainer.get_predictor`` builds it."""
+        tower = build_predict_tower(tower_func, inputs, tower_name, device, beside_training=True)
+        training_inputs = {t.op for h in tower_func.towers.training() for t in h.inputs}
+        self._training_inputs = training_inputs
+        return tower
+
+    def _check_fetches(self, inf, tensors, tower):
+        for tensor in tensors:
+            if not tensor.name.startswith(tower.ns_name + "/") and \
+                    _depends_on(tensor, self._training_inputs):
+                raise ValueError(f"{inf} fetches {tensor.name}, which is not in the inference "
+                                 f"tower {tower.name!r} but in training (it depends on the "
+                                 "training input).")
+
+    def _setup_graph(self):
+        tower_func = self._get_tower_func()
+        if self._input.setup_done():
+            raise ValueError(f"{self} needs an input source of its own, but {self._input} is "
+                             "already set up (is it the training data too?).")
+        self._build_towers(tower_func)
+
+    def _build_towers(self, tower_func):
+        raise TypeError(f"{type(self).__name__} must define _build_towers(tower_func).")
+
+    def _run_pass(self):
+        raise TypeError(f"{type(self).__name__} must define _run_pass().")
+
+    def _progress_bar(self):
+        return tqdm.tqdm(total=self._input.size(), desc=str(self), disable=None, leave=False,
+                         dynamic_ncols=True)
+
+    def _trigger(self):
+        for inf in self.infs:
+            inf.before_inference()
+        start = time.perf_counter()
+        batches = self._run_pass()
+        if batches == 0:
+            raise ValueError(f"{self}: the input {self._input} gave no data in this pass.")
+        stats = {}
+        for inf in self.infs:
+            for name, value in inf.after_inference().items():
+                if name in stats:
+                    raise ValueError(f"{self}: two inferencers put a stat named {name!r}; give "
+                                     "them distinct names.")
+                stats[name] = value
+        logger.info(f"{self}: {batches} batches in {time.perf_counter() - start:.2f} s.")
+        for name, value in stats.items():
+            self.trainer.monitors.put_scalar(name, value)
+
+    def __str__(self):
+        return f"{type(self).__name__}({self._tower_name!r})"
+
+    __repr__ = __str__
+
+
+class InferenceRunner(InferenceRunnerBase):
     """Run inferencers over one full pass of validation data at each trigger (every epoch by
     default), and put their statistics to the monitors.
 
     In ``setup_graph`` it builds a predict tower with the model's tower function under
-    ``TowerContext(tower_name, is_training=False)``: the tower shares the training variables (a
-    tower that would create variables is an error), runs in inference mode (dropout off ...), and
-    what it adds to graph collections (summaries, update ops) stays out of training. Each trigger
-    runs the input once, to its end, with a session whose runs carry every inferencer's fetches;
-    training steps fetch nothing more. A progress bar is shown on a terminal when the input's size
-    is known. Schedule it with ``PeriodicTrigger`` for other periods.
+    ``TowerContext(tower_name, is_training=False)`` — the path ``trainer.get_predictor`` takes:
+    the tower shares the training variables (a tower that would create variables is an error),
+    runs in inference mode (dropout off ...), and what it adds to graph collections (summaries,
+    update ops) stays out of training. Each trigger runs the input once, to its end, with a
+    session whose runs carry every inferencer's fetches; training steps fetch nothing more. A
+    progress bar is shown on a terminal when the input's size is known. Schedule it with
+    ``PeriodicTrigger`` for other periods.
 
     Args:
-        input: the validation data: a function that builds a ``tf.data.Dataset`` (called in the
-            training graph; a dataset built eagerly cannot be used), ``DatasetInput(fn,
-            repeat=False)``, a ``FeedInput``, or a re-iterable of datapoints (e.g. a list of
-            batches), each in the order of the model's ``inputs()``.
+        input: the validation data: a ``tf.data.Dataset`` (built eagerly, or by a function,
+            which is called in the training graph), ``DatasetInput(dataset, repeat=False)``, a
+            ``FeedInput``, or a re-iterable of datapoints (e.g. a list of batches), each in the
+            order of the model's ``inputs()``.
         infs (Inferencer or list[Inferencer]): what to compute.
         tower_name (str): the name scope of the predict tower; unique per runner.
         tower_func (callable): the tower function, taking the input tensors; the trainer's by
@@ -165,84 +234,26 @@ class InferenceRunner(Callback):
     """
 
     def __init__(self, input, infs, tower_name="InferenceTower", tower_func=None, device=0):
-        self._input = _as_inference_input(input)
-        if isinstance(infs, Inferencer):
-            infs = [infs]
-        infs = list(infs)
-        for inf in infs:
-            if not isinstance(inf, Inferencer):
-                raise TypeError("InferenceRunner needs Inferencer objects (e.g. ScalarStats, "
-                                "ClassificationError), got {!r} ({}).".format(
-                                    inf, type(inf).__name__))
-        if not infs:
-            raise ValueError("InferenceRunner needs at least one Inferencer.")
-        if not isinstance(tower_name, str) or not tower_name or "/" in tower_name:
-            raise ValueError("tower_name must be a non-empty name without '/', got {!r}.".format(
-                tower_name))
-        if tower_func is not None and not callable(tower_func):
-            raise TypeError("tower_func must be callable, got {!r}.".format(tower_func))
+        super().__init__(input, infs, tower_name, tower_func)
         if not (device is None or isinstance(device, str) or
                 (isinstance(device, int) and not isinstance(device, bool))):
-            raise TypeError("device must be a GPU index, a device string or None, got {!r}.".format(
-                device))
-        self.infs = infs
-        self._tower_name = tower_name
-        self._tower_func = tower_func
+            raise TypeError(f"device must be a GPU index, a device string or None, got "
+                            f"{device!r}.")
         self._device = device
         self._hooked_sess = None
 
-    def _get_tower_func(self):
-        trainer_func = getattr(self.trainer, "tower_func", None)
-        if isinstance(self._tower_func, TowerFunc):
-            return self._tower_func
-        if trainer_func is None:
-            raise TypeError("{} needs the model's tower function: use a tower trainer (e.g. "
-                            "SimpleTrainer) or give tower_func= with a TowerFunc.".format(self))
-        if self._tower_func is None:
-            return trainer_func
-        return TowerFunc(self._tower_func, trainer_func.input_signature)
-
-    def _check_tower_name_free(self, tower_func):
-        prefix = self._tower_name + "/"
-        taken = any(h.name == self._tower_name for h in tower_func.towers) or any(
-            op.name.startswith(prefix) for op in self.graph.get_operations())
-        if taken:
-            raise ValueError("{}: the graph already has a tower {!r} (another InferenceRunner?); "
-                             "give each runner its own tower_name=.".format(self, self._tower_name))
-
-    def _setup_graph(self):
-        tower_func = self._get_tower_func()
-        self._check_tower_name_free(tower_func)
-        if self._input.setup_done():
-            raise ValueError("{} needs an input source of its own, but {} is already set up (is it "
-                             "the training data too?).".format(self, self._input))
+    def _build_towers(self, tower_func):
+        self._check_tower_names_free(tower_func, [self._tower_name])
         self._input.setup(tower_func.input_signature)
         inputs = self._input.get_input_tensors()
-        variables_before = set(self.graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES))
-        with _training_collections_guarded(self.graph), _device_scope(self._device), \
-                TowerContext(self._tower_name, is_training=False):
-            tower_func(*inputs)
-        new_variables = [v.name for v in self.graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
-                         if v not in variables_before]
-        if new_variables:
-            raise ValueError("Building the inference tower {!r} created new variables {}: create "
-                             "variables with tf.compat.v1.get_variable so that towers share them."
-                             .format(self._tower_name, new_variables))
-        tower = tower_func.towers[-1]
-        # Elements in the batch: the leading dimension of the first input (1 for a scalar input).
-        batch_size = tf.reduce_prod(tf.shape(inputs[0])[:1], name="batch_size")
-        training_inputs = {t.op for h in tower_func.towers.training() for t in h.inputs}
+        tower = self._build_tower(tower_func, inputs, self._tower_name, self._device)
+        batch_size = batch_size_of(inputs)
         for inf in self.infs:
             inf.setup_graph(tower)
-            for tensor in inf.fetch_tensors:
-                if not tensor.name.startswith(tower.ns_name + "/") and \
-                        _depends_on(tensor, training_inputs):
-                    raise ValueError("{} fetches {}, which is not in the inference tower {!r} but "
-                                     "in training (it depends on the training input).".format(
-                                         inf, tensor.name, self._tower_name))
+            self._check_fetches(inf, inf.fetch_tensors, tower)
         self._hooks = [_InferencerHook(inf, batch_size) for inf in self.infs]
-        logger.info("{}: inference tower {!r} built for {}.".format(
-            self, self._tower_name, ", ".join(str(inf) for inf in self.infs)))
+        logger.info(f"{self}: inference tower {self._tower_name!r} built for "
+                    f"{', '.join(str(inf) for inf in self.infs)}.")
 
     def _before_train(self):
         self._hooked_sess = HookedSession(self.trainer.sess, self._hooks)
@@ -256,8 +267,7 @@ class InferenceRunner(Callback):
     def _run_pass(self):
         batches = 0
         ends_out_of_range = isinstance(self._input, DatasetInput)
-        with tqdm.tqdm(total=self._input.size(), desc=str(self), disable=None, leave=False,
-                       dynamic_ncols=True) as bar:
+        with self._progress_bar() as bar:
             for feed in self._feeds():
                 try:
                     self._hooked_sess.run(None, feed_dict=feed)
@@ -268,28 +278,3 @@ class InferenceRunner(Callback):
                 batches += 1
                 bar.update()
         return batches
-
-    def _trigger(self):
-        for inf in self.infs:
-            inf.before_inference()
-        start = time.perf_counter()
-        batches = self._run_pass()
-        if batches == 0:
-            raise ValueError("{}: the input {} gave no data in this pass.".format(
-                self, self._input))
-        stats = {}
-        for inf in self.infs:
-            for name, value in inf.after_inference().items():
-                if name in stats:
-                    raise ValueError("{}: two inferencers put a stat named {!r}; give them "
-                                     "distinct names.".format(self, name))
-                stats[name] = value
-        logger.info("{}: {} batches in {:.2f} s.".format(self, batches,
-                                                          time.perf_counter() - start))
-        for name, value in stats.items():
-            self.trainer.monitors.put_scalar(name, value)
-
-    def __str__(self):
-        return "InferenceRunner({!r})".format(self._tower_name)
-
-    __repr__ = __str__
