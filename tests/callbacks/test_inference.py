@@ -40,8 +40,9 @@ def run_inference(infs, val_batch_size=4, max_epoch=1):
     """Run ``infs`` over X_VAL/Y_VAL in batches of ``val_batch_size``; returns the monitors."""
     runner = InferenceRunner(batches(X_VAL, Y_VAL, val_batch_size), infs)
     x, y = make_regression_data(8)
-    config = tfloop.TrainConfig(model=Probe(), data=batches(x, y, 4), callbacks=[runner],
-                                monitors=[], extra_callbacks=[], max_epoch=max_epoch)
+    config = tfloop.TrainConfig(model=Probe(), data=tfloop.FeedInput(batches(x, y, 4)),
+                                callbacks=[runner], monitors=[], extra_callbacks=[],
+                                max_epoch=max_epoch)
     trainer = tfloop.NoOpTrainer()
     tfloop.launch_train_with_config(config, trainer)
     return trainer.monitors

@@ -40,13 +40,6 @@ def test_a_dataset_function_as_data_means_dataset_input_and_its_size_is_one_epoc
     assert trainer.global_step == 6
 
 
-def test_a_list_as_data_means_feed_input():
-    x, y = make_regression_data(12)
-    trainer = train_linear([], data=batches(x, y, 6), max_epoch=2)
-    assert isinstance(trainer._input_source, tfloop.FeedInput)
-    assert trainer.global_step == 4
-
-
 def test_dataset_of_dicts_keyed_by_input_name():
     x, y = make_regression_data(12)
     log = CostLog()

@@ -3,7 +3,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
-from tfloop.input.feed import FeedInput
+from tfloop.input.queue import QueueInput
 from tfloop.model import ModelDescBase
 from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.sessinit import SessionInit
@@ -15,7 +15,8 @@ __all__ = ["TrainConfig", "as_input_source"]
 
 def as_input_source(data):
     """Turn ``data`` into an InputSource: an InputSource as is; a ``tf.data.Dataset`` or a function
-    that builds one -> :class:`DatasetInput`; any other iterable -> :class:`FeedInput`."""
+    that builds one -> :class:`DatasetInput`; any other iterable (a list, a DataFlow, an object with
+    ``__iter__``) -> :class:`QueueInput`, which prefetches it in a background thread."""
     if isinstance(data, InputSource):
         return data
     if isinstance(data, tf.data.Dataset) or callable(data):
@@ -25,7 +26,7 @@ def as_input_source(data):
     except TypeError:
         raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
                         "an iterable of datapoints; got {!r}.".format(data)) from None
-    return FeedInput(data)
+    return QueueInput(data)
 
 
 def _check_list(value, name, cls):

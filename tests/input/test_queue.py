@@ -1,0 +1,333 @@
+"""QueueInput / BatchQueueInput: prefetching Python data through a TF queue, errors, shutdown,
+statistics and exact resume."""
+import json
+import os
+import re
+import signal
+import threading
+import time
+import traceback
+
+import numpy as np
+import pytest
+
+import tfloop
+from support import LinearModel, batches, make_regression_data, train_linear
+from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
+
+
+def loader_threads():
+    return [t for t in threading.enumerate() if t.name.endswith(" loader")]
+
+
+@pytest.fixture(autouse=True)
+def _no_loader_thread_left():
+    yield
+    assert loader_threads() == []
+
+
+class OnStep(tfloop.Callback):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def _trigger_step(self):
+        self.fn(self)
+
+
+class CostLog(tfloop.Callback):
+    _chief_only = False
+
+    def __init__(self):
+        self.costs = []
+
+    def _setup_graph(self):
+        self.cost = self.get_tensors_maybe_in_tower(["cost"])[0]
+
+    def _before_run(self, ctx):
+        return self.cost
+
+    def _after_run(self, ctx, values):
+        self.costs.append(float(values.results))
+
+
+class Recorder(tfloop.MonitorBase):
+    def __init__(self):
+        self.scalars = []
+
+    def process_scalar(self, name, value):
+        self.scalars.append((name, self.epoch_num, value))
+
+
+class Flow:
+    """A DataFlow by duck typing: ``__iter__``, ``__len__``, ``reset_state``; optionally slow, or
+    raising at one datapoint."""
+
+    def __init__(self, items, delay=0.0, fail_at=None, length=True):
+        self.items, self.delay, self.fail_at, self.length = items, delay, fail_at, length
+        self.resets = 0
+        self.passes = 0
+
+    def reset_state(self):
+        self.resets += 1
+
+    def __len__(self):
+        if not self.length:
+            raise NotImplementedError()
+        return len(self.items)
+
+    def __iter__(self):
+        self.passes += 1
+        for i, item in enumerate(self.items):
+            if self.delay:
+                time.sleep(self.delay)
+            if i == self.fail_at:
+                produce_broken_datapoint(i)
+            yield item
+
+
+def produce_broken_datapoint(i):
+    raise KeyError(f"record {i} is missing")
+
+
+def data(n=12, batch=4):
+    x, y = make_regression_data(n)
+    return batches(x, y, batch)
+
+
+def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends():
+    fed, queued = CostLog(), CostLog()
+    train_linear([fed], data=tfloop.FeedInput(data()), max_epoch=3)
+    trainer = train_linear([queued], data=tfloop.QueueInput(data()), max_epoch=3)
+    assert len(queued.costs) == 9 and trainer.global_step == 9
+    assert queued.costs == fed.costs
+    assert not trainer._input_source.queue.name.startswith("input")
+
+
+def test_a_python_iterable_as_data_means_queue_input():
+    trainer = train_linear([], data=data(12, 6), max_epoch=2)
+    assert type(trainer._input_source) is tfloop.QueueInput
+    assert trainer.global_step == 4
+
+
+def test_a_dataflow_is_reset_once_and_its_unknown_length_needs_steps_per_epoch():
+    flow = Flow(data(), length=False)
+    with pytest.raises(ValueError, match="steps_per_epoch is required: the input source "
+                                         "QueueInput does not know its size"):
+        train_linear([], data=tfloop.QueueInput(flow))
+    log = CostLog()
+    train_linear([log], data=tfloop.QueueInput(flow), steps_per_epoch=5, max_epoch=2)
+    assert flow.resets == 1 and len(log.costs) == 10
+    assert flow.passes >= 4
+
+
+def test_the_loaders_exception_is_raised_in_the_training_thread_naming_the_datapoint():
+    with pytest.raises(KeyError) as info:
+        train_linear([], data=tfloop.QueueInput(Flow(data(), fail_at=2)), max_epoch=2)
+    error = info.value
+    assert error.args == ("record 2 is missing",)
+    assert ("raised in QueueInput's loader thread at datapoint 2 of pass 0 of the data "
+            "(2 datapoints were queued before it)") in error.__notes__
+    frames = [f.name for f in traceback.extract_tb(error.__traceback__)]
+    assert frames[-2:] == ["__iter__", "produce_broken_datapoint"]
+    assert "main_loop" in frames
+
+
+def test_a_datapoint_that_does_not_fit_the_inputs_names_its_index():
+    items = data()
+    x, y = items[1]
+    items[1] = (x[:, :2], y)
+    with pytest.raises(ValueError, match=r"QueueInput datapoint 1: got shape \(4, 2\) for input "
+                                         r"x: float32 \(None, 3\)\."):
+        train_linear([], data=tfloop.QueueInput(items))
+    with pytest.raises(ValueError, match=r"QueueInput datapoint 0 must be a list of 2 components"):
+        train_linear([], data=tfloop.QueueInput([(x,)]))
+
+
+def test_a_one_shot_generator_that_runs_out_is_an_error():
+    gen = (dp for dp in data())
+    with pytest.raises(ValueError, match=r"QueueInput's data ran out after 3 datapoints and yields "
+                                         r"nothing when iterated again"):
+        train_linear([], data=tfloop.QueueInput(gen), steps_per_epoch=3, max_epoch=2)
+
+
+class Raise(tfloop.Callback):
+    def __init__(self, error, step):
+        self.error, self.step = error, step
+
+    def _trigger_step(self):
+        if self.global_step == self.step:
+            raise self.error
+
+
+@pytest.mark.parametrize("error", [tfloop.StopTraining("enough"), RuntimeError("boom")])
+def test_the_thread_ends_on_stop_training_and_on_an_error(error):
+    flow = Flow(data())
+    if isinstance(error, tfloop.StopTraining):
+        trainer = train_linear([Raise(error, 2)], data=tfloop.QueueInput(flow), max_epoch=5)
+        assert trainer.global_step == 2
+    else:
+        with pytest.raises(RuntimeError, match="boom"):
+            train_linear([Raise(error, 2)], data=tfloop.QueueInput(flow), max_epoch=5)
+
+
+@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, KeyboardInterrupt),
+                                            (signal.SIGTERM, SystemExit)])
+def test_a_signal_while_training_waits_for_a_slow_loader_stops_cleanly(signum, raised):
+    steps = []
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signum))
+    started = tfloop.CallbackFactory(before_train=lambda self: timer.start())
+    counter = OnStep(lambda self: steps.append(self.global_step))
+    try:
+        with pytest.raises(raised):
+            train_linear([started, counter], data=tfloop.QueueInput(Flow(data(), delay=0.2)),
+                         max_epoch=100)
+    finally:
+        timer.cancel()
+    assert 0 < len(steps) < 10
+
+
+def test_queue_size_is_put_each_epoch_and_a_starving_loader_is_warned_about(log_warnings):
+    recorder = Recorder()
+    train_linear([], data=tfloop.QueueInput(Flow(data(), delay=0.03)), max_epoch=3,
+                 monitors=[recorder])
+    sizes = [(name, epoch) for name, epoch, _ in recorder.scalars]
+    assert sizes == [("QueueInput/queue_size", 1), ("QueueInput/queue_size", 2),
+                     ("QueueInput/queue_size", 3)]
+    starving = [m for m in log_warnings if "the queue was empty" in m]
+    assert len(starving) == 1
+    assert re.match(r"QueueInput: the queue was empty before (67|100)% of the steps of epoch 1; "
+                    r"training waited \d+\.\d\d s for data\.", starving[0])
+    assert "'A starving loader' in docs/data.md" in starving[0]
+
+
+def test_a_fast_loader_keeps_the_queue_filled(log_warnings):
+    recorder = Recorder()
+    slow_step = OnStep(lambda self: time.sleep(0.05))
+    train_linear([slow_step], data=tfloop.QueueInput(data(48)), max_epoch=2, monitors=[recorder])
+    sizes = [value for name, epoch, value in recorder.scalars if epoch == 2]
+    assert sizes[0] > 5
+    assert not [m for m in log_warnings if "the queue was empty" in m]
+
+
+def test_steps_per_run_dequeues_every_step_of_the_call_in_order():
+    x, y = make_regression_data(24)
+    finals = []
+    final = tfloop.CallbackFactory(after_train=lambda self: finals.append(self.trainer.sess.run(
+        next(v for v in tfv1.global_variables() if v.op.name == "w"))))
+    one, three = tfloop.SimpleTrainer(), tfloop.SimpleTrainer(steps_per_run=3)
+    train_linear([final], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=one)
+    final = tfloop.CallbackFactory(after_train=final._cb_after_train)
+    train_linear([final], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=three)
+    assert three.global_step == one.global_step == 12
+    np.testing.assert_allclose(finals[0], finals[1], rtol=1e-6)
+    assert np.abs(finals[0]).sum() > 0
+
+
+def test_batch_queue_input_batches_single_examples_like_feed_input():
+    x, y = make_regression_data(12)
+    fed, queued = CostLog(), CostLog()
+    train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=2)
+    source = tfloop.BatchQueueInput([(x[i], y[i]) for i in range(12)], 4)
+    assert source.size() == 3
+    train_linear([queued], data=source, max_epoch=2)
+    np.testing.assert_allclose(queued.costs, fed.costs, rtol=1e-6)
+
+
+def test_batch_queue_input_needs_defined_shapes_and_a_positive_batch_size():
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        tfloop.BatchQueueInput([], 0)
+
+    class Unknown(LinearModel):
+        def inputs(self):
+            return [tf.TensorSpec([None, None], tf.float32, "x"),
+                    tf.TensorSpec([None], tf.float32, "y")]
+    with pytest.raises(ValueError, match=r"fully defined apart from the batch dimension; input "
+                                         r"x: float32 \(None, None\) is not"):
+        train_linear([], data=tfloop.BatchQueueInput([], 4), model=Unknown(), steps_per_epoch=1)
+
+
+def test_a_queue_of_ones_own_built_by_a_function_and_bad_queues():
+    made = []
+
+    def make_queue():
+        made.append(tfv1.FIFOQueue(2, [tf.float32, tf.float32], name="small"))
+        return made[-1]
+    trainer = train_linear([], data=tfloop.QueueInput(data(), queue=make_queue))
+    assert trainer._input_source.queue is made[0] and trainer.global_step == 6
+    with pytest.raises(ValueError, match=r"has dtypes \['float32', 'int32'\], but inputs\(\) needs "
+                                         r"\['float32', 'float32'\]"):
+        train_linear([], data=tfloop.QueueInput(
+            data(), queue=lambda: tfv1.FIFOQueue(2, [tf.float32, tf.int32])))
+    with tf.Graph().as_default():
+        foreign = tfv1.FIFOQueue(2, [tf.float32, tf.float32])
+    with pytest.raises(ValueError, match="was built outside tfloop's training graph"):
+        train_linear([], data=tfloop.QueueInput(data(), queue=foreign))
+    with pytest.raises(TypeError, match="queue must be a tf.queue.QueueBase or a function"):
+        train_linear([], data=tfloop.QueueInput(data(), queue=5))
+    with pytest.raises(TypeError, match="QueueInput needs an iterable of datapoints"):
+        tfloop.QueueInput(5)
+
+
+# ---- exact resume ---------------------------------------------------------------------------------
+class WeightsAfterStep(tfloop.Callback):
+    _chief_only = False
+
+    def __init__(self):
+        self.after_step = {}
+
+    def _setup_graph(self):
+        w = next(v for v in tfv1.global_variables() if v.op.name == "w")
+        with tf.control_dependencies([self.trainer.train_op]):
+            self.w_after = tf.identity(w.read_value())
+
+    def _before_run(self, ctx):
+        return self.w_after
+
+    def _after_run(self, ctx, values):
+        self.after_step[self.global_step] = values.results.tobytes()
+
+
+class StopAt(tfloop.Callback):
+    def __init__(self, step):
+        self.step = step
+
+    def _trigger_step(self):
+        if self.global_step == self.step:
+            raise tfloop.StopTraining(f"test stop at {self.step}")
+
+
+def resumable_run(logdir, make_source, stop_at=None, max_epoch=3):
+    logger.set_logger_dir(logdir, action="keep")
+    weights = WeightsAfterStep()
+    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
+    if stop_at:
+        callbacks.append(StopAt(stop_at))
+    config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=make_source(),
+                                          callbacks=callbacks, monitors=[], extra_callbacks=[],
+                                          steps_per_epoch=3, max_epoch=max_epoch)
+    try:
+        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    finally:
+        logger.unset_logger_dir()
+    return config, weights.after_step
+
+
+@pytest.mark.parametrize("length", [True, False])
+def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length):
+    # 5 batches but 3 steps per epoch: passes of the data and epochs do not line up.
+    x, y = make_regression_data(20)
+    items = batches(x, y, 4)
+
+    def make_source():
+        return tfloop.QueueInput(Flow(items, length=length))
+    _, reference = resumable_run(str(tmp_path / "reference"), make_source)
+    logdir = str(tmp_path / "log")
+    _, first = resumable_run(logdir, make_source, stop_at=7)
+    with open(os.path.join(logdir, "model-7.resume.json")) as f:
+        state = json.load(f)
+    assert state["callbacks"]["_QueueFeeder#0"] == {"pass": 1, "index": 2, "consumed": 7}
+    config, second = resumable_run(logdir, make_source)
+    assert (config.starting_epoch, config.starting_local_step) == (3, 1)
+    assert sorted(first) == list(range(1, 8)) and sorted(second) == [8, 9]
+    assert {**first, **second} == reference

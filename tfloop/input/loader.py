@@ -1,0 +1,233 @@
+"""Reading datapoints from Python data: passes over a re-iterable, positions, a loader thread.
+
+Shared by :class:`~tfloop.input.feed.FeedInput` (which reads in the training thread) and
+:class:`~tfloop.input.queue.QueueInput` (which reads in a :class:`LoaderThread`). ``data`` is
+anything iterable again and again: a list, a tensorpack-style DataFlow (``__iter__``,
+``__len__``, ``reset_state()``), or any object with ``__iter__``. Nothing here imports
+TensorFlow.
+"""
+import threading
+import time
+
+import numpy as np
+
+from tfloop.input.base import check_value_matches_spec
+
+__all__ = ["LoaderThread", "StopWaiting", "check_iterable", "data_length", "datapoint_components",
+           "iter_datapoints", "reset_data"]
+
+
+def check_iterable(data, owner):
+    """Raise a TypeError naming ``owner`` unless ``data`` can be iterated."""
+    try:
+        iter_fn = type(data).__iter__
+    except AttributeError:
+        raise TypeError(f"{owner} needs an iterable of datapoints (a list, a DataFlow, or an object "
+                        f"with __iter__), got {data!r}.") from None
+    if not callable(iter_fn):
+        raise TypeError(f"{owner} needs an iterable of datapoints, got {data!r}.")
+    return data
+
+
+def data_length(data):
+    """``len(data)``, or None when it has no length (``TypeError``/``NotImplementedError``)."""
+    try:
+        return len(data)
+    except (TypeError, NotImplementedError):
+        return None
+
+
+def reset_data(data):
+    """Call ``data.reset_state()`` when the data has one (a DataFlow must be reset once before
+    it is iterated)."""
+    reset = getattr(data, "reset_state", None)
+    if callable(reset):
+        reset()
+
+
+def iter_datapoints(data, owner, start_index=0, repeat=True):
+    """Yield ``(pass_num, index, datapoint)`` over passes of ``data``.
+
+    Args:
+        data: a re-iterable of datapoints.
+        owner (str): the input source, for error messages.
+        start_index (int): skip this many datapoints of the first pass (a resumed run); a pass
+            shorter than that ends the skipping, and the next pass starts from its beginning.
+        repeat (bool): iterate ``data`` again when it runs out; otherwise stop after one pass.
+
+    Raises:
+        ValueError: a pass yields nothing (a one-shot generator that ran out).
+    """
+    pass_num = 0
+    total = 0
+    skip = start_index
+    while True:
+        index = -1
+        for index, dp in enumerate(data):
+            if index < skip:
+                continue
+            total += 1
+            yield pass_num, index, dp
+        skip = 0
+        if not repeat:
+            return
+        if index < 0:
+            raise ValueError(
+                f"{owner}'s data ran out after {total} datapoints and yields nothing when iterated "
+                f"again: pass a re-iterable (a list, or an object with __iter__) instead of a "
+                f"one-shot generator.")
+        pass_num += 1
+
+
+def datapoint_components(dp, signature, where):
+    """The components of datapoint ``dp`` as numpy arrays, in the order of ``signature``.
+
+    ``dp`` is a list/tuple with one component per input, or a dict keyed by input name; each
+    component is checked against its ``tf.TensorSpec``. ``where`` (e.g. ``"FeedInput datapoint
+    3"``) starts every error message.
+    """
+    if isinstance(dp, dict):
+        missing = [s.name for s in signature if s.name not in dp]
+        if missing:
+            raise ValueError(f"{where} is a dict with keys {sorted(dp)} but inputs() needs "
+                             f"{missing}.")
+        dp = [dp[s.name] for s in signature]
+    elif not isinstance(dp, (list, tuple)) or len(dp) != len(signature):
+        got = (f"{len(dp)} component(s)" if isinstance(dp, (list, tuple))
+               else type(dp).__name__)
+        raise ValueError(f"{where} must be a list of {len(signature)} components (one per "
+                         f"input), got {got}.")
+    return [np.asarray(check_value_matches_spec(v, s, where), dtype=s.dtype.as_numpy_dtype)
+            for v, s in zip(dp, signature)]
+
+
+class LoaderThread(threading.Thread):
+    """A daemon thread that reads datapoints and hands each to ``put``; the training thread
+    takes them with :meth:`reserve`.
+
+    It counts what it put (:attr:`produced`) and what the training thread reserved, records where
+    each pass of the data starts (so the position of the next datapoint to train can be named
+    for a resumed run), and keeps the first exception of the data or of ``put`` with a note
+    naming the datapoint, to be re-raised by :meth:`reserve` in the training thread.
+
+    Args:
+        data: a re-iterable of datapoints.
+        owner (str): the input source, for messages and the thread's name.
+        put (callable): ``put(datapoint, pass_num, index)``; may block while the queue is full.
+        start_index (int): skip this many datapoints of the first pass.
+        stop_errors (tuple): exception types ``put`` raises once the queue is closed; they end
+            the thread quietly when a stop was asked.
+
+    Example:
+        >>> thread = LoaderThread(batches, "QueueInput", put=enqueue)
+        >>> thread.start()
+        >>> thread.reserve(1, should_stop=lambda: False)     # in the training thread
+    """
+
+    POLL_S = 0.05
+
+    def __init__(self, data, owner, put, start_index=0, stop_errors=()):
+        super().__init__(name=f"{owner} loader", daemon=True)
+        self._data = data
+        self._owner = owner
+        self._put = put
+        self._stop_errors = tuple(stop_errors)
+        self._stop_event = threading.Event()
+        self._cond = threading.Condition()
+        self.start_index = start_index
+        self.produced = 0
+        self.reserved = 0
+        self.error = None
+        self._pass_starts = []
+        self._where = None
+
+    def run(self):
+        datapoints = iter_datapoints(self._data, self._owner, self.start_index)
+        # The datapoint being read or put: named in the note of an exception.
+        self._where = (0, self.start_index)
+        try:
+            for pass_num, index, dp in datapoints:
+                if self._stop_event.is_set():
+                    break
+                if index == (self.start_index if pass_num == 0 else 0):
+                    self._pass_starts.append((self.produced, pass_num, index))
+                self._where = (pass_num, index)
+                self._put(dp, pass_num, index)
+                with self._cond:
+                    self.produced += 1
+                    self._cond.notify_all()
+                self._where = (pass_num, index + 1)
+        except BaseException as e:
+            if not (self._stop_event.is_set() and isinstance(e, self._stop_errors)):
+                self._fail(e)
+        finally:
+            datapoints.close()
+            with self._cond:
+                self._cond.notify_all()
+
+    def _fail(self, error):
+        pass_num, index = self._where
+        error.add_note(f"raised in {self._owner}'s loader thread at datapoint {index} of pass "
+                       f"{pass_num} of the data ({self.produced} datapoints were queued before it)")
+        with self._cond:
+            self.error = error
+            self._cond.notify_all()
+
+    @property
+    def queued(self):
+        """Datapoints put and not yet reserved."""
+        return self.produced - self.reserved
+
+    def reserve(self, count, should_stop):
+        """Wait until ``count`` datapoints were put that nobody reserved, and reserve them.
+
+        Returns:
+            float: the seconds spent waiting.
+
+        Raises:
+            the loader's exception (with its traceback and a note naming the datapoint);
+            ``StopWaiting`` when ``should_stop()`` turns true while waiting.
+        """
+        if self.produced - self.reserved >= count:
+            self.reserved += count
+            return 0.0
+        start = time.perf_counter()
+        with self._cond:
+            while self.produced - self.reserved < count:
+                if self.error is not None:
+                    raise self.error
+                if not self.is_alive():
+                    raise RuntimeError(f"{self._owner}'s loader thread ended without an error "
+                                       f"after {self.produced} datapoints.")
+                if should_stop():
+                    raise StopWaiting()
+                self._cond.wait(self.POLL_S)
+            self.reserved += count
+        return time.perf_counter() - start
+
+    def position(self, consumed):
+        """``(pass_num, index)`` of the datapoint a run resumed after ``consumed`` datapoints
+        continues from: the ``consumed``-th datapoint this thread put (counting from 0)."""
+        start = (0, 0, self.start_index)
+        for entry in self._pass_starts:
+            if entry[0] <= consumed:
+                start = entry
+        produced_at_start, pass_num, index = start
+        return pass_num, index + consumed - produced_at_start
+
+    def stop(self, timeout):
+        """Ask the thread to stop; wait up to ``timeout`` seconds. Returns whether it ended."""
+        self._stop_event.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self.is_alive() and self is not threading.current_thread():
+            self.join(timeout)
+        return not self.is_alive()
+
+    @property
+    def stop_requested(self):
+        return self._stop_event.is_set()
+
+
+class StopWaiting(Exception):
+    """:meth:`LoaderThread.reserve` stopped waiting because a stop was asked."""

@@ -1,0 +1,299 @@
+"""QueueInput and BatchQueueInput: a loader thread fills a TensorFlow queue while the model trains.
+
+The loader thread iterates the data, checks each datapoint against ``inputs()`` and enqueues it
+with a session call of its own; the training step dequeues inside the graph, so the step itself
+feeds nothing and keeps the fast ``make_callable`` path. Before each step the training thread
+waits (in Python, where Ctrl-C, SIGTERM and the loader's errors reach it) until the datapoints
+the step will dequeue are in the queue, so the step's dequeue never blocks.
+"""
+from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.compat import tf, tfv1
+from tfloop.input.base import InputSource, describe_spec
+from tfloop.input.loader import (LoaderThread, StopWaiting, check_iterable, data_length,
+                                 datapoint_components, reset_data)
+from tfloop.utils import logger
+
+__all__ = ["BatchQueueInput", "QueueInput"]
+
+STOP_TIMEOUT_S = 10.0
+STARVING_FRACTION = 0.5
+
+
+class _QueueFeeder(Callback):
+    """Starts and stops the loader thread, waits for each step's datapoints, reports the queue's
+    fill level and saves the position of the next datapoint to train (for a resumed run)."""
+
+    _chief_only = False
+
+    def __init__(self, source):
+        self._source = source
+        self._thread = None
+        self._start_index = 0
+        self._consumed = 0
+        self._need = 1
+        self._starving_said = False
+        self._reset_epoch_stats()
+
+    def _reset_epoch_stats(self):
+        self._steps = 0
+        self._queued_sum = 0
+        self._empty_steps = 0
+        self._wait_s = 0.0
+
+    def _setup_graph(self):
+        self._need = self._source.dequeues_per_run(self.trainer.loop.steps_per_run)
+
+    def _before_train(self):
+        source = self._source
+        reset_data(source.data)
+        if self._start_index:
+            logger.info(f"{source} resumes at datapoint {self._start_index} of its data.")
+        put = source.make_enqueue(self.trainer.sess)
+        self._thread = LoaderThread(source.data, str(source), put, start_index=self._start_index,
+                                    stop_errors=(tf.errors.CancelledError, RuntimeError))
+        self._thread.start()
+
+    def _before_epoch(self):
+        self._reset_epoch_stats()
+
+    def _should_stop(self):
+        hooked = self.trainer.hooked_sess
+        return hooked is not None and hooked.stop_requested
+
+    def _before_run(self, ctx):
+        thread = self._thread
+        queued = thread.produced - thread.reserved
+        self._steps += 1
+        self._queued_sum += queued
+        if queued < self._need:
+            self._empty_steps += 1
+        try:
+            self._wait_s += thread.reserve(self._need, self._should_stop)
+        except StopWaiting:
+            raise StopTraining(f"a stop was requested while waiting for {self._source}'s "
+                               f"data") from None
+
+    def _after_run(self, ctx, values):
+        self._consumed += self._need
+
+    def _after_epoch(self):
+        if not self._steps:
+            return
+        self.trainer.monitors.put_scalar(f"{self._source.name}/queue_size",
+                                         self._queued_sum / self._steps)
+        empty = self._empty_steps / self._steps
+        if empty > STARVING_FRACTION and not self._starving_said:
+            self._starving_said = True
+            logger.warning(
+                f"{self._source}: the queue was empty before {empty:.0%} of the steps of epoch "
+                f"{self.epoch_num}; training waited {self._wait_s:.2f} s for data. The loader is "
+                f"slower than training: see 'A starving loader' in docs/data.md (said once; the "
+                f"statistic {self._source.name}/queue_size tracks it every epoch).")
+
+    def _after_train(self):
+        thread = self._thread
+        if thread is None:
+            return
+        self._source.close_queue(self.trainer.sess)
+        if not thread.stop(STOP_TIMEOUT_S):
+            logger.warning(f"{self._source}'s loader thread did not end within {STOP_TIMEOUT_S:.0f}"
+                           f" s of the end of training (the data's iterator is blocked); it is a "
+                           f"daemon thread and ends with the process.")
+
+    def _state_dict(self):
+        if self._thread is None:
+            return None
+        pass_num, index = self._thread.position(self._consumed)
+        return {"pass": pass_num, "index": index, "consumed": self._consumed}
+
+    def _load_state_dict(self, state):
+        self._start_index = int(state["index"])
+
+    def __str__(self):
+        return f"QueueFeeder[{self._source}]"
+
+
+class QueueInput(InputSource):
+    """Prefetch datapoints from Python data into a TensorFlow queue with a background thread.
+
+    The loader thread iterates ``df`` again and again (calling ``df.reset_state()`` first when it
+    has one), checks every datapoint against ``inputs()`` and enqueues it, while the model trains
+    on datapoints it dequeues inside the graph. This is the default for a Python iterable given
+    as ``TrainConfig(data=...)``.
+
+    - An exception of the data (or a datapoint that does not fit ``inputs()``) is re-raised in
+      the training thread with its own traceback and a note naming the datapoint.
+    - The thread ends with training (its end, ``StopTraining``, an error, Ctrl-C or SIGTERM).
+    - Each epoch puts the statistic ``QueueInput/queue_size`` (the mean number of datapoints
+      waiting before a step), and warns once when the queue was empty before most steps of an
+      epoch: the loader is too slow.
+    - With :class:`~tfloop.train.resume.AutoResumeTrainConfig`, a resumed run continues at the
+      datapoint after the last one trained (datapoints queued but not trained are read again):
+      exact when ``df`` yields the same datapoints in the same order each time.
+
+    Args:
+        df: a DataFlow or any re-iterable of datapoints (a list, an object with ``__iter__``);
+            each datapoint is a list/tuple in the order of ``inputs()`` or a dict keyed by input
+            name. Its ``len()``, when known, is the default ``steps_per_epoch``.
+        queue (tf.queue.QueueBase or callable): the queue, with the dtypes of ``inputs()``; a
+            function that builds it is called inside the training graph. Defaults to a
+            ``FIFOQueue`` of 50 datapoints.
+
+    Example:
+        >>> batches = [(x[i:i + 64], y[i:i + 64]) for i in range(0, len(x), 64)]
+        >>> TrainConfig(model=MyModel(), data=QueueInput(batches), max_epoch=5)
+    """
+
+    name = "QueueInput"
+    default_capacity = 50
+    position_in_callback_state = True
+
+    def __init__(self, df, queue=None):
+        self.data = check_iterable(df, type(self).__name__)
+        self._queue_arg = queue
+        self.queue = None
+        self._dequeue_calls = []
+
+    # ---- graph ------------------------------------------------------------------------------------
+    def _component_specs(self, input_signature):
+        """The spec of one enqueued datapoint's components."""
+        return list(input_signature)
+
+    def _setup(self, input_signature):
+        self._graph = tfv1.get_default_graph()
+        specs = self._component_specs(input_signature)
+        with tf.name_scope(self.name):
+            placeholders = [tfv1.placeholder(s.dtype, s.shape, name=f"enqueue_{i}")
+                            for i, s in enumerate(specs)]
+            self.queue = self._make_queue(specs)
+            self._enqueue_op = self.queue.enqueue(placeholders, name="enqueue")
+            self._close_op = self.queue.close(cancel_pending_enqueues=True, name="close")
+        self._placeholders = placeholders
+        self._specs = specs
+
+    def _make_queue(self, specs):
+        queue = self._queue_arg
+        if queue is None:
+            return self._default_queue(specs)
+        if callable(queue) and not isinstance(queue, tfv1.QueueBase):
+            queue = queue()
+        if not isinstance(queue, tfv1.QueueBase):
+            raise TypeError(f"{self.name}'s queue must be a tf.queue.QueueBase or a function that "
+                            f"builds one, got {queue!r}.")
+        if queue.queue_ref.graph is not self._graph:
+            raise ValueError(f"{self.name}'s queue {queue.name} was built outside tfloop's training "
+                             f"graph. Pass a function that builds it instead: "
+                             f"{self.name}(df, queue=lambda: tf.queue.FIFOQueue(...)).")
+        want = [s.dtype for s in specs]
+        if list(queue.dtypes) != want:
+            raise ValueError(f"{self.name}'s queue {queue.name} has dtypes "
+                             f"{[d.name for d in queue.dtypes]}, but inputs() needs "
+                             f"{[d.name for d in want]}.")
+        return queue
+
+    def _default_queue(self, specs):
+        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in specs], name="queue")
+
+    def _get_input_tensors(self):
+        self._dequeue_calls.append(tfv1.get_default_graph() is self._graph)
+        with tf.device("/cpu:0"), tf.name_scope(self.name):
+            tensors = self._dequeue()
+        out = []
+        for tensor, spec in zip(tensors, self.input_signature):
+            tensor.set_shape(spec.shape)
+            out.append(tf.identity(tensor, name=spec.name) if spec.name else tensor)
+        return out
+
+    def _dequeue(self):
+        tensors = self.queue.dequeue(name="dequeue")
+        return [tensors] if isinstance(tensors, tf.Tensor) else list(tensors)
+
+    def dequeues_per_run(self, steps_per_run):
+        """Datapoints one training session call dequeues: one per call of
+        :meth:`get_input_tensors`, and ``steps_per_run - 1`` for a call inside its loop."""
+        per_datapoint = self._datapoints_per_dequeue()
+        return sum((1 if outside else steps_per_run - 1) * per_datapoint
+                   for outside in self._dequeue_calls)
+
+    def _datapoints_per_dequeue(self):
+        return 1
+
+    def _get_callbacks(self):
+        return [_QueueFeeder(self)]
+
+    # ---- the loader thread's side ------------------------------------------------------------------
+    def make_enqueue(self, sess):
+        """The loader thread's ``put(datapoint, pass_num, index)``: check the datapoint and put it
+        into the queue with a session call of its own (it blocks while the queue is full)."""
+        enqueue = sess.make_callable(self._enqueue_op, feed_list=self._placeholders)
+        specs, name = self._specs, self.name
+
+        def put(dp, pass_num, index):
+            enqueue(*datapoint_components(dp, specs, f"{name} datapoint {index}"))
+        return put
+
+    def close_queue(self, sess):
+        """Close the queue, cancelling a blocked enqueue of the loader thread."""
+        try:
+            sess.run(self._close_op)
+        except (tf.errors.OpError, RuntimeError) as e:
+            logger.warning(f"{self} could not close its queue: {type(e).__name__}: {e}")
+
+    def size(self):
+        return data_length(self.data)
+
+    def __str__(self):
+        return self.name
+
+
+class BatchQueueInput(QueueInput):
+    """Like :class:`QueueInput` for data of single examples: the loader thread enqueues examples
+    and each step dequeues ``batch_size`` of them as one batch.
+
+    Every input's shape, apart from the batch dimension, must be fully defined.
+
+    Args:
+        df: a DataFlow or re-iterable of single examples (the inputs without the batch dimension).
+        batch_size (int): examples per batch.
+        queue (tf.queue.QueueBase or callable): defaults to a ``FIFOQueue`` of 3000 examples
+            (with shapes, as ``dequeue_many`` needs).
+
+    Example:
+        >>> examples = [(x[i], y[i]) for i in range(len(x))]
+        >>> TrainConfig(model=MyModel(), data=BatchQueueInput(examples, 64), max_epoch=5)
+    """
+
+    name = "BatchQueueInput"
+    default_capacity = 3000
+
+    def __init__(self, df, batch_size, queue=None):
+        super().__init__(df, queue)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"BatchQueueInput's batch_size must be an int >= 1, got "
+                             f"{batch_size!r}.")
+        self.batch_size = batch_size
+
+    def _component_specs(self, input_signature):
+        specs = []
+        for spec in input_signature:
+            shape = spec.shape
+            if shape.rank is None or shape.rank < 1 or not shape[1:].is_fully_defined():
+                raise ValueError(f"BatchQueueInput needs every input's shape fully defined apart "
+                                 f"from the batch dimension; input {describe_spec(spec)} is not.")
+            specs.append(tf.TensorSpec(shape[1:], spec.dtype, spec.name))
+        return specs
+
+    def _default_queue(self, specs):
+        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in specs],
+                              shapes=[s.shape for s in specs], name="queue")
+
+    def _dequeue(self):
+        tensors = self.queue.dequeue_many(self.batch_size, name="dequeue")
+        return [tensors] if isinstance(tensors, tf.Tensor) else list(tensors)
+
+    def _datapoints_per_dequeue(self):
+        return self.batch_size
+
+    def size(self):
+        n = data_length(self.data)
+        return None if n is None else n // self.batch_size
