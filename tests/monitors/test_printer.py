@@ -19,15 +19,40 @@ def printed(tfloop_log):
     return [m for level, m in tfloop_log if level == "INFO" and m.split(":")[0] in NAMES]
 
 
-def test_prints_each_epoch_sorted_by_name_with_five_digits(tfloop_log):
-    class PutValues(Callback):
-        def _trigger_epoch(self):
-            for name, value in (("c", 1234.56789 * self.epoch_num), ("a", 2), ("b", 1 / 3)):
-                self.trainer.monitors.put_scalar(name, value)
+def compact_lines(tfloop_log):
+    return [m for level, m in tfloop_log if level == "INFO" and m.startswith("epoch ")]
 
+
+class PutValues(Callback):
+    def _trigger_epoch(self):
+        for name, value in (("c", 1234.56789 * self.epoch_num), ("a", 2), ("b", 1 / 3)):
+            self.trainer.monitors.put_scalar(name, value)
+
+
+def test_one_line_per_epoch_sorted_by_name_with_five_digits(tfloop_log):
     train_linear([PutValues()], monitors=[ScalarPrinter()])
+    assert compact_lines(tfloop_log) == ["epoch 1 · step 3 · a 2 · b 0.33333 · c 1234.6",
+                                         "epoch 2 · step 6 · a 2 · b 0.33333 · c 2469.1"]
+    assert printed(tfloop_log) == []
+
+
+def test_a_line_per_scalar_when_not_compact(tfloop_log):
+    train_linear([PutValues()], monitors=[ScalarPrinter(compact=False)])
     assert printed(tfloop_log) == ["a: 2", "b: 0.33333", "c: 1234.6",
-                                     "a: 2", "b: 0.33333", "c: 2469.1"]
+                                   "a: 2", "b: 0.33333", "c: 2469.1"]
+    assert compact_lines(tfloop_log) == []
+
+
+def test_debug_level_adds_the_full_listing(tfloop_log):
+    import logging
+    logging.getLogger("tfloop").setLevel(logging.DEBUG)
+    try:
+        train_linear([PutValues()], monitors=[ScalarPrinter()], max_epoch=1)
+    finally:
+        logging.getLogger("tfloop").setLevel(logging.INFO)
+    assert compact_lines(tfloop_log) == ["epoch 1 · step 3 · a 2 · b 0.33333 · c 1234.6"]
+    assert [m for level, m in tfloop_log if level == "DEBUG" and m[:2] in ("a:", "b:", "c:")] == [
+        "a: 2", "b: 0.33333", "c: 1234.6"]
 
 
 def test_whitelist_and_blacklist_are_searched_anywhere_in_the_name(tfloop_log):
@@ -41,18 +66,18 @@ def test_whitelist_and_blacklist_are_searched_anywhere_in_the_name(tfloop_log):
     printer = ScalarPrinter(whitelist=["^val-", "cost"], blacklist="val-cost")
     train_linear([PutNames()], monitors=[printer], max_epoch=1)
     assert [name for name in names if printer.is_printed(name)] == ["val-error", "cost"]
-    lines = [m for _, m in tfloop_log if m.endswith(": 1")]
-    assert lines == ["cost: 1", "val-error: 1"]
+    assert compact_lines(tfloop_log) == ["epoch 1 · step 3 · cost 1 · val-error 1"]
 
 
 def test_step_printing_leaves_the_last_step_to_the_epoch_print(tfloop_log):
-    train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True)])
+    train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True, compact=False)])
     assert printed(tfloop_log) == ["step: 1", "step: 2", "epoch: 10", "step: 3",
                                      "step: 4", "step: 5", "epoch: 20", "step: 6"]
 
 
 def test_step_only_printing_shows_epoch_values_at_the_next_print(tfloop_log):
-    train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True, enable_epoch=False)])
+    train_linear([PutScalars()], monitors=[ScalarPrinter(enable_step=True, enable_epoch=False,
+                                                         compact=False)])
     assert printed(tfloop_log) == ["step: 1", "step: 2", "step: 3", "epoch: 10", "step: 4",
                                      "step: 5", "step: 6", "epoch: 20"]
 
@@ -65,7 +90,7 @@ def test_scalars_pending_when_training_stops_are_printed(tfloop_log):
             raise StopTraining("done")
 
     train_linear([StopAfterPutting()], monitors=[ScalarPrinter()], max_epoch=3)
-    assert printed(tfloop_log) == ["a: 0.5"]
+    assert compact_lines(tfloop_log) == ["epoch 1 · step 3 · a 0.5"]
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -7,6 +7,7 @@ import tqdm
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
+from tfloop.utils import logger
 
 __all__ = ["ProgressBar"]
 
@@ -33,7 +34,9 @@ class ProgressBar(Callback):
         names (list[str]): scalar tensors to show, by name (in the graph or the training tower).
         refresh_secs (float): the minimum time between refreshes; by default 0.5 on a terminal and
             60 otherwise.
-        file: the stream to write to; ``sys.stderr`` (as tqdm) by default.
+        file: the stream to write to; by default the stream of the console log (``sys.stdout``),
+            so that the bar and the log lines interleave in order (set
+            ``tfloop.utils.logger.set_console_stream`` to move both).
 
     Example:
         >>> ProgressBar(["cost", "accuracy"])
@@ -72,7 +75,7 @@ class ProgressBar(Callback):
         return super().overrides(method)
 
     def _bar_kwargs(self):
-        stream = self._file if self._file is not None else sys.stderr
+        stream = self._file if self._file is not None else logger.console_stream()
         tty = _isatty(stream)
         refresh = self._refresh_secs
         if refresh is None:

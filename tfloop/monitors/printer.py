@@ -30,12 +30,13 @@ def format_value(value):
 
 
 class ScalarPrinter(MonitorBase):
-    """Log ``name: value`` for every scalar put, sorted by name, once per epoch (and per step).
+    """Log the scalars put since the last print, on one line per epoch (and per step).
 
-    Each print shows the latest value of the scalars put since the previous print. A name is
-    printed when some ``whitelist`` regex matches it and no ``blacklist`` regex does; matching is
-    ``re.search`` (anywhere in the name), so anchor a pattern (``"^val-"``, ``"cost$"``) to match
-    exactly. One of the default monitors.
+    The line reads ``epoch 3 · step 96 · cost 0.1234 · learning_rate 0.001 · val-error 0.05``
+    (names sorted); with ``compact=False``, or with the logger at DEBUG level, every scalar also
+    gets a ``name: value`` line of its own. A name is printed when some ``whitelist`` regex
+    matches it and no ``blacklist`` regex does; matching is ``re.search`` (anywhere in the name),
+    so anchor a pattern (``"^val-"``, ``"cost$"``) to match exactly. One of the default monitors.
 
     Args:
         enable_step (bool): print after every step (not the last of an epoch, which the epoch's
@@ -43,12 +44,14 @@ class ScalarPrinter(MonitorBase):
         enable_epoch (bool): print after every epoch.
         whitelist (list[str]): regexes of names to print; all names by default.
         blacklist (list[str]): regexes of names never to print.
+        compact (bool): one line per print; False: one line per scalar instead.
 
     Example:
         >>> ScalarPrinter(whitelist=["^val-", "cost"], blacklist=["throughput"])
     """
 
-    def __init__(self, enable_step=False, enable_epoch=True, whitelist=None, blacklist=None):
+    def __init__(self, enable_step=False, enable_epoch=True, whitelist=None, blacklist=None,
+                 compact=True):
         if not enable_step and not enable_epoch:
             raise ValueError("ScalarPrinter with enable_step=False and enable_epoch=False would "
                              "never print; enable one, or leave ScalarPrinter out of the monitors.")
@@ -56,6 +59,7 @@ class ScalarPrinter(MonitorBase):
         self._enable_epoch = bool(enable_epoch)
         self._whitelist = _compile(whitelist, "whitelist")
         self._blacklist = _compile(blacklist, "blacklist") or []
+        self._compact = bool(compact)
         self._allowed = {}
         self._pending = {}
 
@@ -90,6 +94,15 @@ class ScalarPrinter(MonitorBase):
         self._print()
 
     def _print(self):
-        for name in sorted(self._pending):
-            logger.info("{}: {}".format(name, format_value(self._pending[name])))
+        if not self._pending:
+            return
+        names = sorted(self._pending)
+        if self._compact:
+            parts = [f"epoch {self.epoch_num}", f"step {self.global_step}"] + [
+                f"{name} {format_value(self._pending[name])}" for name in names]
+            logger.info(" · ".join(parts))
+        if not self._compact or logger.is_debug_enabled():
+            log = logger.info if not self._compact else logger.debug
+            for name in names:
+                log(f"{name}: {format_value(self._pending[name])}")
         self._pending = {}

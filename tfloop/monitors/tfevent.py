@@ -51,14 +51,18 @@ class TFEventWriter(LogDirMonitor):
         flush_secs (float): flush at least this often.
         split_files (bool): close the event file after every epoch and write the next epoch's
             events to a new one, for file systems where appending is expensive.
+        write_graph (bool): write the training graph once when training starts (TensorBoard's
+            Graphs tab).
 
     Example:
         >>> TrainConfig(..., monitors=[TFEventWriter(flush_secs=30), ScalarPrinter()])
         >>> # then: tensorboard --logdir train_log/run1
     """
 
-    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False):
+    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False,
+                 write_graph=True):
         super().__init__(logdir)
+        self._write_graph = bool(write_graph)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue <= 0:
             raise ValueError("TFEventWriter: max_queue must be a positive int, got {!r}.".format(
                 max_queue))
@@ -93,6 +97,8 @@ class TFEventWriter(LogDirMonitor):
 
     def _before_train(self):
         writer = self._get_writer()
+        if writer is not None and self._write_graph:
+            writer.add_graph(self.graph)
         if writer is not None and self.global_step > 0:
             # A resumed run: TensorBoard drops what a killed run wrote after this step.
             writer.add_session_log(tfv1.SessionLog(status=tfv1.SessionLog.START), self.global_step)
