@@ -45,13 +45,14 @@ class PredictCallback:
         self.batch_index = -1
         self._before_predict()
 
-    def before_batch(self, inputs):
+    def before_batch(self, inputs, batch_index):
         """Called with a batch's inputs (numpy arrays, in input order) before it is predicted."""
-        self.batch_index += 1
+        self.batch_index = batch_index
         self._before_batch(inputs)
 
-    def after_batch(self, inputs, outputs):
+    def after_batch(self, inputs, outputs, batch_index):
         """Called with a batch's inputs and outputs (numpy arrays, in output order)."""
+        self.batch_index = batch_index
         self._after_batch(inputs, outputs)
 
     def after_predict(self):

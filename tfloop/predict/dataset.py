@@ -101,17 +101,19 @@ class DatasetPredictorBase:
             with tqdm.tqdm(total=size, desc=str(self), disable=None, dynamic_ncols=True,
                            leave=False) as bar:
                 inputs = ([self._batch_inputs(b, i)] for i, b in enumerate(batches))
+                index = 0
                 for group in self._grouped(inputs):
-                    for batch in group:
+                    for i, batch in enumerate(group):
                         for cb in self.callbacks:
-                            cb.before_batch(batch)
+                            cb.before_batch(batch, index + i)
                     for batch, outputs in zip(group, self._predict(group)):
                         stop = None
                         for cb in self.callbacks:
                             try:
-                                cb.after_batch(batch, outputs)
+                                cb.after_batch(batch, outputs, index)
                             except StopPrediction as e:
                                 stop = e
+                        index += 1
                         bar.update()
                         yield outputs
                         if stop is not None:
