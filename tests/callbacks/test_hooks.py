@@ -104,3 +104,78 @@ def test_callback_to_hook_in_a_monitored_session():
             for _ in range(3):
                 sess.run(step)
     assert len(seen) == 3
+
+
+def test_hook_factory_builds_the_hook_inside_the_trainers_graph():
+    built_in = []
+
+    def make_hook():
+        graph = tfv1.get_default_graph()
+        built_in.append(graph)
+        return tfv1.train.NanTensorHook(graph.get_tensor_by_name("cost:0"), fail_on_nan_loss=False)
+
+    class Diverging(LinearModel):
+        def build_graph(self, x, y):
+            return super().build_graph(x, y) * np.float32("nan")
+
+    trainer = train_linear([tfloop.HookToCallback(make_hook)], model=Diverging(), max_epoch=2)
+    assert built_in == [trainer.graph]
+    assert trainer.global_step == 2        # the hook saw the NaN cost and stopped training
+
+
+def test_hook_factory_records_every_call_of_its_hook():
+    calls = []
+
+    class Recording(tfv1.train.SessionRunHook):
+        def begin(self):
+            self.cost = tfv1.get_default_graph().get_tensor_by_name("cost:0")
+            calls.append("begin")
+
+        def after_create_session(self, session, coord):
+            calls.append("after_create_session")
+
+        def before_run(self, run_context):
+            calls.append("before_run")
+            return tfv1.train.SessionRunArgs(self.cost)
+
+        def after_run(self, run_context, run_values):
+            calls.append(("after_run", round(float(run_values.results), 4)))
+
+        def end(self, session):
+            calls.append("end")
+
+    log = []
+    train_linear([tfloop.HookToCallback(Recording), RecordingCallback("rec", log, ["cost:0"])],
+                 max_epoch=1)
+    costs = [round(entry[5][0], 4) for entry in log if entry[1] == "after_run"]
+    assert calls == (["begin", "after_create_session"] +
+                     [c for cost in costs for c in ("before_run", ("after_run", cost))] + ["end"])
+    assert len(costs) == 3
+
+
+def test_hook_holding_a_tensor_of_another_graph_gets_the_factory_form():
+    with tf.Graph().as_default():
+        stale = tf.constant(1.0, name="loss")
+    hook = tfv1.train.LoggingTensorHook({"loss": stale}, every_n_iter=1)
+    with pytest.raises(ValueError, match=r"LoggingTensorHook holds 'loss:0' \(in \._tensors"
+                                         r"\['loss'\]\), which was built in another graph.*"
+                                         r"HookToCallback\(lambda: LoggingTensorHook\(\.\.\.\)\)"):
+        train_linear([tfloop.HookToCallback(hook)], max_epoch=1)
+
+
+def test_hook_fetching_an_eager_tensor_is_refused_at_its_first_run():
+    eager = tf.constant(2.0)     # built before training, out of sight of the hook's attributes
+
+    class FetchesEager(tfv1.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tfv1.train.SessionRunArgs([eager])
+
+    with pytest.raises(ValueError, match=r"FetchesEager fetches .*which was built eagerly, not in "
+                                         r"the trainer's graph"):
+        train_linear([tfloop.HookToCallback(FetchesEager())], max_epoch=1)
+
+
+def test_hook_factory_must_return_a_hook():
+    with pytest.raises(TypeError, match=r"The function given to HookToCallback returned 3, not a "
+                                        r"tf.compat.v1.train.SessionRunHook"):
+        train_linear([tfloop.HookToCallback(lambda: 3)], max_epoch=1)

@@ -1,8 +1,34 @@
 """Bridges between tfloop callbacks and TensorFlow's ``SessionRunHook``."""
 from tfloop.callbacks.base import Callback
-from tfloop.compat import tfv1
+from tfloop.compat import tf, tfv1
 
 __all__ = ["HookToCallback", "CallbackToHook"]
+
+
+def _graph_elements(value, depth=2):
+    """``(path, element)`` for the tensors, operations and variables in ``value``, looking into
+    lists, tuples, dicts and (``depth`` levels of) object attributes."""
+    if isinstance(value, (tf.Tensor, tf.Operation, tf.Variable)):
+        yield "", value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            for path, element in _graph_elements(item, depth):
+                yield f"[{key!r}]{path}", element
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            for path, element in _graph_elements(item, depth):
+                yield f"[{index}]{path}", element
+    elif depth > 0 and hasattr(value, "__dict__") and not isinstance(value, type):
+        for name, item in vars(value).items():
+            for path, element in _graph_elements(item, depth - 1):
+                yield f".{name}{path}", element
+
+
+def _graph_of(element):
+    try:
+        return element.graph
+    except (AttributeError, RuntimeError):
+        return None                  # an eager tensor or variable
 
 
 class HookToCallback(Callback):
@@ -12,27 +38,73 @@ class HookToCallback(Callback):
     ``before_run``/``after_run`` with every step, and ``end`` in ``after_train``. A hook's
     ``run_context.request_stop()`` ends training after that step.
 
+    A hook that holds tensors must hold the trainer's: tensors built before training belong to
+    another graph. Give a function that builds the hook instead; it is called in ``setup_graph``,
+    with the trainer's graph as the default graph, where the model's tensors exist (look them up
+    by name).
+
+    Args:
+        hook (SessionRunHook or callable): the hook, or a function without arguments that
+            returns it.
+
     Example:
         >>> HookToCallback(tf.compat.v1.train.StopAtStepHook(last_step=1000))
+        >>> HookToCallback(lambda: tf.compat.v1.train.NanTensorHook(
+        ...     tf.compat.v1.get_default_graph().get_tensor_by_name("cost:0")))
     """
 
     _chief_only = False
+    # Class defaults, for subclasses that set ``self._hook`` themselves without calling __init__.
+    _factory = None
+    _fetches_checked = False
 
     def __init__(self, hook):
-        if not isinstance(hook, tfv1.train.SessionRunHook):
-            raise TypeError("HookToCallback needs a tf.compat.v1.train.SessionRunHook, got {!r}."
-                            .format(hook))
+        if isinstance(hook, tfv1.train.SessionRunHook):
+            self._factory = None
+        elif callable(hook):
+            self._factory, hook = hook, None
+        else:
+            raise TypeError("HookToCallback needs a tf.compat.v1.train.SessionRunHook or a "
+                            "function that builds one, got {!r}.".format(hook))
         self._hook = hook
+        self._fetches_checked = False
 
     def _setup_graph(self):
         with self.graph.name_scope(None):
+            if self._factory is not None:
+                self._hook = self._factory()
+                if not isinstance(self._hook, tfv1.train.SessionRunHook):
+                    raise TypeError(f"The function given to HookToCallback returned "
+                                    f"{self._hook!r}, not a tf.compat.v1.train.SessionRunHook.")
+            self._check_graph(_graph_elements(self._hook), "holds")
             self._hook.begin()
+
+    def _check_graph(self, elements, verb):
+        for path, element in elements:
+            if _graph_of(element) is self.graph:
+                continue
+            name = getattr(element, "name", type(element).__name__)
+            hook = type(self._hook).__name__
+            built = "eagerly" if _graph_of(element) is None else "in another graph"
+            raise ValueError(
+                f"HookToCallback: {hook} {verb} {name!r}{f' (in {path})' if path else ''}, which "
+                f"was built {built}, not in the trainer's graph: tensors built before training "
+                f"belong to another graph. Pass a function that builds the hook instead, called "
+                f"inside the trainer's graph: HookToCallback(lambda: {hook}(...)), looking "
+                f"tensors up by name there (e.g. "
+                f"tf.compat.v1.get_default_graph().get_tensor_by_name('cost:0')).")
+
+    def _before_run(self, ctx):
+        args = self._hook.before_run(ctx)
+        if not self._fetches_checked and args is not None:
+            # Once: fetches of another graph would otherwise fail deep inside session.run.
+            self._fetches_checked = True
+            self._check_graph(_graph_elements((args.fetches, list(args.feed_dict or ())), 0),
+                              "fetches")
+        return args
 
     def _before_train(self):
         self._hook.after_create_session(self.trainer.sess, None)
-
-    def _before_run(self, ctx):
-        return self._hook.before_run(ctx)
 
     def _after_run(self, ctx, values):
         self._hook.after_run(ctx, values)
@@ -41,6 +113,8 @@ class HookToCallback(Callback):
         self._hook.end(self.trainer.sess)
 
     def __str__(self):
+        if self._hook is None:
+            return "HookToCallback({})".format(getattr(self._factory, "__name__", "factory"))
         return "HookToCallback({})".format(type(self._hook).__name__)
 
 
