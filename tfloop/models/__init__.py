@@ -14,6 +14,7 @@ from tfloop.models.regularize import (Dropout, l1_regularizer, l2_regularizer, r
                                       regularize_cost_from_collection)
 from tfloop.models.tflayer import rename_tflayer_get_variable
 from tfloop.models.keras_graph import KerasTowerScope
+from tfloop.models.keras_model import KerasModelDesc
 
 __all__ = ["argscope", "get_arg_scope", "enable_argscope_for_function",
            "enable_argscope_for_module", "layer_register", "VariableHolder",
@@ -21,4 +22,5 @@ __all__ = ["argscope", "get_arg_scope", "enable_argscope_for_function",
            "Deconv2D", "FullyConnected", "MaxPooling", "AvgPooling", "GlobalAvgPooling",
            "FixedUnPooling", "BatchNorm", "BatchRenorm", "LayerNorm", "InstanceNorm", "BNReLU",
            "PReLU", "Maxout", "ConcatWith", "LinearWrap", "Dropout", "regularize_cost",
-           "regularize_cost_from_collection", "l1_regularizer", "l2_regularizer", "KerasTowerScope"]
+           "regularize_cost_from_collection", "l1_regularizer", "l2_regularizer", "KerasTowerScope",
+           "KerasModelDesc"]

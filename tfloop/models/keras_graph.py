@@ -160,6 +160,11 @@ class KerasTowerScope(StatelessScope):
         global_state.set_global_attribute("current_call_ctx", self._saved_call_context)
         return super().__exit__(*exc)
 
+    def graph_variable(self, variable):
+        """The graph variable this tower uses for the Keras ``variable``, or None if unused."""
+        entry = self._resolved.get(id(variable))
+        return entry[1] if entry is not None else None
+
     def get_current_value(self, variable):
         key = id(variable)
         if key in self._current:
