@@ -3,16 +3,60 @@
 One ``session.run`` per training step; everything else is a callback. The public API is flat::
 
     from tfloop import ModelDesc, TrainConfig, SimpleTrainer, launch_train_with_config, ModelSaver
-"""
-from tfloop.compat import tf, tfv1  # noqa: F401  (fails with one clear sentence without TensorFlow)
-from tfloop.callbacks import *  # noqa: F401,F403
-from tfloop.input import *  # noqa: F401,F403
-from tfloop.model import ModelDesc, ModelDescBase  # noqa: F401
-from tfloop.models import *  # noqa: F401,F403
-from tfloop.monitors import *  # noqa: F401,F403
-from tfloop.predict import *  # noqa: F401,F403
-from tfloop.tfutils import *  # noqa: F401,F403
-from tfloop.train import *  # noqa: F401,F403
-from tfloop.utils import logger  # noqa: F401
 
-from tfloop.version import __version__  # noqa: F401
+The names are loaded on first use (PEP 562), so ``import tfloop`` and the ``tfloop`` command
+start without importing TensorFlow; the first public name asked for loads them all.
+"""
+import importlib
+
+from tfloop.version import __version__
+
+# The modules whose __all__ make up the flat API, in the order a star import of each would bind
+# them (a later module's name wins).
+_API_MODULES = ("tfloop.compat", "tfloop.callbacks", "tfloop.dataflow", "tfloop.input",
+                "tfloop.model", "tfloop.models", "tfloop.monitors", "tfloop.predict",
+                "tfloop.tfutils", "tfloop.train")
+# Names bound besides those __all__s: tfloop.tf and tfloop.tfv1 stay reachable as attributes,
+# but `from tfloop import *` never binds tf (a script's own `tf` keeps its meaning).
+_EXTRA = {"tf": "tfloop.compat", "tfv1": "tfloop.compat", "logger": "tfloop.utils"}
+_NOT_STARRED = {"tf"}
+_loaded = False
+
+
+def _load():
+    global _loaded
+    if _loaded:
+        return
+    namespace = globals()
+    for module_name in _API_MODULES:
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", ()):
+            namespace[name] = getattr(module, name)
+    for name, module_name in _EXTRA.items():
+        namespace[name] = getattr(importlib.import_module(module_name), name)
+    _loaded = True
+
+
+def _public_names():
+    _load()
+    names = []
+    for module_name in _API_MODULES:
+        names.extend(getattr(importlib.import_module(module_name), "__all__", ()))
+    names.extend(_EXTRA)
+    return sorted(set(names) - _NOT_STARRED)
+
+
+def __getattr__(name):
+    if name == "__all__":
+        return _public_names()
+    if name.startswith("__"):
+        raise AttributeError(name)
+    _load()
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module 'tfloop' has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_public_names()))

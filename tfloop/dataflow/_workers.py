@@ -1,0 +1,227 @@
+"""What every parallel runner shares: starting workers, watching them, and shutting them down.
+
+* Workers are forked (the DataFlow and map function need not be picklable), ignore Ctrl-C (the
+  consumer handles it and shuts them down), get an RNG stream of their own, and exit by
+  themselves within a fraction of a second when their parent process dies.
+* A worker's exception travels to the consumer as a :class:`WorkerFailure` and is re-raised
+  there with the worker's name and its traceback text.
+* The consumer never blocks forever: while waiting it checks that its workers are alive, and
+  raises :class:`DataFlowWorkerError` naming a worker that died.
+* Every started group is terminated at interpreter exit, when its owner is garbage collected,
+  or by ``close()``.
+"""
+import atexit
+import multiprocessing as mp
+import multiprocessing.util
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+import weakref
+
+from tfloop.dataflow import rng
+
+__all__ = ["DataFlowWorkerError"]
+
+POLL_SECONDS = 0.5
+_CONTEXT = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+_LIVE_GROUPS = weakref.WeakSet()
+_EXIT_HOOK_REGISTERED = False
+
+
+class DataFlowWorkerError(RuntimeError):
+    """A worker of a parallel DataFlow died, or raised an exception that could not be re-raised
+    as itself."""
+
+
+class _RemoteTraceback(Exception):
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def dumps(obj) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+loads = pickle.loads
+
+
+class WorkerFailure:
+    """An exception raised in a worker, as a picklable message to the consumer."""
+
+    def __init__(self, worker, exc, during):
+        self.worker = worker
+        self.during = during
+        self.text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.type_name = type(exc).__name__
+        self.message = str(exc)
+        try:
+            self.exc_bytes = dumps(exc)
+            loads(self.exc_bytes)
+        except Exception:  # an exception that cannot cross processes: re-raised as a summary
+            self.exc_bytes = None
+
+    def to_exception(self) -> BaseException:
+        """The worker's exception (or a DataFlowWorkerError when it cannot be rebuilt), its cause
+        the worker's traceback, and a note naming the worker."""
+        exc = loads(self.exc_bytes) if self.exc_bytes is not None else None
+        if not isinstance(exc, BaseException):
+            exc = DataFlowWorkerError(f"{self.worker} raised {self.type_name}: {self.message}")
+        exc.__cause__ = _RemoteTraceback(
+            f'\n"""\nTraceback in {self.worker}, {self.during}:\n{self.text}"""')
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"Raised in {self.worker} {self.during}.")
+        return exc
+
+
+def raise_if_failure(message):
+    if isinstance(message, WorkerFailure):
+        raise message.to_exception()
+    return message
+
+
+def _describe_exit(code):
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _watch_parent(parent_pid):
+    def watch():
+        while True:
+            time.sleep(0.2)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+    threading.Thread(target=watch, name="tfloop-parent-watchdog", daemon=True).start()
+
+
+def worker_bootstrap(index, parent_pid):
+    """First thing a forked worker does: ignore Ctrl-C, watch the parent, own RNG stream."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _watch_parent(parent_pid)
+    rng.set_worker_index(rng._WORKER_INDEX * 1009 + index + 1)
+    rng.reseed_registered()
+    _LIVE_GROUPS.clear()  # the parent's groups are not this process's to shut down
+
+
+def worker_exit():
+    """Last thing a worker does when it stops by itself: shut down the groups it started."""
+    _shutdown_all()
+
+
+def pipe_name(kind):
+    """A fresh ZMQ ipc address: an abstract socket on Linux, a file in the temp dir elsewhere."""
+    tag = f"tfloop-{kind}-{os.getpid()}-{uuid.uuid4().hex[:10]}"
+    if sys.platform.startswith("linux"):
+        return f"ipc://@{tag}"
+    return f"ipc://{os.path.join(tempfile.gettempdir(), tag)}"
+
+
+def import_zmq(owner):
+    try:
+        import zmq
+    except ImportError:
+        raise ImportError(
+            f"{owner} needs pyzmq: `pip install pyzmq` (or `pip install tfloop[dataflow]`). "
+            "MultiProcessRunner, MultiThreadRunner and MultiThreadMapData work without it."
+        ) from None
+    return zmq
+
+
+def _shutdown_all():
+    for group in list(_LIVE_GROUPS):
+        group.close()
+
+
+class WorkerGroup:
+    """The processes (or threads) of one parallel DataFlow.
+
+    Args:
+        owner: the DataFlow; the workers are stopped when it is garbage collected.
+        label: the owner's name, used in messages (``"MultiProcessMapData"``).
+        make_worker: ``(index, parent_pid) -> Process or Thread`` (not started).
+        count: number of workers.
+        closers: callables run first on close (closing sockets, setting stop events).
+    """
+
+    def __init__(self, owner, label, make_worker, count, closers=()):
+        global _EXIT_HOOK_REGISTERED
+        self.label = label
+        parent = os.getpid()
+        self.workers = [make_worker(index, parent) for index in range(count)]
+        self._closers = list(closers)
+        self._closed = False
+        if not _EXIT_HOOK_REGISTERED:
+            atexit.register(_shutdown_all)
+            _EXIT_HOOK_REGISTERED = True
+        _LIVE_GROUPS.add(self)
+        weakref.finalize(owner, self.close)
+
+    def name(self, index):
+        worker = self.workers[index]
+        pid = getattr(worker, "pid", None)
+        return f"{self.label} worker {index}" + (f" (pid {pid})" if pid else "")
+
+    def start(self):
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+        try:
+            for worker in self.workers:
+                worker.start()
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous)
+
+    def check_alive(self):
+        """Raise DataFlowWorkerError if a worker process has exited."""
+        for index, worker in enumerate(self.workers):
+            code = getattr(worker, "exitcode", None)
+            if code is not None:
+                raise DataFlowWorkerError(
+                    f"{self.name(index)} {_describe_exit(code)}; {self.label} cannot go on "
+                    "(the datapoints it was working on are lost). Check the system log for "
+                    "an out-of-memory kill, or run the DataFlow without the parallel runner "
+                    "to see its error.")
+
+    def close(self):
+        """Stop every worker; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        _LIVE_GROUPS.discard(self)
+        for close in self._closers:
+            try:
+                close()
+            except Exception:
+                pass
+        processes = [w for w in self.workers if isinstance(w, mp.process.BaseProcess)]
+        for proc in processes:
+            if proc.pid is not None and proc.exitcode is None:
+                proc.terminate()
+        for proc in processes:
+            if proc.pid is not None:
+                proc.join(2)
+                if proc.exitcode is None:
+                    proc.kill()
+                    proc.join(1)
+
+
+def Process(target, args, name):
+    """A forked worker process (not a daemon, so that workers may run parallel DataFlows too)."""
+    return _CONTEXT.Process(target=target, args=args, name=name, daemon=False)
+
+
+def Queue(maxsize):
+    return _CONTEXT.Queue(maxsize)

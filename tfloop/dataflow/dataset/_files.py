@@ -1,0 +1,31 @@
+"""Where datasets live on disk, and the error that says what to download when they are not there.
+
+tfloop never downloads: a dataset reads the standard files from the directory you name (``dir=``),
+or from ``$TFLOOP_DATASET/<name>`` (``$TENSORPACK_DATASET`` is honoured too), else
+``~/tfloop_data/<name>``.
+"""
+import os
+
+__all__ = ["dataset_dir", "require_files"]
+
+
+def dataset_dir(subdir, dir=None):
+    """The directory a dataset reads from: ``dir`` if given, else the default for ``subdir``."""
+    if dir is not None:
+        return os.path.abspath(os.path.expanduser(str(dir)))
+    root = (os.environ.get("TFLOOP_DATASET") or os.environ.get("TENSORPACK_DATASET")
+            or os.path.join("~", "tfloop_data"))
+    return os.path.abspath(os.path.join(os.path.expanduser(root), subdir))
+
+
+def require_files(owner, directory, names, how_to_get):
+    """The full paths of ``names`` under ``directory``; raise FileNotFoundError listing the
+    missing ones and ``how_to_get`` them when any is absent."""
+    paths = [os.path.join(directory, name) for name in names]
+    missing = [name for name, path in zip(names, paths) if not os.path.isfile(path)]
+    if missing:
+        raise FileNotFoundError(
+            f"{owner} needs {', '.join(names)} in {directory}; missing: {', '.join(missing)}. "
+            f"{how_to_get} tfloop does not download datasets; pass dir= to read another "
+            "directory (or set $TFLOOP_DATASET).")
+    return paths

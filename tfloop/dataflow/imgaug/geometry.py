@@ -1,0 +1,367 @@
+"""Augmentors that move pixels: crops, flips, resizing, transposing, pasting on a canvas."""
+import numpy as np
+
+from tfloop.dataflow.imgaug import _backend
+from tfloop.dataflow.imgaug.base import ImageAugmentor
+from tfloop.dataflow.imgaug.transform import (
+    CropTransform,
+    FlipTransform,
+    NoOpTransform,
+    ResizeTransform,
+    TransformFactory,
+    TransposeTransform,
+)
+
+__all__ = [
+    "BackgroundFiller",
+    "CenterCrop",
+    "CenterPaste",
+    "ConstantBackgroundFiller",
+    "Flip",
+    "RandomCrop",
+    "RandomCropRandomShape",
+    "RandomPaste",
+    "RandomResize",
+    "Resize",
+    "ResizeShortestEdge",
+    "Transpose",
+]
+
+
+def shape2d(value, owner="shape"):
+    """``(h, w)`` from an int or a pair."""
+    if isinstance(value, (int, np.integer)):
+        return int(value), int(value)
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return int(value[0]), int(value[1])
+    raise ValueError(f"{owner} must be an int or an (h, w) pair, got {value!r}.")
+
+
+def _check_fits(owner, img, shape):
+    if img.shape[0] < shape[0] or img.shape[1] < shape[1]:
+        raise ValueError(f"{owner}: the image of shape {img.shape} is smaller than the crop "
+                         f"{shape}; resize it first (e.g. imgaug.ResizeShortestEdge).")
+
+
+class RandomCrop(ImageAugmentor):
+    """Crop a window of ``crop_shape`` at a random position.
+
+    Example:
+        >>> import numpy as np
+        >>> RandomCrop((30, 30)).augment(np.zeros((32, 32, 3), np.uint8)).shape
+        (30, 30, 3)
+    """
+
+    def __init__(self, crop_shape):
+        """
+        Args:
+            crop_shape: ``(h, w)`` or an int.
+        """
+        self.crop_shape = shape2d(crop_shape, "RandomCrop crop_shape")
+        super().__init__()
+
+    def get_transform(self, img):
+        _check_fits("RandomCrop", img, self.crop_shape)
+        y0 = self.rng.randint(img.shape[0] - self.crop_shape[0] + 1)
+        x0 = self.rng.randint(img.shape[1] - self.crop_shape[1] + 1)
+        return CropTransform(y0, x0, *self.crop_shape)
+
+
+class CenterCrop(ImageAugmentor):
+    """Crop a window of ``crop_shape`` at the centre.
+
+    Example:
+        >>> import numpy as np
+        >>> CenterCrop(2).augment(np.arange(16, dtype=np.uint8).reshape(4, 4)).tolist()
+        [[5, 6], [9, 10]]
+    """
+
+    def __init__(self, crop_shape):
+        """
+        Args:
+            crop_shape: ``(h, w)`` or an int.
+        """
+        self.crop_shape = shape2d(crop_shape, "CenterCrop crop_shape")
+        super().__init__()
+
+    def get_transform(self, img):
+        _check_fits("CenterCrop", img, self.crop_shape)
+        y0 = int((img.shape[0] - self.crop_shape[0]) * 0.5)
+        x0 = int((img.shape[1] - self.crop_shape[1]) * 0.5)
+        return CropTransform(y0, x0, *self.crop_shape)
+
+
+class RandomCropRandomShape(ImageAugmentor):
+    """Crop a window of random size (``h`` in ``[hmin, hmax]``, ``w`` in ``[wmin, wmax]``, the
+    image size when a max is None) at a random position.
+
+    Example:
+        >>> import numpy as np
+        >>> out = RandomCropRandomShape(2, 2, 3, 3).augment(np.zeros((5, 5), np.uint8))
+        >>> 2 <= out.shape[0] <= 3
+        True
+    """
+
+    def __init__(self, wmin, hmin, wmax=None, hmax=None, max_aspect_ratio=None):
+        """
+        Args:
+            wmin, hmin, wmax, hmax (int): the range of the window size (inclusive).
+            max_aspect_ratio: ignored (kept for tensorpack's signature).
+        """
+        self.wmin, self.hmin, self.wmax, self.hmax = wmin, hmin, wmax, hmax
+        self.max_aspect_ratio = max_aspect_ratio
+        super().__init__()
+
+    def get_transform(self, img):
+        hmax, wmax = self.hmax or img.shape[0], self.wmax or img.shape[1]
+        h = self.rng.randint(self.hmin, hmax + 1)
+        w = self.rng.randint(self.wmin, wmax + 1)
+        _check_fits("RandomCropRandomShape", img, (h, w))
+        y0 = self.rng.randint(img.shape[0] - h + 1)
+        x0 = self.rng.randint(img.shape[1] - w + 1)
+        return CropTransform(y0, x0, h, w)
+
+
+class Flip(ImageAugmentor):
+    """Mirror the image left-right (``horiz=True``) or upside-down (``vert=True``) with
+    probability ``prob``.
+
+    Example:
+        >>> import numpy as np
+        >>> Flip(horiz=True, prob=1.0).augment(np.array([[1, 2]], np.uint8)).tolist()
+        [[2, 1]]
+    """
+
+    def __init__(self, horiz=False, vert=False, prob=0.5):
+        """
+        Args:
+            horiz (bool): flip left-right.
+            vert (bool): flip upside-down.
+            prob (float): probability of flipping.
+        """
+        if horiz == vert:
+            raise ValueError("Flip needs exactly one of horiz=True or vert=True; use two Flip "
+                             "augmentors to flip both ways.")
+        self.horiz, self.vert, self.prob = horiz, vert, prob
+        super().__init__()
+
+    def get_transform(self, img):
+        if self._rand_range() < self.prob:
+            return FlipTransform(img.shape[0], img.shape[1], self.horiz)
+        return NoOpTransform()
+
+
+class Resize(ImageAugmentor):
+    """Resize to ``shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> Resize((4, 6)).augment(np.zeros((2, 2, 3), np.uint8)).shape
+        (4, 6, 3)
+    """
+
+    def __init__(self, shape, interp=_backend.INTER_LINEAR):
+        """
+        Args:
+            shape: ``(h, w)`` or an int.
+            interp (int): OpenCV interpolation code (``cv2.INTER_LINEAR``...).
+        """
+        self.shape = shape2d(shape, "Resize shape")
+        self.interp = interp
+        super().__init__()
+
+    def get_transform(self, img):
+        return ResizeTransform(img.shape[0], img.shape[1], *self.shape, self.interp)
+
+
+class ResizeShortestEdge(ImageAugmentor):
+    """Resize so that the shorter side is ``size``, keeping the aspect ratio.
+
+    Example:
+        >>> import numpy as np
+        >>> ResizeShortestEdge(4).augment(np.zeros((2, 3), np.uint8)).shape
+        (4, 6)
+    """
+
+    def __init__(self, size, interp=_backend.INTER_LINEAR):
+        """
+        Args:
+            size (int): the new length of the shorter side.
+            interp (int): OpenCV interpolation code.
+        """
+        self.size, self.interp = int(size), interp
+        super().__init__()
+
+    def get_transform(self, img):
+        h, w = img.shape[:2]
+        scale = self.size / min(h, w)
+        if h < w:
+            new_h, new_w = self.size, int(scale * w + 0.5)
+        else:
+            new_h, new_w = int(scale * h + 0.5), self.size
+        return ResizeTransform(h, w, new_h, new_w, self.interp)
+
+
+class RandomResize(ImageAugmentor):
+    """Resize by random factors (floats in ``xrange``/``yrange``) or to random sizes (ints),
+    rejecting draws that change the aspect ratio by more than ``aspect_ratio_thres``.
+
+    Example:
+        >>> import numpy as np
+        >>> out = RandomResize((0.5, 2.0), aspect_ratio_thres=0).augment(np.zeros((4, 4), np.uint8))
+        >>> out.shape[0] == out.shape[1]
+        True
+    """
+
+    def __init__(self, xrange, yrange=None, minimum=(0, 0), aspect_ratio_thres=0.15,
+                 interp=_backend.INTER_LINEAR):
+        """
+        Args:
+            xrange (tuple): ``(min, max)`` scale factors (floats) or widths in pixels (ints).
+            yrange (tuple): the same for the height; unused when ``aspect_ratio_thres == 0``.
+            minimum (tuple): ``(min width, min height)`` in pixels.
+            aspect_ratio_thres (float): largest relative change of the aspect ratio; 0 keeps it.
+            interp (int): OpenCV interpolation code.
+        """
+        if aspect_ratio_thres < 0:
+            raise ValueError(f"RandomResize: aspect_ratio_thres must be >= 0, got "
+                             f"{aspect_ratio_thres}.")
+        if aspect_ratio_thres > 0 and yrange is None:
+            raise ValueError("RandomResize needs yrange unless aspect_ratio_thres=0 (which keeps "
+                             "the aspect ratio).")
+        self.xrange, self.yrange, self.minimum = xrange, yrange, minimum
+        self.aspect_ratio_thres, self.interp = aspect_ratio_thres, interp
+        self._is_scale = any(isinstance(v, float) for v in xrange)
+        super().__init__()
+
+    def _draw_size(self, h, w):
+        sx = self._rand_range(*self.xrange)
+        if self._is_scale:
+            sy = sx if self.aspect_ratio_thres == 0 else self._rand_range(*self.yrange)
+            new_w, new_h = sx * w, sy * h
+        else:
+            new_w = sx
+            new_h = sx * h / w if self.aspect_ratio_thres == 0 else self._rand_range(*self.yrange)
+        return (int(max(new_h, self.minimum[1]) + 0.5), int(max(new_w, self.minimum[0]) + 0.5))
+
+    def get_transform(self, img):
+        h, w = img.shape[:2]
+        for _ in range(50):
+            new_h, new_w = self._draw_size(h, w)
+            old_ratio, new_ratio = w / h, new_w / max(new_h, 1)
+            if (self.aspect_ratio_thres == 0
+                    or abs(new_ratio - old_ratio) / old_ratio < self.aspect_ratio_thres + 1e-5):
+                return ResizeTransform(h, w, new_h, new_w, self.interp)
+        return NoOpTransform()
+
+
+class Transpose(ImageAugmentor):
+    """Swap height and width with probability ``prob``.
+
+    Example:
+        >>> import numpy as np
+        >>> Transpose(prob=1.0).augment(np.zeros((2, 3), np.uint8)).shape
+        (3, 2)
+    """
+
+    def __init__(self, prob=0.5):
+        """
+        Args:
+            prob (float): probability of transposing.
+        """
+        self.prob = prob
+        super().__init__()
+
+    def get_transform(self, img):
+        return TransposeTransform() if self.rng.rand() < self.prob else NoOpTransform()
+
+
+class BackgroundFiller:
+    """Makes the canvas that :class:`CenterPaste` pastes on; subclasses implement ``_fill``.
+
+    Example:
+        >>> import numpy as np
+        >>> ConstantBackgroundFiller(7).fill((2, 2), np.zeros((1, 1), np.uint8)).tolist()
+        [[7, 7], [7, 7]]
+    """
+
+    def fill(self, background_shape, img):
+        """A canvas of ``background_shape`` (h, w) for ``img`` (same channels and dtype)."""
+        return self._fill(tuple(background_shape), img)
+
+    def _fill(self, background_shape, img):
+        raise NotImplementedError(f"{type(self).__name__} must implement _fill.")
+
+
+class ConstantBackgroundFiller(BackgroundFiller):
+    """A canvas filled with ``value``.
+
+    Example:
+        >>> import numpy as np
+        >>> ConstantBackgroundFiller(0).fill((1, 2), np.ones((1, 1, 3), np.float32)).shape
+        (1, 2, 3)
+    """
+
+    def __init__(self, value):
+        self.value = value
+
+    def _fill(self, background_shape, img):
+        shape = background_shape + img.shape[2:]
+        return np.full(shape, self.value, dtype=img.dtype)
+
+
+class CenterPaste(ImageAugmentor):
+    """Paste the image at the centre of a larger canvas of ``background_shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> CenterPaste((3, 3)).augment(np.ones((1, 1), np.uint8)).tolist()
+        [[0, 0, 0], [0, 1, 0], [0, 0, 0]]
+    """
+
+    def __init__(self, background_shape, background_filler=None):
+        """
+        Args:
+            background_shape (tuple): ``(h, w)`` of the canvas.
+            background_filler (BackgroundFiller): makes the canvas; zeros by default.
+        """
+        self.background_shape = shape2d(background_shape, "CenterPaste background_shape")
+        self.background_filler = background_filler or ConstantBackgroundFiller(0)
+        super().__init__()
+
+    def _offset(self, img):
+        return ((self.background_shape[0] - img.shape[0]) // 2,
+                (self.background_shape[1] - img.shape[1]) // 2)
+
+    def _paste(self, img, y0, x0):
+        canvas = self.background_filler.fill(self.background_shape, img)
+        canvas[y0:y0 + img.shape[0], x0:x0 + img.shape[1]] = img
+        return canvas
+
+    def _shift(self, coords, y0, x0):
+        coords[:, 0] += x0
+        coords[:, 1] += y0
+        return coords
+
+    def get_transform(self, img):
+        if img.shape[0] > self.background_shape[0] or img.shape[1] > self.background_shape[1]:
+            raise ValueError(f"{type(self).__name__}: the image of shape {img.shape} does not fit "
+                             f"in the canvas {self.background_shape}.")
+        y0, x0 = self._offset(img)
+        return TransformFactory(name=repr(self),
+                                apply_image=lambda image: self._paste(image, y0, x0),
+                                apply_coords=lambda coords: self._shift(coords, y0, x0))
+
+
+class RandomPaste(CenterPaste):
+    """Paste the image at a random position of a larger canvas of ``background_shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> RandomPaste((4, 4)).augment(np.ones((2, 2), np.uint8)).sum()
+        4
+    """
+
+    def _offset(self, img):
+        return (self.rng.randint(self.background_shape[0] - img.shape[0] + 1),
+                self.rng.randint(self.background_shape[1] - img.shape[1] + 1))

@@ -1,0 +1,417 @@
+"""Augmentors that change pixel values only: brightness, contrast, normalization, blur, noise,
+colour, type conversion. Results keep the input dtype unless the augmentor says otherwise."""
+import numpy as np
+
+from tfloop.dataflow.imgaug import _backend
+from tfloop.dataflow.imgaug.base import PhotometricAugmentor
+
+__all__ = [
+    "Brightness",
+    "BrightnessScale",
+    "Clip",
+    "Contrast",
+    "Gamma",
+    "GaussianBlur",
+    "GaussianNoise",
+    "Grayscale",
+    "Lighting",
+    "MeanVarianceNormalize",
+    "MinMaxNormalize",
+    "SaltPepperNoise",
+    "Saturation",
+    "ToFloat32",
+    "ToUint8",
+]
+
+
+def _finish(img, old_dtype, clip):
+    if clip or old_dtype == np.uint8:
+        img = np.clip(img, 0, 255)
+    return img.astype(old_dtype)
+
+
+class Brightness(PhotometricAugmentor):
+    """Add a random value in ``[-delta, delta]`` to every pixel.
+
+    Example:
+        >>> import numpy as np
+        >>> out = Brightness(10).augment(np.full((2, 2), 100, np.uint8))
+        >>> bool(90 <= out[0, 0] <= 110)
+        True
+    """
+
+    def __init__(self, delta, clip=True):
+        """
+        Args:
+            delta (float): largest change, > 0.
+            clip (bool): clip to [0, 255] even for float images.
+        """
+        if delta <= 0:
+            raise ValueError(f"Brightness needs delta > 0, got {delta}.")
+        self.delta, self.clip = delta, clip
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return self._rand_range(-self.delta, self.delta)
+
+    def _augment(self, img, v):
+        return _finish(img.astype("float32") + v, img.dtype, self.clip)
+
+
+class BrightnessScale(PhotometricAugmentor):
+    """Multiply every pixel by a random factor in ``range``.
+
+    Example:
+        >>> import numpy as np
+        >>> BrightnessScale((2, 2)).augment(np.full((1,), 10, np.uint8)).tolist()
+        [20]
+    """
+
+    def __init__(self, range, clip=True):
+        """
+        Args:
+            range (tuple): ``(low, high)`` of the factor.
+            clip (bool): clip to [0, 255] even for float images.
+        """
+        self.range, self.clip = range, clip
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return self._rand_range(*self.range)
+
+    def _augment(self, img, v):
+        return _finish(img.astype("float32") * v, img.dtype, self.clip)
+
+
+class Contrast(PhotometricAugmentor):
+    """``x = (x - mean) * factor + mean`` with a random factor in ``factor_range``; the mean is
+    per channel (``rgb=None``) or of the grey image (``rgb=True``/``False`` for RGB/BGR).
+
+    Example:
+        >>> import numpy as np
+        >>> Contrast((0.0, 0.0)).augment(np.array([[0, 200]], np.uint8)).tolist()
+        [[100, 100]]
+    """
+
+    def __init__(self, factor_range, rgb=None, clip=True):
+        """
+        Args:
+            factor_range (tuple): ``(low, high)`` of the contrast factor.
+            rgb (bool or None): None: per-channel mean; else the grey mean of an RGB/BGR image.
+            clip (bool): clip to [0, 255] even for float images.
+        """
+        self.factor_range, self.rgb, self.clip = factor_range, rgb, clip
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return self._rand_range(*self.factor_range)
+
+    def _augment(self, img, r):
+        if img.ndim == 3 and self.rgb is not None:
+            mean = np.mean(_backend.to_gray(img, self.rgb))
+        elif img.ndim == 3:
+            mean = np.mean(img, axis=(0, 1), keepdims=True)
+        else:
+            mean = np.mean(img)
+        return _finish(img * r + mean * (1 - r), img.dtype, self.clip)
+
+
+class MeanVarianceNormalize(PhotometricAugmentor):
+    """``x = (x - mean) / max(std, 1 / sqrt(number of values))``, over all channels or per
+    channel. Always returns float32.
+
+    Example:
+        >>> import numpy as np
+        >>> out = MeanVarianceNormalize().augment(np.array([[0, 2]], np.uint8))
+        >>> out.tolist(), out.dtype
+        ([[-1.0, 1.0]], dtype('float32'))
+    """
+
+    def __init__(self, all_channel=True):
+        """
+        Args:
+            all_channel (bool): normalize all channels together (else each on its own).
+        """
+        self.all_channel = all_channel
+        super().__init__()
+
+    def _augment(self, img, _):
+        img = img.astype("float32")
+        axes = None if self.all_channel else (0, 1)
+        mean = np.mean(img, axis=axes, keepdims=True)
+        std = np.std(img, axis=axes, keepdims=True)
+        std = np.maximum(std, 1.0 / np.sqrt(np.prod(img.shape)))
+        return (img - mean) / std
+
+
+class GaussianBlur(PhotometricAugmentor):
+    """Gaussian blur with a random window ``2 * size + 1``, ``size`` in ``[low, high)``.
+
+    Example:
+        >>> import numpy as np
+        >>> GaussianBlur(size_range=(1, 2)).augment(np.zeros((5, 5), np.uint8)).shape
+        (5, 5)
+    """
+
+    def __init__(self, size_range=(0, 3), sigma_range=(0, 0), symmetric=True, max_size=None):
+        """
+        Args:
+            size_range (tuple): ``[low, high)`` of the half window size (an int means ``(0, n)``).
+            sigma_range (tuple): ``(low, high)`` of sigma; 0 derives it from the window.
+            symmetric (bool): the same size and sigma along x and y.
+            max_size (int): old name for ``size_range=(0, max_size)``.
+        """
+        if max_size is not None:
+            size_range = (0, max_size)
+        if not isinstance(size_range, (list, tuple)):
+            size_range = (0, size_range)
+        self.size_range, self.sigma_range, self.symmetric = size_range, sigma_range, symmetric
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        size_xy = self.rng.randint(self.size_range[0], self.size_range[1], size=(2,)) * 2 + 1
+        sigma_xy = self._rand_range(*self.sigma_range, size=(2,))
+        if self.symmetric:
+            size_xy[1], sigma_xy[1] = size_xy[0], sigma_xy[0]
+        return tuple(size_xy), tuple(sigma_xy)
+
+    def _augment(self, img, params):
+        return _backend.gaussian_blur(img, *params)
+
+
+class Gamma(PhotometricAugmentor):
+    """Gamma correction ``255 * (x / 255) ** (1 / (1 + g))``, ``g`` random in ``range``.
+
+    Example:
+        >>> import numpy as np
+        >>> Gamma((0, 0)).augment(np.array([0, 255], np.uint8)).tolist()
+        [0, 255]
+    """
+
+    def __init__(self, range=(-0.5, 0.5)):
+        """
+        Args:
+            range (tuple): ``(low, high)`` of ``g``.
+        """
+        self.range = range
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return self._rand_range(*self.range)
+
+    def _augment(self, img, gamma):
+        lut = ((np.arange(256, dtype="float32") / 255) ** (1. / (1. + gamma)) * 255)
+        return lut.astype("uint8")[np.clip(img, 0, 255).astype("uint8")].astype(img.dtype)
+
+
+class Clip(PhotometricAugmentor):
+    """Clip pixel values to ``[min, max]``.
+
+    Example:
+        >>> import numpy as np
+        >>> Clip(0, 1).augment(np.array([-1.0, 2.0])).tolist()
+        [0.0, 1.0]
+    """
+
+    def __init__(self, min=0, max=255):
+        self.min, self.max = min, max
+        super().__init__()
+
+    def _augment(self, img, _):
+        return np.clip(img, self.min, self.max)
+
+
+class Saturation(PhotometricAugmentor):
+    """Blend an RGB (or BGR) image with its grey version by a random factor in
+    ``[1 - alpha, 1 + alpha]``.
+
+    Example:
+        >>> import numpy as np
+        >>> Saturation(0.4).augment(np.zeros((2, 2, 3), np.uint8)).shape
+        (2, 2, 3)
+    """
+
+    def __init__(self, alpha=0.4, rgb=True, clip=True):
+        """
+        Args:
+            alpha (float): largest change, below 1.
+            rgb (bool): the image is RGB (else BGR).
+            clip (bool): clip to [0, 255] even for float images.
+        """
+        if not 0 <= alpha < 1:
+            raise ValueError(f"Saturation needs 0 <= alpha < 1, got {alpha}.")
+        self.alpha, self.rgb, self.clip = alpha, bool(rgb), clip
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return 1 + self._rand_range(-self.alpha, self.alpha)
+
+    def _augment(self, img, v):
+        grey = _backend.to_gray(img, self.rgb)
+        return _finish(img * v + (grey * (1 - v))[:, :, np.newaxis], img.dtype, self.clip)
+
+
+class Lighting(PhotometricAugmentor):
+    """AlexNet's PCA lighting noise: add ``eigvec @ (eigval * N(0, std))`` to every pixel.
+
+    Example:
+        >>> import numpy as np
+        >>> aug = Lighting(0.1, eigval=[0.2, 0.01, 0.001], eigvec=np.eye(3))
+        >>> aug.augment(np.zeros((2, 2, 3), np.float32)).shape
+        (2, 2, 3)
+    """
+
+    def __init__(self, std, eigval, eigvec, clip=True):
+        """
+        Args:
+            std (float): standard deviation of the noise.
+            eigval: the 3 eigenvalues of the pixel covariance.
+            eigvec: 3x3 matrix, one eigenvector per column.
+            clip (bool): clip to [0, 255] even for float images.
+        """
+        self.eigval = np.asarray(eigval, dtype="float32")
+        self.eigvec = np.asarray(eigvec, dtype="float32")
+        if self.eigval.shape != (3,) or self.eigvec.shape != (3, 3):
+            raise ValueError(f"Lighting needs 3 eigenvalues and a 3x3 eigvec, got shapes "
+                             f"{self.eigval.shape} and {self.eigvec.shape}.")
+        self.std, self.clip = std, clip
+        super().__init__()
+
+    def _get_augment_params(self, img):
+        if img.ndim != 3 or img.shape[2] != 3:
+            raise ValueError(f"Lighting needs (h, w, 3) images, got shape {img.shape}.")
+        return (self.rng.randn(3) * self.std).astype("float32")
+
+    def _augment(self, img, v):
+        inc = self.eigvec @ (v * self.eigval)
+        return _finish(img + inc, img.dtype, self.clip)
+
+
+class MinMaxNormalize(PhotometricAugmentor):
+    """Linearly map pixel values to ``[min, max]``. Always returns float32.
+
+    Example:
+        >>> import numpy as np
+        >>> MinMaxNormalize(0, 1).augment(np.array([[2, 4]], np.uint8)).tolist()
+        [[0.0, 1.0]]
+    """
+
+    def __init__(self, min=0, max=255, all_channel=True):
+        self.min, self.max, self.all_channel = min, max, all_channel
+        super().__init__()
+
+    def _augment(self, img, _):
+        img = img.astype("float32")
+        axes = None if self.all_channel else (0, 1)
+        low = np.min(img, axis=axes, keepdims=True)
+        high = np.max(img, axis=axes, keepdims=True)
+        return (self.max - self.min) * (img - low) / np.maximum(high - low, 1e-12) + self.min
+
+
+class GaussianNoise(PhotometricAugmentor):
+    """Add noise drawn from N(0, sigma^2) to every value.
+
+    Example:
+        >>> import numpy as np
+        >>> GaussianNoise(1).augment(np.full((2, 2), 100, np.uint8)).dtype
+        dtype('uint8')
+    """
+
+    def __init__(self, sigma=1, clip=True):
+        """
+        Args:
+            sigma (float): standard deviation.
+            clip (bool): clip to [0, 255].
+        """
+        self.sigma, self.clip = sigma, clip
+        super().__init__()
+
+    def _get_augment_params(self, img):
+        return self.rng.randn(*img.shape)
+
+    def _augment(self, img, noise):
+        return _finish(img + noise * self.sigma, img.dtype, self.clip)
+
+
+class SaltPepperNoise(PhotometricAugmentor):
+    """Set random values to 255 (probability ``white_prob``) or 0 (``black_prob``).
+
+    Example:
+        >>> import numpy as np
+        >>> out = SaltPepperNoise(0.5, 0.5).augment(np.full((8, 8), 100, np.uint8))
+        >>> sorted(set(out.ravel().tolist())) == [0, 255]
+        True
+    """
+
+    def __init__(self, white_prob=0.05, black_prob=0.05):
+        if white_prob + black_prob > 1:
+            raise ValueError(f"SaltPepperNoise: white_prob + black_prob must be at most 1, got "
+                             f"{white_prob} + {black_prob}.")
+        self.white_prob, self.black_prob = white_prob, black_prob
+        super().__init__()
+
+    def _get_augment_params(self, img):
+        return self.rng.uniform(size=img.shape)
+
+    def _augment(self, img, draws):
+        img = img.copy()
+        img[draws > 1 - self.white_prob] = 255
+        img[draws < self.black_prob] = 0
+        return img
+
+
+class ToUint8(PhotometricAugmentor):
+    """Clip to [0, 255] and convert to uint8 (smaller datapoints to send between processes).
+
+    Example:
+        >>> import numpy as np
+        >>> ToUint8().augment(np.array([-3.0, 300.0])).tolist()
+        [0, 255]
+    """
+
+    def _augment(self, img, _):
+        return np.clip(img, 0, 255).astype(np.uint8)
+
+
+class ToFloat32(PhotometricAugmentor):
+    """Convert to float32.
+
+    Example:
+        >>> import numpy as np
+        >>> ToFloat32().augment(np.zeros(1, np.uint8)).dtype
+        dtype('float32')
+    """
+
+    def _augment(self, img, _):
+        return img.astype(np.float32)
+
+
+class Grayscale(PhotometricAugmentor):
+    """Convert a BGR (or RGB) image to grey: ``(h, w, 1)``, ``(h, w)``, or ``(h, w, 3)`` with
+    ``keepshape``.
+
+    Example:
+        >>> import numpy as np
+        >>> Grayscale(rgb=True).augment(np.zeros((2, 2, 3), np.uint8)).shape
+        (2, 2, 1)
+    """
+
+    def __init__(self, keepdims=True, rgb=False, keepshape=False):
+        """
+        Args:
+            keepdims (bool): return ``(h, w, 1)`` instead of ``(h, w)``.
+            rgb (bool): the input is RGB (else BGR).
+            keepshape (bool): repeat the grey image into 3 channels.
+        """
+        if keepshape and not keepdims:
+            raise ValueError("Grayscale: keepshape=True needs keepdims=True.")
+        self.keepdims, self.rgb, self.keepshape = keepdims, rgb, keepshape
+        super().__init__()
+
+    def _augment(self, img, _):
+        grey = _backend.to_gray(img, self.rgb)
+        grey = np.clip(np.rint(grey), 0, 255) if img.dtype == np.uint8 else grey
+        grey = grey.astype(img.dtype)
+        if self.keepshape:
+            return np.repeat(grey[:, :, np.newaxis], 3, axis=2)
+        return grey[:, :, np.newaxis] if self.keepdims else grey

@@ -1,0 +1,391 @@
+"""Parallel versions of :class:`~tfloop.dataflow.MapData`: the source is iterated once, in the
+consuming process, and only the map function runs in worker threads or processes.
+
+``strict=False`` (the default, as in tensorpack): an endless stream; datapoints of one pass may
+mix with the next, and arrive in any order. ``strict=True``: each pass produces exactly what
+``MapData(ds, map_func)`` produces, **in the same order** (results are reordered as they come
+back), and stops at the end of ``ds``.
+"""
+import itertools
+import os
+import queue
+import threading
+
+from tfloop.dataflow import _workers
+from tfloop.dataflow._workers import WorkerFailure, dumps, loads, raise_if_failure
+from tfloop.dataflow.base import (
+    DataFlow,
+    DataFlowTerminated,
+    ProxyDataFlow,
+)
+from tfloop.dataflow.common import BatchData, RepeatedData
+from tfloop.dataflow.parallel import _positive, _ReentrantOnce
+
+__all__ = [
+    "MultiProcessMapAndBatchData",
+    "MultiProcessMapAndBatchDataZMQ",
+    "MultiProcessMapData",
+    "MultiProcessMapDataZMQ",
+    "MultiThreadMapData",
+]
+
+
+class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
+    """Sends ``(sequence number, datapoint)`` to workers, keeping ``buffer_size`` in flight."""
+
+    def __init__(self, ds, num_workers, map_func, buffer_size, strict):
+        super().__init__(ds)
+        owner = type(self).__name__
+        if not callable(map_func):
+            raise TypeError(f"{owner} needs a callable map_func, got {map_func!r}.")
+        self.map_func = map_func
+        self._num_workers = _positive(owner, "number of workers", num_workers)
+        self._buffer_size = _positive(owner, "buffer_size", buffer_size)
+        if strict:
+            try:
+                self._buffer_size = min(self._buffer_size, len(ds))
+            except NotImplementedError:
+                pass
+        self._strict = strict
+
+    def reset_state(self):
+        self._mark_reset()
+        super().reset_state()
+        self._next_seq = 0
+        self._in_flight = 0
+        self._endless = None if self._strict else iter(RepeatedData(self.ds, -1))
+        self._start_workers()
+
+    def _send_from(self, itr, count):
+        sent = 0
+        for dp in itertools.islice(itr, count):
+            self._send(self._next_seq, dp)
+            self._next_seq += 1
+            self._in_flight += 1
+            sent += 1
+        return sent
+
+    def _receive(self):
+        seq, result = self._recv()
+        self._in_flight -= 1
+        return seq, raise_if_failure(result)
+
+    def _iter_endless(self):
+        self._send_from(self._endless, self._buffer_size - self._in_flight)
+        while True:
+            self._send_from(self._endless, 1)
+            _, result = self._receive()
+            if result is not None:
+                yield result
+
+    def _iter_ordered(self):
+        while self._in_flight:  # results of a pass that was abandoned
+            self._receive()
+        itr = iter(self.ds)
+        expected = self._next_seq
+        pending = {}
+        self._send_from(itr, self._buffer_size)
+        while self._in_flight:
+            seq, result = self._receive()
+            self._send_from(itr, 1)
+            pending[seq] = result
+            while expected in pending:
+                result = pending.pop(expected)
+                expected += 1
+                if result is not None:
+                    yield result
+
+    def __iter__(self):
+        self._check_reset()
+        with self._guard:
+            yield from (self._iter_ordered() if self._strict else self._iter_endless())
+
+
+class MultiThreadMapData(_ParallelMapData):
+    """:class:`~tfloop.dataflow.MapData` with ``map_func`` run in ``num_thread`` threads.
+
+    Useful when ``map_func`` releases the GIL (I/O, numpy, OpenCV). ``strict=True`` keeps the
+    order of ``ds`` and stops after one pass; otherwise the stream is endless and unordered.
+    An exception in ``map_func`` is re-raised here, with the thread's traceback.
+
+    Example:
+        >>> from tfloop.dataflow import DataFromList
+        >>> df = MultiThreadMapData(DataFromList([[i] for i in range(5)], shuffle=False), 2,
+        ...                         lambda dp: [dp[0] * 10], strict=True)
+        >>> df.reset_state(); list(df)
+        [[0], [10], [20], [30], [40]]
+    """
+
+    def __init__(self, ds, num_thread=None, map_func=None, *, buffer_size=200, strict=False):
+        """
+        Args:
+            ds (DataFlow): the input.
+            num_thread (int): number of threads.
+            map_func: datapoint -> datapoint, or None to drop it.
+            buffer_size (int): datapoints in flight.
+            strict (bool): one ordered pass per iteration (see the module notes).
+        """
+        super().__init__(ds, num_thread, map_func, buffer_size, strict)
+        self.num_thread = num_thread
+
+    def _start_workers(self):
+        self._in_queue, self._out_queue = queue.Queue(), queue.Queue()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._work, args=(k,), daemon=True,
+                                          name=f"MultiThreadMapData-{k}")
+                         for k in range(self.num_thread)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self, index):
+        while not self._stop.is_set():
+            try:
+                seq, dp = self._in_queue.get(timeout=_workers.POLL_SECONDS)
+            except queue.Empty:
+                continue
+            try:
+                result = self.map_func(dp)
+            except Exception as e:
+                result = WorkerFailure(f"MultiThreadMapData thread {index}", e,
+                                       "while mapping a datapoint")
+            self._out_queue.put((seq, result))
+
+    def _send(self, seq, dp):
+        self._in_queue.put((seq, dp))
+
+    def _recv(self):
+        return self._out_queue.get()
+
+    def close(self):
+        """Stop the threads (daemon threads, which also stop at exit)."""
+        stop = getattr(self, "_stop", None)
+        if stop is not None:
+            stop.set()
+
+    def __del__(self):
+        self.close()
+
+
+def _map_worker(map_func, address, hwm, index, label, parent_pid):
+    import zmq
+    _workers.worker_bootstrap(index, parent_pid)
+    name = f"{label} worker {index} (pid {os.getpid()})"
+    context = zmq.Context()
+    socket = context.socket(zmq.REP)
+    socket.set_hwm(hwm)
+    socket.connect(address)
+    try:
+        while True:
+            seq, dp = loads(socket.recv(copy=False))
+            try:
+                reply = dumps((seq, map_func(dp)))
+            except Exception as e:
+                reply = dumps((seq, WorkerFailure(name, e, "while mapping a datapoint")))
+            socket.send(reply, copy=False)
+    finally:
+        socket.close(0)
+        context.term()
+        _workers.worker_exit()
+
+
+class _ZMQConsumer:
+    """Polling ZMQ send/recv that notices dead workers instead of blocking forever."""
+
+    def _open(self, zmq, kind, hwm):
+        self.context = zmq.Context()
+        self.socket = self.context.socket(kind)
+        self.socket.set_hwm(hwm)
+
+    def _wait(self, flag):
+        zmq = _workers.import_zmq(type(self).__name__)
+        try:
+            while not self.socket.poll(int(_workers.POLL_SECONDS * 1000), flag):
+                self._group.check_alive()
+        except zmq.ZMQError as e:
+            if e.errno in (zmq.ENOTSOCK, zmq.ETERM):
+                raise DataFlowTerminated(f"{type(self).__name__} was closed.") from None
+            raise
+
+
+class MultiProcessMapDataZMQ(_ZMQConsumer, _ParallelMapData):
+    """:class:`~tfloop.dataflow.MapData` with ``map_func`` run in ``num_proc`` forked processes,
+    talking over ZMQ pipes: for map functions that hold the GIL (pure-Python decoding,
+    augmentation). Needs pyzmq.
+
+    ``ds`` is iterated here; only ``map_func`` runs in the workers. ``strict=True`` produces
+    exactly ``MapData(ds, map_func)`` (same order) per pass; otherwise the stream is endless and
+    unordered. A worker's exception is re-raised here with its traceback; a killed worker raises
+    :class:`~tfloop.dataflow.DataFlowWorkerError` instead of hanging.
+
+    Example:
+        >>> from tfloop.dataflow import DataFromList
+        >>> df = MultiProcessMapDataZMQ(DataFromList([[i] for i in range(5)], shuffle=False), 2,
+        ...                             lambda dp: [dp[0] * 10], strict=True)
+        >>> df.reset_state(); list(df)
+        [[0], [10], [20], [30], [40]]
+        >>> df.close()
+    """
+
+    def __init__(self, ds, num_proc=None, map_func=None, *, buffer_size=200, strict=False):
+        """
+        Args:
+            ds (DataFlow): the input.
+            num_proc (int): number of processes.
+            map_func: datapoint -> datapoint, or None to drop it.
+            buffer_size (int): datapoints in flight.
+            strict (bool): one ordered pass per iteration (see the module notes).
+        """
+        super().__init__(ds, num_proc, map_func, buffer_size, strict)
+        self.num_proc = num_proc
+
+    def _start_workers(self):
+        zmq = _workers.import_zmq(type(self).__name__)
+        self._open(zmq, zmq.DEALER, self._buffer_size * 2)
+        address = _workers.pipe_name("map")
+        self.socket.bind(address)
+        label, func = type(self).__name__, self.map_func
+        worker_hwm = max(2, self._buffer_size * 2 // self.num_proc)
+
+        def make(index, parent):
+            return _workers.Process(_map_worker, (func, address, worker_hwm, index, label, parent),
+                                    name=f"{label}-{index}")
+        context = self.context
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc,
+                                           closers=[lambda: context.destroy(linger=0)])
+        self._group.start()
+
+    def _send(self, seq, dp):
+        zmq = _workers.import_zmq(type(self).__name__)
+        self._wait(zmq.POLLOUT)
+        self.socket.send_multipart([b"", dumps((seq, dp))], copy=False)
+
+    def _recv(self):
+        zmq = _workers.import_zmq(type(self).__name__)
+        self._wait(zmq.POLLIN)
+        return loads(self.socket.recv_multipart(copy=False)[1])
+
+
+def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
+    import zmq
+    _workers.worker_bootstrap(0, parent_pid)
+    context = zmq.Context()
+    jobs, results = context.socket(zmq.PUSH), context.socket(zmq.PUSH)
+    jobs.set_hwm(hwm)
+    jobs.bind(job_address)
+    results.connect(result_address)
+    try:
+        ds.reset_state()
+        for dp in RepeatedData(ds, -1):
+            jobs.send(dumps(dp), copy=False)
+    except Exception as e:
+        name = f"{label} dispatcher (pid {os.getpid()})"
+        results.send(dumps(WorkerFailure(name, e, "while producing datapoints")))
+    finally:
+        jobs.close(0)
+        results.close(linger=5000)
+        context.term()
+        _workers.worker_exit()
+
+
+def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index, label,
+                   parent_pid):
+    import zmq
+    _workers.worker_bootstrap(index + 1, parent_pid)
+    name = f"{label} worker {index} (pid {os.getpid()})"
+    context = zmq.Context()
+    jobs, results = context.socket(zmq.PULL), context.socket(zmq.PUSH)
+    jobs.set_hwm(hwm * batch_size)
+    jobs.connect(job_address)
+    results.set_hwm(max(hwm, 5))
+    results.connect(result_address)
+    batch = []
+    try:
+        while True:
+            dp = map_func(loads(jobs.recv(copy=False)))
+            if dp is not None:
+                batch.append(dp)
+            if len(batch) == batch_size:
+                results.send(dumps(BatchData.aggregate_batch(batch)), copy=False)
+                batch = []
+    except Exception as e:
+        results.send(dumps(WorkerFailure(name, e, "while mapping or batching")))
+    finally:
+        jobs.close(0)
+        results.close(linger=5000)
+        context.term()
+        _workers.worker_exit()
+
+
+class MultiProcessMapAndBatchDataZMQ(_ZMQConsumer, _ReentrantOnce, DataFlow):
+    """Like ``BatchData(MultiProcessMapData(ds, num_proc, map_func), batch_size)``, but each
+    worker also batches, so batching runs in parallel too. Endless; with ``num_proc > 1`` a
+    batch may hold datapoints of any order or pass. Needs pyzmq.
+
+    Example:
+        >>> from tfloop.dataflow import DataFromList
+        >>> df = MultiProcessMapAndBatchDataZMQ(DataFromList([[i] for i in range(8)]), 2,
+        ...                                     lambda dp: [dp[0] * 2], batch_size=4)
+        >>> df.reset_state(); next(iter(df))[0].shape
+        (4,)
+        >>> df.close()
+    """
+
+    def __init__(self, ds, num_proc, map_func, batch_size, buffer_size=None):
+        """
+        Args:
+            ds (DataFlow): the input; iterated in a dispatcher process.
+            num_proc (int): number of mapping processes.
+            map_func: datapoint -> datapoint, or None to drop it.
+            batch_size (int): datapoints per batch.
+            buffer_size (int): datapoints (not batches) in flight; ``batch_size * 10`` by default.
+        """
+        if not callable(map_func):
+            raise TypeError(f"MultiProcessMapAndBatchData needs a callable map_func, got "
+                            f"{map_func!r}.")
+        self.ds = ds
+        self.num_proc = _positive("MultiProcessMapAndBatchData", "num_proc", num_proc)
+        self.map_func = map_func
+        self.batch_size = _positive("MultiProcessMapAndBatchData", "batch_size", batch_size)
+        self.buffer_size = batch_size * 10 if buffer_size is None else buffer_size
+        if self.buffer_size <= batch_size:
+            raise ValueError(f"MultiProcessMapAndBatchData: buffer_size={self.buffer_size} must "
+                             f"be larger than batch_size={batch_size}.")
+
+    def __len__(self):
+        return len(self.ds) // self.batch_size
+
+    def reset_state(self):
+        zmq = _workers.import_zmq(type(self).__name__)
+        self._mark_reset()
+        self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size))
+        job_address, result_address = _workers.pipe_name("jobs"), _workers.pipe_name("batches")
+        self.socket.bind(result_address)
+        label, func, batch = type(self).__name__, self.map_func, self.batch_size
+        worker_hwm = max(3, self.buffer_size // self.num_proc // self.batch_size)
+        ds, buffer_size = self.ds, self.buffer_size
+
+        def make(index, parent):
+            if index == self.num_proc:
+                return _workers.Process(
+                    _dispatch, (ds, job_address, result_address, buffer_size, label, parent),
+                    name=f"{label}-dispatcher")
+            return _workers.Process(
+                _map_and_batch,
+                (func, batch, job_address, result_address, worker_hwm, index, label, parent),
+                name=f"{label}-{index}")
+        context = self.context
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1,
+                                           closers=[lambda: context.destroy(linger=0)])
+        self._group.start()
+
+    def __iter__(self):
+        self._check_reset()
+        zmq = _workers.import_zmq(type(self).__name__)
+        with self._guard:
+            while True:
+                self._wait(zmq.POLLIN)
+                yield raise_if_failure(loads(self.socket.recv(copy=False)))
+
+
+MultiProcessMapData = MultiProcessMapDataZMQ
+MultiProcessMapAndBatchData = MultiProcessMapAndBatchDataZMQ

@@ -1,0 +1,243 @@
+"""Save a DataFlow to a file and read it back: LMDB (random access), npz, TFRecord.
+
+Datapoints are pickled. lmdb and TensorFlow are imported only when their serializer is used.
+"""
+import os
+import pickle
+
+import numpy as np
+import tqdm
+
+from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, RNGDataFlow
+from tfloop.dataflow.common import FixedSizeData, MapData
+from tfloop.dataflow.raw import DataFromGenerator, DataFromList
+from tfloop.utils import logger
+
+__all__ = ["LMDBData", "LMDBSerializer", "NumpySerializer", "TFRecordSerializer"]
+
+_KEYS = b"__keys__"
+
+
+def _check_dataflow(owner, df):
+    if not isinstance(df, DataFlow):
+        raise TypeError(f"{owner}.save needs a DataFlow, got {df!r}; wrap a list with "
+                        "DataFromList(lst, shuffle=False).")
+
+
+def _reset_and_size(df):
+    df.reset_state()
+    try:
+        return len(df)
+    except NotImplementedError:
+        return None
+
+
+def _dumps(dp):
+    return pickle.dumps(dp, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _import_lmdb():
+    try:
+        import lmdb
+    except ImportError:
+        raise ImportError("LMDBSerializer needs the lmdb package: `pip install lmdb` (or "
+                          "`pip install tfloop[dataflow]`).") from None
+    return lmdb
+
+
+def _key(index):
+    return f"{index:08}".encode("ascii")
+
+
+class LMDBData(RNGDataFlow):
+    """``[key, value]`` byte pairs of an LMDB database (``value`` is still serialized).
+
+    Example:
+        >>> df = LMDBData("train.lmdb", shuffle=False)  # doctest: +SKIP
+    """
+
+    def __init__(self, lmdb_path, shuffle=True, keys=None):
+        """
+        Args:
+            lmdb_path (str): an LMDB directory or file.
+            shuffle (bool): produce the entries in a random order at every pass.
+            keys (list[bytes]): the keys to read; by default those stored by
+                :meth:`LMDBSerializer.save`, else all keys of the database.
+        """
+        super().__init__()
+        if not os.path.exists(lmdb_path):
+            raise FileNotFoundError(f"LMDBData: no LMDB database at {lmdb_path!r}.")
+        self._lmdb_path = lmdb_path
+        self._shuffle = shuffle
+        with self._open() as env, env.begin() as txn:
+            stored = txn.get(_KEYS)
+            if keys is not None:
+                self.keys = list(keys)
+            elif stored is not None:
+                self.keys = pickle.loads(stored)
+            else:
+                self.keys = [k for k, _ in txn.cursor() if k != _KEYS]
+        self._env = None
+
+    def _open(self):
+        lmdb = _import_lmdb()
+        return lmdb.open(self._lmdb_path, subdir=os.path.isdir(self._lmdb_path), readonly=True,
+                         lock=False, readahead=True, map_size=2 ** 40, max_readers=100)
+
+    def reset_state(self):
+        super().reset_state()
+        self._guard = DataFlowReentrantGuard()
+        self._env = self._open()
+
+    def __len__(self):
+        return len(self.keys)
+
+    def __iter__(self):
+        if self._env is None:
+            raise RuntimeError("Call LMDBData.reset_state() before iterating it.")
+        with self._guard, self._env.begin() as txn:
+            order = self.rng.permutation(len(self.keys)) if self._shuffle else range(len(self.keys))
+            for k in order:
+                key = self.keys[k]
+                yield [key, txn.get(key)]
+
+
+class LMDBSerializer:
+    """Writes a DataFlow to an LMDB database (keys are indices, values pickled datapoints), and
+    reads it back with random access (so it can be shuffled). Needs the lmdb package.
+
+    Example:
+        >>> LMDBSerializer.save(df, "train.lmdb")  # doctest: +SKIP
+        >>> df = LMDBSerializer.load("train.lmdb", shuffle=True)  # doctest: +SKIP
+    """
+
+    @staticmethod
+    def save(df, path, write_frequency=5000):
+        """
+        Args:
+            df (DataFlow): the DataFlow to write (reset here).
+            path (str): an existing directory (the database goes in it) or a new file path.
+            write_frequency (int): commit after this many datapoints.
+        """
+        lmdb = _import_lmdb()
+        _check_dataflow("LMDBSerializer", df)
+        is_dir = os.path.isdir(path)
+        existing = os.path.join(path, "data.mdb") if is_dir else path
+        if os.path.isfile(existing):
+            raise FileExistsError(f"LMDBSerializer.save: {existing!r} exists; remove it or "
+                                  "choose another path (it is never overwritten).")
+        size = _reset_and_size(df)
+        env = lmdb.open(path, subdir=is_dir, map_size=2 ** 30, readonly=False, meminit=False,
+                        map_async=True)
+
+        def put(txn, key, value):
+            while True:
+                try:
+                    txn.put(key, value)
+                    return txn
+                except lmdb.MapFullError:
+                    txn.abort()
+                    env.set_mapsize(env.info()["map_size"] * 2)
+                    txn = env.begin(write=True)
+
+        count = 0
+        txn = env.begin(write=True)
+        try:
+            for count, dp in enumerate(tqdm.tqdm(df, total=size, ascii=True), start=1):
+                txn = put(txn, _key(count - 1), _dumps(dp))
+                if count % write_frequency == 0:
+                    txn.commit()
+                    txn = env.begin(write=True)
+            txn = put(txn, _KEYS, _dumps([_key(k) for k in range(count)]))
+            txn.commit()
+        except BaseException:
+            txn.abort()
+            raise
+        finally:
+            env.sync()
+            env.close()
+        logger.info(f"LMDBSerializer: wrote {count} datapoints to {path}.")
+
+    @staticmethod
+    def load(path, shuffle=True):
+        """A DataFlow of the datapoints saved at ``path``.
+
+        Args:
+            path (str): what :meth:`save` wrote.
+            shuffle (bool): random order at every pass.
+        """
+        return MapData(LMDBData(path, shuffle=shuffle), lambda dp: pickle.loads(dp[1]))
+
+
+class NumpySerializer:
+    """Writes a whole DataFlow into one compressed ``.npz`` file (held in memory while saving).
+
+    Example:
+        >>> NumpySerializer.save(df, "train.npz")  # doctest: +SKIP
+        >>> df = NumpySerializer.load("train.npz", shuffle=False)  # doctest: +SKIP
+    """
+
+    @staticmethod
+    def save(df, path):
+        """
+        Args:
+            df (DataFlow): the DataFlow to write (reset here).
+            path (str): the output ``.npz`` file.
+        """
+        _check_dataflow("NumpySerializer", df)
+        size = _reset_and_size(df)
+        datapoints = list(tqdm.tqdm(df, total=size, ascii=True))
+        buffer = np.empty(len(datapoints), dtype=object)
+        for k, dp in enumerate(datapoints):
+            buffer[k] = dp
+        np.savez_compressed(path, buffer=buffer)
+
+    @staticmethod
+    def load(path, shuffle=True):
+        """
+        Args:
+            path (str): what :meth:`save` wrote.
+            shuffle (bool): random order at every pass.
+        """
+        with np.load(path, allow_pickle=True) as data:
+            return DataFromList(list(data["buffer"]), shuffle=shuffle)
+
+
+class TFRecordSerializer:
+    """Writes pickled datapoints as the records of a TFRecord file, and reads them back (in file
+    order: TFRecord has no random access). Imports TensorFlow when used.
+
+    Example:
+        >>> TFRecordSerializer.save(df, "train.tfrecord")  # doctest: +SKIP
+        >>> df = TFRecordSerializer.load("train.tfrecord", size=1000)  # doctest: +SKIP
+    """
+
+    @staticmethod
+    def save(df, path):
+        """
+        Args:
+            df (DataFlow): the DataFlow to write (reset here).
+            path (str): the output file.
+        """
+        from tfloop.compat import tf
+        _check_dataflow("TFRecordSerializer", df)
+        size = _reset_and_size(df)
+        with tf.io.TFRecordWriter(path) as writer:
+            for dp in tqdm.tqdm(df, total=size, ascii=True):
+                writer.write(_dumps(dp))
+
+    @staticmethod
+    def load(path, size=None):
+        """
+        Args:
+            path (str): what :meth:`save` wrote.
+            size (int): number of records, if known: the DataFlow then has this length.
+        """
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"TFRecordSerializer.load: no file {path!r}.")
+
+        def records():
+            from tfloop.compat import tfv1
+            return tfv1.io.tf_record_iterator(path)
+        df = MapData(DataFromGenerator(records), pickle.loads)
+        return FixedSizeData(df, size) if size is not None else df
