@@ -1,6 +1,7 @@
 """InjectShell: a real pdb session driven through stdin, the IPython path, and when shells open."""
 import io
 import os
+import pty
 import subprocess
 import sys
 import textwrap
@@ -9,6 +10,7 @@ import types
 import pytest
 
 import tfloop
+import tfloop.callbacks.debug as debug_module
 from support import train_linear
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,15 +35,22 @@ PDB_SESSION = "p ('SEEN', trainer.global_step, type(self).__name__)\nc\n"
 
 
 
-def test_real_pdb_session_through_stdin_sees_trainer_and_training_resumes(tmp_path):
+def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(tmp_path):
     """One process, two trainings (to pay TensorFlow's import once): shell='pdb', then
-    shell='ipython' without IPython. The file exists from the start: one shell after epoch 1."""
+    shell='ipython' without IPython. The file exists from the start: one shell after epoch 1.
+    stdin is a pseudo-terminal, as when a person runs the script."""
     script = tmp_path / "train.py"
     script.write_text(SCRIPT.format(tests_dir=TESTS_DIR))
     log_dir = tmp_path / "log"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, str(script), str(log_dir)], input=PDB_SESSION * 2,
-                          capture_output=True, text=True, timeout=120, env=env)
+    master, slave = pty.openpty()
+    try:
+        os.write(master, (PDB_SESSION * 2).encode())
+        proc = subprocess.run([sys.executable, str(script), str(log_dir)], stdin=slave,
+                              capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        os.close(slave)
+        os.close(master)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     pdb_run, ipython_run = proc.stdout.split("RUN ipython")
     for out, shell in ((pdb_run, "pdb"), (ipython_run, "ipython")):
@@ -70,7 +79,8 @@ class Toucher(tfloop.Callback):
 @pytest.fixture
 def fake_ipython(monkeypatch):
     """An ``IPython`` module whose ``embed`` records what the real one would see: the caller's
-    local variables."""
+    local variables; stdin counts as a terminal."""
+    monkeypatch.setattr(debug_module, "stdin_is_terminal", lambda: True)
     opened = []
     module = types.ModuleType("IPython")
 
@@ -109,21 +119,68 @@ def test_request_stop_from_the_shell_ends_training(logdir, fake_ipython):
     assert trainer.global_step == 3
 
 
-def test_relative_file_without_log_dir_lives_in_working_dir(tmp_path, monkeypatch, fake_ipython,
-                                                            tfloop_log):
+def test_relative_file_without_log_dir_is_refused_before_training(tmp_path, monkeypatch,
+                                                                   fake_ipython):
     opened, _ = fake_ipython
     monkeypatch.chdir(tmp_path)
     (tmp_path / "shell.flag").touch()
     shell = tfloop.InjectShell(file="shell.flag")
+    with pytest.raises(ValueError, match="no log directory is set: call logger.set_logger_dir"):
+        train_linear([tfloop.PeriodicTrigger(shell, every_k_steps=2)], max_epoch=1)
+    assert opened == []
+
+
+def test_absolute_file_without_log_dir(tmp_path, fake_ipython, tfloop_log):
+    opened, _ = fake_ipython
+    (tmp_path / "shell.flag").touch()
+    shell = tfloop.InjectShell(file=str(tmp_path / "shell.flag"))
     train_linear([tfloop.PeriodicTrigger(shell, every_k_steps=2)], max_epoch=1)
     assert [step for step, _, _ in opened] == [2]
-    assert shell.path == str(tmp_path / "shell.flag")
     assert any("create {} to open the ipython shell".format(shell.path) in msg
                for _, msg in tfloop_log)
 
 
+def test_no_shell_without_a_terminal(logdir, fake_ipython, monkeypatch, log_warnings):
+    opened, _ = fake_ipython
+    monkeypatch.setattr(debug_module, "stdin_is_terminal", lambda: False)
+    path = os.path.join(logdir, "INJECT_SHELL.tmp")
+    open(path, "w").close()
+    trainer = train_linear([tfloop.InjectShell()], max_epoch=3)
+    assert opened == [] and trainer.global_step == 9
+    assert not os.path.exists(path)
+    assert log_warnings == ["InjectShell: found {} at global step 3, but stdin is not a terminal, "
+                            "so no shell can be used; training goes on. Run training in a "
+                            "terminal to use InjectShell.".format(path)]
+
+
+def test_a_directory_or_fifo_at_the_path_is_ignored(logdir, fake_ipython, log_warnings):
+    opened, _ = fake_ipython
+    os.mkdir(os.path.join(logdir, "INJECT_SHELL.tmp"))
+    os.mkfifo(os.path.join(logdir, "fifo"))
+    trainer = train_linear([tfloop.InjectShell(), tfloop.InjectShell(file="fifo")], max_epoch=2)
+    assert opened == [] and trainer.global_step == 6
+    assert os.path.isdir(os.path.join(logdir, "INJECT_SHELL.tmp"))
+    assert len(log_warnings) == 2
+    assert all("is not a regular file" in w for w in log_warnings)
+
+
+def test_a_file_that_cannot_be_removed_is_reported_once(logdir, fake_ipython, monkeypatch,
+                                                        log_warnings):
+    opened, _ = fake_ipython
+    path = os.path.join(logdir, "INJECT_SHELL.tmp")
+    open(path, "w").close()
+
+    def read_only(target):
+        raise OSError(30, "Read-only file system", target)
+    monkeypatch.setattr(debug_module.os, "remove", read_only)
+    trainer = train_linear([tfloop.InjectShell()], max_epoch=3)
+    assert opened == [] and trainer.global_step == 9
+    assert len(log_warnings) == 1 and "cannot remove it" in log_warnings[0]
+
+
 def test_pdb_quit_resumes_training(logdir, monkeypatch, capsys, tfloop_log):
     monkeypatch.setitem(sys.modules, "IPython", None)
+    monkeypatch.setattr(debug_module, "stdin_is_terminal", lambda: True)
     monkeypatch.setattr(sys, "stdin", io.StringIO("p 'GS=%d' % trainer.global_step\nq\n"))
     open(os.path.join(logdir, "INJECT_SHELL.tmp"), "w").close()
     trainer = train_linear([tfloop.InjectShell()], max_epoch=2)

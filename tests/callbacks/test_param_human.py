@@ -100,8 +100,8 @@ def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, log_warnin
     os.mkdir(os.path.join(logdir, "hyper.txt"))
     lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=2)
     assert lrs == [0.1, 0.1]
-    assert len(log_warnings) == 1 and "cannot read " + os.path.join(logdir, "hyper.txt") in \
-        log_warnings[0]
+    assert len(log_warnings) == 1 and os.path.join(logdir, "hyper.txt") + " is not a regular " \
+        "file" in log_warnings[0]
 
 
 def test_parse_hyper_file():
@@ -210,3 +210,25 @@ def test_stat_monitor_bad_arguments(kwargs, error, fragment):
     args.update(kwargs)
     with pytest.raises(error, match=fragment):
         tfloop.StatMonitorParamSetter(**args)
+
+
+def test_a_fifo_is_never_opened_and_training_goes_on(logdir, log_warnings):
+    path = os.path.join(logdir, "hyper.txt")
+    os.mkfifo(path)
+    setter = tfloop.HumanHyperParamSetter("learning_rate")
+    lrs, _ = run([setter], max_epoch=2)
+    assert lrs == [0.1, 0.1]
+    assert log_warnings == [
+        "HumanHyperParamSetter('learning_rate'): {} is not a regular file (a FIFO, a directory or "
+        "a device), so it is not read; the value stays as it is. Write a plain text file there."
+        .format(path)]
+
+
+def test_a_value_infinite_in_float32_is_ignored_with_a_warning(logdir, log_warnings):
+    path = os.path.join(logdir, "hyper.txt")
+    editor = Editor(path, {1: "learning_rate:1e39\n", 2: "learning_rate:0.05\n"})
+    lrs, _ = run([editor, tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=3)
+    assert lrs == [0.1, 0.1, 0.05]
+    assert len(log_warnings) == 1
+    assert "line 'learning_rate:1e+39' ignored" in log_warnings[0]
+    assert "does not fit the variable's dtype float32" in log_warnings[0]

@@ -184,3 +184,25 @@ def test_epoch_based_func_gets_the_epoch_and_current_value():
 def test_func_must_be_callable():
     with pytest.raises(TypeError, match="func must be callable"):
         tfloop.HyperParamSetterWithFunc("learning_rate", 0.1)
+
+
+def test_a_value_infinite_in_float32_is_refused_before_training():
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1), (2, 1e39)])
+    with pytest.raises(ValueError, match=r"schedule entry 1 \(2, 1e\+39\): GraphVarParam\("
+                                         r"'learning_rate'\) cannot take the value 1e\+39: it does "
+                                         r"not fit the variable's dtype float32"):
+        run(setter, max_epoch=3)
+
+
+def test_a_func_returning_nan_is_refused_naming_the_call():
+    setter = tfloop.HyperParamSetterWithFunc("learning_rate",
+                                             lambda epoch, lr: float("nan") if epoch else None)
+    with pytest.raises(ValueError, match=r"func\(1, 0.1\d*\) returned nan, which is refused: .* "
+                                         r"a hyper-parameter must be finite"):
+        run(setter, max_epoch=3)
+
+
+def test_the_global_step_cannot_be_scheduled():
+    with pytest.raises(ValueError, match="global_step:0 is the global step, the count of training "
+                                         "steps that the trainer keeps"):
+        run(tfloop.ScheduledHyperParamSetter("global_step", [(0, 5)]), max_epoch=1)

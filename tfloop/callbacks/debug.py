@@ -3,6 +3,7 @@ import bdb
 import importlib.util
 import os
 import pdb
+import stat
 import sys
 
 from tfloop.callbacks.base import Callback, StopTraining
@@ -11,6 +12,14 @@ from tfloop.utils import logger
 __all__ = ["InjectShell"]
 
 _SHELLS = ("ipython", "pdb")
+
+
+def stdin_is_terminal():
+    """Whether a person can type into this process: its stdin is a terminal."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _have_ipython():
@@ -29,10 +38,16 @@ class InjectShell(Callback):
     resumes training; call ``self.request_stop()`` in the shell to end training cleanly instead.
     Any copy of the file still there at the end of training is removed.
 
+    A debugging aid never stops or blocks training: when stdin is not a terminal (a job runner, a
+    pipe), no shell could be used, so none opens: the file is removed with a warning. Anything
+    other than a regular file at the path (a directory, a FIFO) is left alone with a warning, and
+    a file that cannot be removed (a read-only file system) is reported once and ignored.
+
     Args:
-        file (str): the file to watch. A relative path lives in the log directory when one is set
-            (``logger.set_logger_dir``), else in the working directory. The full path is logged
-            when training starts.
+        file (str): the file to watch. A relative path lives in the log directory
+            (``logger.set_logger_dir``); without a log directory give an absolute path (watching
+            the working directory, e.g. ``/tmp``, would let anyone there pause the run). The full
+            path is logged when training starts.
         shell (str): ``"ipython"`` (``IPython.embed``; when IPython is not installed, a warning at
             the start of training says so and pdb opens instead) or ``"pdb"``.
 
@@ -52,14 +67,29 @@ class InjectShell(Callback):
         self._shell = shell
         self.path = None
         self._stop_requested = False
+        self._warned = set()
 
     def _resolve_path(self):
         if os.path.isabs(self._file):
             return self._file
         log_dir = logger.get_logger_dir()
-        return os.path.abspath(os.path.join(log_dir or os.getcwd(), self._file))
+        if log_dir is None:
+            raise ValueError(
+                "InjectShell watches {!r} in the log directory, but no log directory is set: call "
+                "logger.set_logger_dir(...) first, or give an absolute path, e.g. "
+                "InjectShell(file='/home/me/INJECT_SHELL.tmp').".format(self._file))
+        return os.path.abspath(os.path.join(log_dir, self._file))
+
+    def _setup_graph(self):
+        self._resolve_path()
+
+    def _warn_once(self, key, message):
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning("InjectShell: " + message)
 
     def _before_train(self):
+        self._warned = set()
         self.path = self._resolve_path()
         if self._shell == "ipython" and not _have_ipython():
             logger.warning("InjectShell: IPython is not installed (pip install ipython); pdb will "
@@ -68,10 +98,36 @@ class InjectShell(Callback):
         logger.info("InjectShell: create {} to open the {} shell at the next trigger.".format(
             self.path, self._shell))
 
-    def _trigger(self):
+    def _take_request(self):
+        """Whether the file asks for a shell now; the file is consumed. Never raises."""
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            self._warn_once("stat", "cannot look at {} ({}); ignored.".format(self.path, e))
+            return False
+        if not stat.S_ISREG(mode):
+            self._warn_once("kind", "{} is not a regular file (a directory, a FIFO ...); it is "
+                            "ignored. Create a plain file to open a shell.".format(self.path))
+            return False
         try:
             os.remove(self.path)
         except FileNotFoundError:
+            return False
+        except OSError as e:
+            self._warn_once("remove", "found {} but cannot remove it ({}), so no shell opens "
+                            "(it would open again at every trigger).".format(self.path, e))
+            return False
+        if not stdin_is_terminal():
+            self._warn_once("tty", "found {} at global step {}, but stdin is not a terminal, so "
+                            "no shell can be used; training goes on. Run training in a terminal "
+                            "to use InjectShell.".format(self.path, self.global_step))
+            return False
+        return True
+
+    def _trigger(self):
+        if not self._take_request():
             return
         logger.info("InjectShell: found {} at global step {}: opening a {} shell with `trainer` and "
                     "`self` in scope; exit the shell to resume training.".format(
@@ -101,7 +157,10 @@ class InjectShell(Callback):
 
     def _after_train(self):
         if self.path is not None and os.path.isfile(self.path):
-            os.remove(self.path)
+            try:
+                os.remove(self.path)
+            except OSError as e:
+                self._warn_once("remove", "cannot remove {} ({}).".format(self.path, e))
 
     def __str__(self):
         return "InjectShell({!r}, shell={!r})".format(self._file, self._shell)

@@ -104,6 +104,10 @@ class GraphVarParam(HyperParam):
 
     def setup_graph(self):
         found = _find_variable(self.var_name, tfv1.get_default_graph())
+        if found is tfv1.train.get_global_step(found.graph):
+            raise ValueError("{}: {} is the global step, the count of training steps that the "
+                             "trainer keeps; it cannot be set as a hyper-parameter. Schedule a "
+                             "variable of your own (e.g. 'learning_rate').".format(self, found.name))
         if not self.shape.is_compatible_with(found.shape):
             raise ValueError("{}: the variable {} has shape {}, not the shape {} given.".format(
                 self, found.name, found.shape, self.shape))
@@ -131,16 +135,37 @@ class GraphVarParam(HyperParam):
         if self.var is None:
             raise RuntimeError("{}.setup_graph() was not called yet.".format(self))
 
-    def set_value(self, value):
+    def check_value(self, value):
+        """``value`` as an array of the variable's dtype and shape.
+
+        Raises:
+            ValueError: it has another shape, is not a number, is NaN or infinite, or does not fit
+                the dtype (``1e39`` is infinite in float32); the message names the value.
+        """
         self._check_setup()
-        dtype = self.var.dtype.base_dtype.as_numpy_dtype
+        dtype = self.var.dtype.base_dtype
         try:
-            array = np.asarray(value, dtype=dtype)
-        except (TypeError, ValueError):
+            with np.errstate(over="ignore", invalid="ignore"):
+                array = np.asarray(value, dtype=dtype.as_numpy_dtype)
+            wide = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
             array = None
         if array is None or not self.var.shape.is_compatible_with(array.shape):
             raise ValueError("{} cannot take the value {!r}: it needs a {} of shape {}.".format(
-                self, value, self.var.dtype.base_dtype.name, self.var.shape))
+                self, value, dtype.name, self.var.shape))
+        if not np.isfinite(wide).all():
+            raise ValueError("{} cannot take the value {!r}: a hyper-parameter must be finite "
+                             "(a NaN or infinite value would turn the weights into NaN).".format(
+                                 self, value))
+        info = np.finfo(array.dtype) if dtype.is_floating else np.iinfo(array.dtype)
+        if (np.abs(wide) > info.max).any():
+            raise ValueError("{} cannot take the value {!r}: it does not fit the variable's dtype "
+                             "{} (largest magnitude {:.4g}); use a smaller value.".format(
+                                 self, value, dtype.name, float(info.max)))
+        return array
+
+    def set_value(self, value):
+        array = self.check_value(value)
         self._session().run(self._assign_op, feed_dict={self._placeholder: array})
 
     def get_value(self):

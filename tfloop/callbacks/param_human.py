@@ -1,6 +1,7 @@
 """Setting a hyper-parameter by hand (a file in the log dir) or by a monitored stat's progress."""
 import math
 import os
+import stat
 from collections import deque
 
 from tfloop.callbacks.param import HyperParamSetter
@@ -98,15 +99,31 @@ class HumanHyperParamSetter(HyperParamSetter):
         return os.path.join(log_dir, self.file_name)
 
     def _read(self):
+        # Non-blocking, and only a regular file is read: opening a FIFO for reading would wait
+        # for a writer, blocking training forever.
         try:
-            with open(self.path, encoding="utf-8") as f:
-                return f.read()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             return None
+        except OSError as e:
+            self._warn_once(str(e), ["{}: cannot read {}: {}; the value stays as it is.".format(
+                self, self.path, e)])
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self._warn_once("not a file", [
+                    "{}: {} is not a regular file (a FIFO, a directory or a device), so it is not "
+                    "read; the value stays as it is. Write a plain text file there.".format(
+                        self, self.path)])
+                return None
+            with os.fdopen(fd, encoding="utf-8", closefd=False) as f:
+                return f.read()
         except (OSError, UnicodeDecodeError) as e:
             self._warn_once(str(e), ["{}: cannot read {}: {}; the value stays as it is.".format(
                 self, self.path, e)])
             return None
+        finally:
+            os.close(fd)
 
     def _warn_once(self, key, messages):
         if key == self._warned_about:
@@ -126,9 +143,18 @@ class HumanHyperParamSetter(HyperParamSetter):
         if name not in names:
             messages.append("{}: {} has no line '{}:<value>'; the value stays as it is.".format(
                 self, self.path, name))
+        value = values.get(name)
+        check = getattr(self.param, "check_value", None)
+        if value is not None and check is not None:
+            try:
+                check(value)
+            except ValueError as e:
+                messages.append("{}: {} line '{}:{!r}' ignored: {}".format(
+                    self, self.path, name, value, e))
+                value = None
         if messages:
             self._warn_once(text, messages)
-        return values.get(name)
+        return value
 
 
 class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
@@ -179,7 +205,6 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
         self._warned_stale = False
 
     def _before_train(self):
-        self._monitors_ready = False
         self.skip_values_before(self.global_step)
 
     def _best_of(self, values):

@@ -74,6 +74,18 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         self._points = [p for p, _ in self.schedule]
         super().__init__(param)
 
+    def _setup_graph(self):
+        super()._setup_graph()
+        check = getattr(self.param, "check_value", None)
+        if check is None:
+            return
+        for i, (point, value) in enumerate(self.schedule):
+            try:
+                check(value)
+            except ValueError as e:
+                raise ValueError("schedule entry {} ({}, {!r}): {}".format(i, point, value,
+                                                                          e)) from None
+
     def value_at(self, point):
         """The scheduled value once epoch/step ``point`` has finished (None before the first)."""
         i = bisect.bisect_right(self._points, point) - 1
@@ -145,7 +157,15 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     def _get_value_to_set(self):
         point = self.global_step if self.step_based else self.epoch_num
         current = self._step_value if self._step_value is not None else self.get_current_value()
-        return self.f(point, current)
+        value = self.f(point, current)
+        check = getattr(self.param, "check_value", None)
+        if value is not None and check is not None:
+            try:
+                check(value)
+            except ValueError as e:
+                raise ValueError("{}: func({}, {!r}) returned {!r}, which is refused: {}".format(
+                    self, point, current, value, e)) from None
+        return value
 
     def _reads_along_with_step(self):
         return self.step_based and self.param.value_fetch is not None
