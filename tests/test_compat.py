@@ -12,8 +12,10 @@ class BlockTensorFlow:
         return None
 
 sys.meta_path.insert(0, BlockTensorFlow())
+import tfloop                      # loads nothing yet: the tfloop command works without TF
+from tfloop.cli import main
 try:
-    import tfloop
+    from tfloop import TrainConfig
 except ImportError as e:
     print("MESSAGE:", e)
 """
