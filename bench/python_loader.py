@@ -1,0 +1,281 @@
+"""Training from a Python loader: tfloop's default input for a Python iterable against plain loops.
+
+The loader spends about 1 ms of pure-Python work (holding the GIL) per batch, then yields a
+batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on the same batches:
+
+* ``tfloop_default``: ``TrainConfig(data=loader)`` (a Python iterable becomes a
+  :class:`~tfloop.QueueInput`), ``SimpleTrainer``, no callbacks or monitors;
+* ``tfloop_default_cb``: the same with tfloop's default callbacks and monitors;
+* ``tfloop_feed``: ``FeedInput(loader)`` (the loader runs in the training thread), no callbacks;
+* ``(a) raw_feed_sync``: a raw session loop, ``next(loader)`` then ``sess.run(train_op, feed_dict)``;
+* ``(b) raw_prefetch``: a raw loop fed by ``feed_dict`` from a ``queue.Queue(50)`` that a thread
+  fills from the loader;
+* ``(c) raw_from_generator``: ``tf.data.Dataset.from_generator(loader).prefetch(AUTOTUNE)`` in
+  the graph, ``sess.run(train_op)``.
+
+Usage::
+
+    python bench/python_loader.py                 # 5 interleaved rounds (~3 min)
+    python bench/python_loader.py --rounds 2 --steps 200 --name python_loader_quick
+
+All methods run in one process, in rounds: each round runs every method once, in an order that
+rotates from round to round, so that load changes of a shared machine spread over all of them.
+The table gives the median time per step over the rounds and its ratio to the best of (a), (b)
+and (c). Results go to ``bench/results/<name>.json`` and ``.md``.
+"""
+import argparse
+import os
+import queue
+import statistics
+import tempfile
+import threading
+import time
+
+import common
+import report
+from common import BATCH, Window, log, tf, tfv1
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+SPEC = common.MODELS["mlp"]
+WORK_S = 0.001
+BASELINES = ["raw_feed_sync", "raw_prefetch", "raw_from_generator"]
+METHODS = {
+    "tfloop_default": "tfloop, TrainConfig(data=loader) (QueueInput), SimpleTrainer, no callbacks",
+    "tfloop_default_cb": "tfloop_default with the default callbacks and monitors",
+    "tfloop_feed": "tfloop, FeedInput(loader): the loader runs in the training thread",
+    "raw_feed_sync": "(a) raw loop: next(loader), sess.run(train_op, feed_dict)",
+    "raw_prefetch": "(b) raw loop: a thread fills queue.Queue(50) from the loader; "
+                    "sess.run(train_op, feed_dict)",
+    "raw_from_generator": "(c) raw loop: Dataset.from_generator(loader).prefetch(AUTOTUNE) in the "
+                          "graph; sess.run(train_op)",
+}
+
+
+def python_work(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def calibrate(seconds=WORK_S):
+    """How many iterations of :func:`python_work` take ``seconds`` (median of a few tries)."""
+    n = 2000
+    while True:
+        start = time.perf_counter()
+        python_work(n)
+        if time.perf_counter() - start > 0.02:
+            break
+        n *= 2
+    rates = []
+    for _ in range(5):
+        start = time.perf_counter()
+        python_work(n)
+        rates.append(n / (time.perf_counter() - start))
+    return int(statistics.median(rates) * seconds)
+
+
+class Loader:
+    """A re-iterable of batches that does ``work`` iterations of Python work per batch."""
+
+    def __init__(self, work):
+        self.work = work
+        self.batches = common.feed_batches(SPEC)
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        for batch in self.batches:
+            python_work(self.work)
+            yield batch
+
+
+def forever(loader):
+    while True:
+        yield from loader
+
+
+# ---- raw loops ---------------------------------------------------------------------------------
+def raw_graph(loader, from_generator):
+    graph = tf.Graph()
+    with graph.as_default():
+        if from_generator:
+            signature = (tf.TensorSpec([None, 784], tf.float32), tf.TensorSpec([None], tf.int32))
+            ds = tf.data.Dataset.from_generator(lambda: forever(loader),
+                                                output_signature=signature)
+            iterator = tfv1.data.make_initializable_iterator(ds.prefetch(tf.data.AUTOTUNE))
+            x, y = iterator.get_next()
+        else:
+            iterator = None
+            x = tfv1.placeholder(tf.float32, [None, 784], name="input")
+            y = tfv1.placeholder(tf.int32, [None], name="label")
+        cost = SPEC.build_cost(x, y)
+        train_op = common.learning_rate_optimizer().minimize(
+            cost, global_step=tfv1.train.get_or_create_global_step())
+        sess = tfv1.Session(graph=graph)
+        sess.run(tfv1.global_variables_initializer())
+        if iterator is not None:
+            sess.run(iterator.initializer)
+        graph.finalize()
+    return sess, train_op, x, y
+
+
+def run_raw(method, loader, warmup, steps):
+    sess, train_op, x, y = raw_graph(loader, method == "raw_from_generator")
+    stop = threading.Event()
+    thread = None
+    if method == "raw_feed_sync":
+        batches = forever(loader)
+
+        def step():
+            bx, by = next(batches)
+            sess.run(train_op, feed_dict={x: bx, y: by})
+    elif method == "raw_prefetch":
+        prefetched = queue.Queue(50)
+
+        def fill():
+            for batch in forever(loader):
+                while not stop.is_set():
+                    try:
+                        prefetched.put(batch, timeout=0.1)
+                        break
+                    except queue.Full:
+                        pass
+                if stop.is_set():
+                    return
+        thread = threading.Thread(target=fill, daemon=True)
+        thread.start()
+
+        def step():
+            bx, by = prefetched.get()
+            sess.run(train_op, feed_dict={x: bx, y: by})
+    else:
+        def step():
+            sess.run(train_op)
+    window = Window()
+    for i in range(warmup + steps):
+        if i == warmup:
+            window.open()
+        step()
+    window.close()
+    stop.set()
+    if thread is not None:
+        thread.join()
+    sess.close()
+    return window.result(steps)
+
+
+# ---- tfloop ------------------------------------------------------------------------------------
+def run_tfloop(method, loader, warmup, steps):
+    import tfloop
+    from tfloop.utils import logger
+    if steps % warmup:
+        raise ValueError(f"--steps ({steps}) must be a multiple of --warmup ({warmup}).")
+    window = Window()
+    opener, closer = common.timing_callbacks(window)
+    data = tfloop.FeedInput(loader) if method == "tfloop_feed" else loader
+    kwargs = {}
+    if method == "tfloop_default_cb":
+        logger.set_logger_dir(os.path.join(tempfile.mkdtemp(prefix="tfloop-bench-"), "log"),
+                              action="keep")
+    else:
+        kwargs = dict(extra_callbacks=[], monitors=[])
+    config = tfloop.TrainConfig(model=common.tfloop_model(SPEC), data=data,
+                                callbacks=[opener, closer], steps_per_epoch=warmup,
+                                max_epoch=1 + steps // warmup, **kwargs)
+    try:
+        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    finally:
+        logger.unset_logger_dir()
+    return window.result(steps)
+
+
+def run_method(method, loader, warmup, steps):
+    if method.startswith("tfloop"):
+        return run_tfloop(method, loader, warmup, steps)
+    return run_raw(method, loader, warmup, steps)
+
+
+# ---- report ------------------------------------------------------------------------------------
+def summarize(runs, methods):
+    per_step = {m: statistics.median(r["wall_s"] / r["steps"] for r in runs if r["method"] == m)
+                for m in methods}
+    best_name = min((m for m in methods if m in BASELINES), key=per_step.get, default=None)
+    rows = []
+    for m in methods:
+        mine = [r for r in runs if r["method"] == m]
+        times = [1e3 * r["wall_s"] / r["steps"] for r in mine]
+        rows.append({"method": m, "rounds": len(mine), "ms_per_step_median": statistics.median(times),
+                     "ms_per_step_min": min(times), "ms_per_step_max": max(times),
+                     "cpu_ms_per_step": statistics.median(1e3 * r["cpu_s"] / r["steps"]
+                                                          for r in mine),
+                     "ratio_to_best_baseline": (per_step[m] / per_step[best_name]
+                                                if best_name else None)})
+    return rows, best_name
+
+
+def markdown(rows, best, info):
+    headers = ["method", "ms/step (median)", "min-max", "CPU ms/step",
+               f"time ratio to the best baseline (`{best}`)"]
+    lines = [[r["method"], f"{r['ms_per_step_median']:.3f}",
+              f"{r['ms_per_step_min']:.3f}-{r['ms_per_step_max']:.3f}",
+              f"{r['cpu_ms_per_step']:.2f}",
+              f"{r['ratio_to_best_baseline']:.3f}" if r["ratio_to_best_baseline"] else "-"]
+             for r in rows]
+    return "\n".join([
+        f"# Python loader ({info['date']})",
+        "",
+        report.machine_line(info),
+        f"MLP 784-256-10, batch {BATCH}; the loader does {info['work_ms']:.2f} ms of Python work "
+        f"per batch (measured alone); {info['rounds']} interleaved rounds in one process, each "
+        f"method {info['warmup']} warm-up + {info['steps']} timed steps per round.",
+        "",
+        report.table(headers, lines),
+        "",
+    ] + [f"- `{m}`: {METHODS[m]}" for m in info["methods"]]) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated, from: " + ", ".join(METHODS))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=100, help="warm-up steps per run")
+    parser.add_argument("--steps", type=int, default=500,
+                        help="timed steps per run (a multiple of --warmup)")
+    parser.add_argument("--name", default="python_loader", help="results file name")
+    parser.add_argument("--out", default=RESULTS)
+    args = parser.parse_args()
+    methods = [m for m in args.methods.split(",") if m]
+    for m in methods:
+        if m not in METHODS:
+            parser.error(f"unknown method {m!r}; known: {', '.join(METHODS)}")
+    work = calibrate()
+    loader = Loader(work)
+    start = time.perf_counter()
+    python_work(work)
+    info = report.machine_info()
+    info.update(methods=methods, rounds=args.rounds, warmup=args.warmup, steps=args.steps,
+                work_iterations=work, work_ms=1e3 * (time.perf_counter() - start))
+    runs = []
+    for r in range(args.rounds):
+        order = methods[r % len(methods):] + methods[:r % len(methods)]
+        for method in order:
+            result = run_method(method, loader, args.warmup, args.steps)
+            result.update(method=method, round=r)
+            runs.append(result)
+            log(f"round {r + 1}/{args.rounds} {method}: "
+                f"{1e3 * result['wall_s'] / result['steps']:.3f} ms/step")
+    info["loadavg_end"] = os.getloadavg()
+    rows, best = summarize(runs, methods)
+    report.write_json(os.path.join(args.out, args.name + ".json"),
+                      {"info": info, "summary": rows, "runs": runs})
+    text = markdown(rows, best, info)
+    report.write_text(os.path.join(args.out, args.name + ".md"), text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

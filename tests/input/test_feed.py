@@ -1,0 +1,138 @@
+"""FeedInput: tensorpack's signature (df, infinite), DataFlows, and exact resume."""
+import json
+import os
+
+import numpy as np
+import pytest
+from support import LinearModel, batches, make_regression_data, train_linear
+
+import tfloop
+from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
+
+
+class Flow:
+    """A DataFlow by duck typing, counting its resets and passes."""
+
+    def __init__(self, items, length=True):
+        self.items, self.length = items, length
+        self.resets = self.passes = 0
+
+    def reset_state(self):
+        self.resets += 1
+
+    def __len__(self):
+        if not self.length:
+            raise NotImplementedError()
+        return len(self.items)
+
+    def __iter__(self):
+        self.passes += 1
+        yield from self.items
+
+
+class Fed(tfloop.Callback):
+    """The first input of every step, as fed (read back from the graph)."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.firsts = []
+
+    def _setup_graph(self):
+        self.x = self.get_tensors_maybe_in_tower(["x"])[0]
+
+    def _before_run(self, ctx):
+        return self.x
+
+    def _after_run(self, ctx, values):
+        self.firsts.append(float(values.results[0, 0]))
+
+
+def test_a_dataflow_is_reset_once_and_repeated():
+    x, y = make_regression_data(12)
+    flow = Flow(batches(x, y, 4))
+    fed = Fed()
+    trainer = train_linear([fed], data=tfloop.FeedInput(flow), max_epoch=3)
+    assert trainer.global_step == 9 and flow.resets == 1 and flow.passes == 3
+    assert fed.firsts == [float(x[i, 0]) for i in (0, 4, 8)] * 3
+
+
+def test_a_dataflow_without_length_needs_steps_per_epoch():
+    x, y = make_regression_data(12)
+    with pytest.raises(ValueError, match="the input source FeedInput does not know its size"):
+        train_linear([], data=tfloop.FeedInput(Flow(batches(x, y, 4), length=False)))
+
+
+def test_finite_feed_input_stops_training_when_the_data_ends():
+    x, y = make_regression_data(12)
+    fed = Fed()
+    trainer = train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4), infinite=False),
+                           max_epoch=5)
+    assert trainer.global_step == 3 and len(fed.firsts) == 3
+    assert trainer.training_error is None
+
+
+def test_feed_input_needs_an_iterable():
+    with pytest.raises(TypeError, match="FeedInput needs an iterable of datapoints"):
+        tfloop.FeedInput(3)
+
+
+class WeightsAfterStep(tfloop.Callback):
+    _chief_only = False
+
+    def __init__(self):
+        self.after_step = {}
+
+    def _setup_graph(self):
+        w = next(v for v in tfv1.global_variables() if v.op.name == "w")
+        with tf.control_dependencies([self.trainer.train_op]):
+            self.w_after = tf.identity(w.read_value())
+
+    def _before_run(self, ctx):
+        return self.w_after
+
+    def _after_run(self, ctx, values):
+        self.after_step[self.global_step] = values.results.tobytes()
+
+
+class StopAt(tfloop.Callback):
+    def __init__(self, step):
+        self.step = step
+
+    def _trigger_step(self):
+        if self.global_step == self.step:
+            raise tfloop.StopTraining(f"test stop at {self.step}")
+
+
+def run(logdir, items, stop_at=None):
+    logger.set_logger_dir(logdir, action="keep")
+    weights = WeightsAfterStep()
+    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
+    if stop_at:
+        callbacks.append(StopAt(stop_at))
+    config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=tfloop.FeedInput(items),
+                                          callbacks=callbacks, monitors=[], extra_callbacks=[],
+                                          steps_per_epoch=3, max_epoch=3)
+    try:
+        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    finally:
+        logger.unset_logger_dir()
+    return weights.after_step
+
+
+def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path):
+    x, y = make_regression_data(20)
+    items = batches(x, y, 4)        # 5 batches, 3 steps per epoch
+    reference = run(str(tmp_path / "reference"), items)
+    logdir = str(tmp_path / "log")
+    first = run(logdir, items, stop_at=4)
+    with open(os.path.join(logdir, "model-4.resume.json")) as f:
+        state = json.load(f)
+    assert state["callbacks"]["_FeedNext#0"] == {"pass": 0, "index": 4}
+    assert state["input_note"] is None and state["iterator"] is None
+    second = run(logdir, items)
+    assert sorted(first) == [1, 2, 3, 4] and sorted(second) == [5, 6, 7, 8, 9]
+    assert {**first, **second} == reference
+    assert len(set(reference.values())) == 9
+    assert not np.isnan(np.frombuffer(reference[9], np.float32)).any()
