@@ -102,10 +102,11 @@ def test_setter_sets_at_start_and_on_change_and_puts_to_monitors():
     trainer = train_linear([setter, recorder], model=LRModel(), max_epoch=4, monitors=[log])
     assert isinstance(setter.param, tfloop.GraphVarParam)
     assert recorder.per_epoch() == pytest.approx([0.2, 0.1, 0.05, 0.05])
-    # the before_train value is put when epoch 1 starts; epoch 3's unchanged value is not put
+    # each epoch's start puts the value that epoch trains with, changed or not
     assert log.seen == [(1, 0, "learning_rate", pytest.approx(0.2)),
-                        (1, 3, "learning_rate", pytest.approx(0.1)),
-                        (2, 6, "learning_rate", pytest.approx(0.05))]
+                        (2, 3, "learning_rate", pytest.approx(0.1)),
+                        (3, 6, "learning_rate", pytest.approx(0.05)),
+                        (4, 9, "learning_rate", pytest.approx(0.05))]
     assert setter.last_value == pytest.approx(0.05)
     assert setter not in trainer.hooked_sess.hooks
 
@@ -145,7 +146,8 @@ def test_obj_attr_param_sets_a_python_attribute_in_training():
         tfloop.ObjAttrParam(aug, "rotation", readable_name="rot"), lambda epoch, v: v + 1.0)
     train_linear([setter], max_epoch=2, monitors=[log])
     assert aug.rotation == 13.0
-    assert log.seen == [(1, 0, "rot", 11.0), (1, 3, "rot", 12.0), (2, 6, "rot", 13.0)]
+    # 13.0, set after the last epoch, trains no epoch and is not put
+    assert log.seen == [(1, 0, "rot", 11.0), (2, 3, "rot", 12.0)]
     assert str(setter) == "HyperParamSetterWithFunc('rot')"
 
 

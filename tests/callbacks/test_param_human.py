@@ -53,7 +53,7 @@ def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, log_wa
     setter = tfloop.HumanHyperParamSetter("learning_rate")
     lrs, puts = run([editor, setter], max_epoch=6)
     assert lrs == [0.1, 0.05, 0.02, 0.02, 0.02, 0.02]
-    assert puts == [(3, 0.05), (6, 0.02)]
+    assert puts == [(0, 0.1), (3, 0.05), (6, 0.02), (9, 0.02), (12, 0.02), (15, 0.02)]
     assert setter.path == path
     prefix = "HumanHyperParamSetter('learning_rate'): " + path
     # each version of the file warns once, however often it is read
@@ -76,7 +76,8 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
     human = tfloop.HumanHyperParamSetter("learning_rate")
     lrs, puts = run([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human], max_epoch=3)
     assert lrs == [0.2, 0.05, 0.3]
-    assert puts == [(0, 0.2), (3, 0.05), (6, 0.3)]
+    # both setters put the value in force when each epoch starts
+    assert puts == [(0, 0.2), (0, 0.2), (3, 0.05), (3, 0.05), (6, 0.3), (6, 0.3)]
 
 
 def test_absolute_path_without_log_dir(tmp_path, log_warnings):
@@ -136,7 +137,8 @@ def test_stat_monitor_halves_when_no_improvement_in_last_k_then_waits():
                                            threshold=0, last_k=3)
     lrs, puts = run([stat, setter], max_epoch=9)
     assert lrs == [0.1] * 4 + [0.05] * 4 + [0.025]
-    assert puts == [(12, 0.05), (24, 0.025)]
+    assert puts == [(0, 0.1), (3, 0.1), (6, 0.1), (9, 0.1), (12, 0.05), (15, 0.05), (18, 0.05),
+                    (21, 0.05), (24, 0.025)]
     assert setter.last_change_step == 24
     assert list(setter.history) == [(27, 0.5)]
     assert setter.best == 0.5
@@ -177,7 +179,7 @@ def test_stat_monitor_state_round_trips_through_a_resume(log_warnings):
     resumed.load_state_dict(state)
     lrs, puts = run([PutStat("val-error", by_epoch(values[2:], first=3)), resumed],
                     max_epoch=4, starting_epoch=3, session_init=ResumeAtStep6())
-    assert puts == [(12, 0.05)]
+    assert puts == [(6, 0.1), (9, 0.1)]  # 0.05, set when the last epoch ended, trains no epoch
     assert resumed.state_dict() == {"last_value": pytest.approx(0.05), "best": 0.9, "best_step": 6,
                                     "history": [], "last_seen_step": 12, "last_change_step": 12}
     assert log_warnings == []

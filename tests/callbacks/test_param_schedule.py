@@ -33,9 +33,10 @@ def test_epoch_schedule_takes_effect_after_the_epoch_of_each_point():
     setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05), (3, 0.01)])
     lrs, seen, trainer = run(setter, max_epoch=4)
     assert lrs == pytest.approx([0.1] * 3 + [0.05] * 6 + [0.01] * 3)
-    assert seen == puts([(3, 0.05), (9, 0.01)])
-    assert trainer.monitors.get_history("learning_rate") == [(3, pytest.approx(0.05)),
-                                                            (9, pytest.approx(0.01))]
+    assert seen == puts([(0, 0.1), (3, 0.05), (6, 0.05), (9, 0.01)])
+    assert trainer.monitors.get_history("learning_rate") == [
+        (0, pytest.approx(0.1)), (3, pytest.approx(0.05)), (6, pytest.approx(0.05)),
+        (9, pytest.approx(0.01))]
     assert setter.last_value == pytest.approx(0.01)
     assert setter not in trainer._callbacks._step_cbs
 
@@ -45,8 +46,8 @@ def test_step_schedule_checked_after_every_step():
                                               step_based=True)
     lrs, seen, trainer = run(setter, max_epoch=2)
     assert lrs == pytest.approx([0.2, 0.2, 0.1, 0.1, 0.1, 0.01])
-    # the value set in before_train is put once the first epoch starts, at global step 0
-    assert seen == puts([(0, 0.2), (2, 0.1), (5, 0.01)])
+    # each epoch start puts the value in force; a change during the steps is put at once
+    assert seen == puts([(0, 0.2), (2, 0.1), (3, 0.1), (5, 0.01)])
     assert setter in trainer._callbacks._step_cbs
 
 
@@ -61,7 +62,8 @@ def test_linear_interpolation_between_points_then_hold(step_based, schedule, max
     per_point = lrs if step_based else lrs[::3]
     assert per_point == pytest.approx(expected)
     if not step_based:
-        assert seen == puts([(3, 0.04), (6, 0.03), (9, 0.02), (12, 0.01), (15, 0.0)])
+        assert seen == puts([(0, 0.1), (3, 0.04), (6, 0.03), (9, 0.02), (12, 0.01), (15, 0.0),
+                             (18, 0.0)])
 
 
 @pytest.mark.parametrize("interp,schedule,starting_epoch,expected", [
@@ -107,7 +109,7 @@ def test_without_set_at_beginning_only_later_points_change_the_value():
                                               set_at_beginning=False)
     lrs, seen, _ = run(setter, max_epoch=3)
     assert lrs[::3] == pytest.approx([0.1, 0.1, 0.05])
-    assert seen == puts([(6, 0.05)])
+    assert seen == puts([(0, 0.1), (3, 0.1), (6, 0.05)])
 
 
 def test_a_point_between_periodic_triggers_is_applied_at_the_next_trigger():
@@ -159,9 +161,10 @@ def test_step_based_func_warm_up_reads_the_value_along_with_the_step():
     assert calls == [(0, pytest.approx(0.5)), (1, pytest.approx(0.025)), (2, pytest.approx(0.05)),
                      (3, pytest.approx(0.075)), (4, pytest.approx(0.1)), (5, pytest.approx(0.1)),
                      (6, pytest.approx(0.1))]
-    # 6 steps + 1 read and 4 assignments: no session.run per step of its own
-    assert counter.runs == 6 + 1 + 4
-    assert log.seen == puts([(0, 0.025), (1, 0.05), (2, 0.075), (3, 0.1)])
+    # 6 steps + 1 read, 4 assignments and a read per epoch: no session.run per step of its own
+    assert counter.runs == 6 + 1 + 4 + 2
+    # the change after step 3 is put at once, and again as epoch 2's value when it starts
+    assert log.seen == puts([(0, 0.025), (1, 0.05), (2, 0.075), (3, 0.1), (3, 0.1)])
     assert setter in trainer.hooked_sess.hooks
 
 

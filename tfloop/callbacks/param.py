@@ -240,8 +240,11 @@ class HyperParamSetter(Callback):
 
     Subclasses implement :meth:`_get_value_to_set` (None means "leave it as it is"). The parameter
     is set in ``before_train`` and whenever the value differs from the one this setter set last;
-    each change is logged and put to the monitors as a scalar named after the parameter (a change
-    made in ``before_train`` is put when the first epoch starts, once every monitor is ready).
+    each change is logged. The parameter's value is put to the monitors as a scalar named after it
+    when each epoch starts (read from the graph or object, whoever set it), and again whenever
+    this setter changes it during an epoch's steps (step-based schedules): so each epoch's record
+    in ``stats.json`` holds the value that epoch trained with, and a change made at an epoch's end
+    is recorded with the next epoch.
 
     Args:
         param (str or HyperParam): a variable name means :class:`GraphVarParam` of it.
@@ -259,8 +262,7 @@ class HyperParamSetter(Callback):
         self.param = as_hyper_param(param)
         self._last_value = None
         self._last_logged_epoch = None
-        self._monitors_ready = False
-        self._pending_put = None
+        self._in_epoch = False
 
     @property
     def last_value(self):
@@ -284,14 +286,18 @@ class HyperParamSetter(Callback):
         return self.param.get_value()
 
     def _before_train(self):
-        self._monitors_ready = False
+        self._in_epoch = False
         self._set_param(force=True)
 
     def _before_epoch(self):
-        self._monitors_ready = True
-        if self._pending_put is not None:
-            self._put(self._pending_put)
-            self._pending_put = None
+        self._in_epoch = True
+        value = self.get_current_value()
+        if isinstance(value, np.float32):  # its shortest repr: 0.1 rather than 0.10000000149
+            value = float(str(value))
+        self._put(_to_python(value))
+
+    def _after_epoch(self):
+        self._in_epoch = False
 
     def _trigger(self):
         self._set_param()
@@ -311,10 +317,8 @@ class HyperParamSetter(Callback):
             logger.info("{}: {} = {} at global step {}{}.".format(
                 self, self.param.readable_name, _describe(value), self.global_step, was))
         self._last_value = value
-        if self._monitors_ready:
+        if self._in_epoch:
             self._put(value)
-        else:
-            self._pending_put = value
 
     def _put(self, value):
         if np.ndim(value) == 0 and isinstance(value, numbers.Real):

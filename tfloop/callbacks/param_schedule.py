@@ -107,7 +107,6 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         if self.set_at_beginning:
             super()._before_train()
         else:
-            self._monitors_ready = False
             self._last_value = self.value_at(self._current_point())
 
     def overrides(self, method):
