@@ -127,6 +127,8 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     if channels is None:
         raise ValueError(f"BatchNorm needs a known number of channels (axis {channel_axis}), got "
                          f"shape {inputs.shape}.")
+    if training and sync_statistics is not None:
+        _sync_on_one_tower(sync_statistics, ctx)
     ema_update = "collection" if ema_update == "default" else ema_update
     do_ema_update = training and ema_update != "skip" and \
         (ctx is None or ctx.is_main_training_tower or not ctx.is_training)
@@ -156,7 +158,6 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
         ema_update = "internal"  # tensorpack updates the EMA of ghost batches in the layer
     else:
         if sync_statistics is not None:
-            _sync_on_one_tower(sync_statistics, ctx)
             ema_update = "internal"
         mean, var = tf.nn.moments(inputs, red_axes)
         xn = normalize(inputs, mean, var)

@@ -116,9 +116,8 @@ def _drop_rate(args, kwargs):
     if len(args) > 1:
         raise TypeError(f"Dropout takes one positional argument after the input (keep_prob), got "
                         f"{len(args)}.")
-    given = [k for k in ("keep_prob", "rate") if kwargs.get(k) is not None] + \
-        (["keep_prob (positional)"] if args else [])
-    if len(given) > 1:
+    given = [k for k in ("keep_prob", "rate") if kwargs.get(k) is not None]
+    if len(given) > 1 and not args:  # a positional keep_prob overrides both, as in argscope
         raise TypeError(f"Dropout got both {' and '.join(given)}: give keep_prob (the "
                         f"probability to keep) or rate (the probability to drop), not both.")
     if args:
@@ -149,7 +148,8 @@ def Dropout(x, *args, **kwargs):
     rate=None, is_training=None, noise_shape=None, seed=None)``.
 
     As in tensorpack, the positional argument is ``keep_prob``, the probability to **keep** a
-    unit (a warning says so when it is not 0.5); ``rate=`` is the probability to drop.
+    unit (a warning says so when it is not 0.5), and wins over ``keep_prob``/``rate`` set by an
+    argscope; ``rate=`` is the probability to drop.
     ``is_training`` (or ``training``) defaults to the tower context's.
 
     Example:
