@@ -37,7 +37,13 @@ def test_peak_memory_without_gpu_says_so_once_and_puts_nothing(tfloop_log):
     assert not [n for n in trainer.monitors.scalar_names() if n.startswith("PeakMemory")]
 
 
-@pytest.mark.parametrize("devices", [[], ["/cpu:0"], ["gpu0"], [0]])
+def test_peak_memory_takes_gpu_indices_as_tensorpack_does():
+    assert tfloop.PeakMemoryTracker().devices == ["GPU:0"]
+    assert tfloop.PeakMemoryTracker((0, 2)).devices == ["GPU:0", "GPU:2"]
+    assert tfloop.GPUMemoryTracker is tfloop.PeakMemoryTracker
+
+
+@pytest.mark.parametrize("devices", [[], ["/cpu:0"], ["gpu0"], [-1], [True]])
 def test_peak_memory_rejects_devices_that_are_not_gpus(devices):
     with pytest.raises(ValueError, match="PeakMemoryTracker"):
         tfloop.PeakMemoryTracker(devices)

@@ -95,3 +95,16 @@ def test_bad_period_is_rejected(period):
     with pytest.raises(ValueError, match="period must be an int >= 0"):
         MergeAllSummaries(period=period)
 
+
+
+def test_run_alone_evaluates_the_summaries_in_their_own_session_runs_at_the_same_points():
+    log, counter = SummaryLog(), RunCounter()
+    cb = MergeAllSummaries(2, True)
+    train_linear([counter], model=SummarizedModel(), monitors=[log], extra_callbacks=[cb])
+    assert cb not in counter.trainer.hooked_sess.hooks
+    assert log.steps == [(s, ["param-summary/w-histogram", "param-summary/w-rms"])
+                         for s in [2, 3, 4, 6]]
+    assert counter.runs == 6 + 4
+    assert str(cb) == "MergeAllSummaries(period=2, run_alone=True)"
+    with pytest.raises(TypeError, match="run_alone must be True or False"):
+        MergeAllSummaries(0, "summaries")

@@ -10,7 +10,7 @@ from tfloop.callbacks.inference import (BinaryClassificationStats, Classificatio
                                         ScalarStats)
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
-from tfloop.callbacks.memory import HostMemoryTracker, PeakMemoryTracker
+from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
 from tfloop.callbacks.param_human import HumanHyperParamSetter, StatMonitorParamSetter
@@ -37,7 +37,7 @@ __all__ = [
     "HyperParamSetterWithFunc", "HumanHyperParamSetter", "StatMonitorParamSetter",
     "ModelSaver", "MinSaver", "MaxSaver", "EarlyStopping", "TerminateOnNaN", "CheckNumerics",
     "NaNLossError", "NonFiniteError",
-    "InjectShell", "DumpTensors", "DumpTensorAsImage", "HostMemoryTracker", "PeakMemoryTracker",
+    "InjectShell", "DumpTensors", "DumpTensorAsImage", "HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
     "ThroughputTracker", "ResumeStateSaver",

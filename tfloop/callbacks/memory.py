@@ -11,7 +11,7 @@ try:
 except ImportError:  # Windows
     resource = None
 
-__all__ = ["HostMemoryTracker", "PeakMemoryTracker", "current_rss_bytes", "peak_rss_bytes"]
+__all__ = ["HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker", "current_rss_bytes", "peak_rss_bytes"]
 
 _MB = float(1 << 20)
 _GPU_DEVICE = re.compile(r"/?(?:device:)?gpu:(\d+)", re.IGNORECASE)
@@ -68,17 +68,19 @@ class PeakMemoryTracker(Callback):
     Without a GPU it says so once and does nothing.
 
     Args:
-        devices (list[str]): GPUs such as ``"/gpu:0"`` or ``"GPU:1"``.
+        devices (list[int or str]): GPU indices, or GPUs such as ``"/gpu:0"`` or ``"GPU:1"``.
 
     Example:
-        >>> callbacks = [PeakMemoryTracker(["/gpu:0", "/gpu:1"])]
+        >>> callbacks = [PeakMemoryTracker([0, 1])]
     """
 
     _chief_only = False
 
-    def __init__(self, devices=("/gpu:0",)):
-        if isinstance(devices, str):
+    def __init__(self, devices=(0,)):
+        if isinstance(devices, (str, int)):
             devices = [devices]
+        devices = [f"/gpu:{d}" if isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                   else d for d in devices]
         devices = list(devices)
         if not devices:
             raise ValueError("PeakMemoryTracker needs at least one device such as '/gpu:0'.")
@@ -111,3 +113,6 @@ class PeakMemoryTracker(Callback):
             tf.config.experimental.reset_memory_stats(device)
             self.trainer.monitors.put_scalar("PeakMemory(MB)/gpu:{}".format(device.split(":")[1]),
                                              peak / _MB)
+
+
+GPUMemoryTracker = PeakMemoryTracker  # tensorpack's other name for it

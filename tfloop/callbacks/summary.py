@@ -68,29 +68,52 @@ class MergeAllSummaries(Callback):
     Args:
         period (int): when > 0, also fetch with every step whose ``global_step`` (after the step)
             is a multiple of ``period``.
+        run_alone (bool): evaluate the summaries in a ``session.run`` of their own, after the
+            step, at the same points (only for summaries that do not depend on the inputs).
         key (str): the summary collection; ``tf.compat.v1.GraphKeys.SUMMARIES`` by default.
 
     Example:
         >>> MergeAllSummaries(period=100)       # histograms every 100 steps and every epoch
     """
 
-    def __init__(self, period=0, key=None):
+    def __init__(self, period=0, run_alone=False, key=None):
         if isinstance(period, bool) or not isinstance(period, int) or period < 0:
             raise ValueError("MergeAllSummaries: period must be an int >= 0 (0: once per epoch), "
                              "got {!r}.".format(period))
+        if not isinstance(run_alone, bool):
+            raise TypeError(f"MergeAllSummaries: run_alone must be True or False, got "
+                            f"{run_alone!r} (the collection is key=).")
         self._period = period
+        self._run_alone = run_alone
         self._key = key or tfv1.GraphKeys.SUMMARIES
+        self._summary = None
         self._fetches = None
 
     def _setup_graph(self):
-        summary = tfv1.summary.merge_all(self._key)
-        if summary is not None:
-            self._fetches = tfv1.train.SessionRunArgs(fetches=summary)
+        self._summary = tfv1.summary.merge_all(self._key)
+        if self._summary is not None and not self._run_alone:
+            self._fetches = tfv1.train.SessionRunArgs(fetches=self._summary)
 
     def overrides(self, method):
         if method in ("_before_run", "_after_run") and self.graph is not None:
             return self._fetches is not None
+        if method in ("_trigger_step", "_trigger"):
+            return self._run_alone
         return super().overrides(method)
+
+    def _run_summary(self):
+        if self._summary is not None:
+            self.trainer.monitors.put_summary(self.trainer.sess.run(self._summary))
+
+    def _trigger_step(self):
+        last_of_epoch = self.local_step == self.trainer.steps_per_epoch - 1  # _trigger runs then
+        if self._run_alone and self._period > 0 and self.global_step % self._period == 0 and \
+                not last_of_epoch:
+            self._run_summary()
+
+    def _trigger(self):
+        if self._run_alone:
+            self._run_summary()
 
     def _due(self):
         if self.local_step == self.trainer.steps_per_epoch - 1:
@@ -106,4 +129,5 @@ class MergeAllSummaries(Callback):
             self.trainer.monitors.put_summary(values.results)
 
     def __str__(self):
-        return "MergeAllSummaries(period={})".format(self._period)
+        alone = ", run_alone=True" if self._run_alone else ""
+        return f"MergeAllSummaries(period={self._period}{alone})"
