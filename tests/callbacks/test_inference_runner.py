@@ -307,12 +307,6 @@ def test_input_checked_at_construction(data, error, match):
         InferenceRunner(data, [ClassificationError()])
 
 
-def test_eager_dataset_is_refused_with_a_clear_error():
-    eager = tf.data.Dataset.from_tensor_slices((X_VAL, LABEL_VAL)).batch(4)
-    with pytest.raises(ValueError, match="Pass the function that builds it"):
-        InferenceRunner(eager, [ClassificationError()])
-
-
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(infs=[]), ValueError, "at least one Inferencer"),
     (dict(infs=[object()]), TypeError, "needs Inferencer objects"),

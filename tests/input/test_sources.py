@@ -79,13 +79,6 @@ def test_dummy_constant_input_needs_full_shapes():
         train_linear([], data=tfloop.DummyConstantInput(), steps_per_epoch=1)
 
 
-def test_eager_dataset_gets_a_clear_error():
-    x, y = make_regression_data(12)
-    eager = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
-    with pytest.raises(ValueError, match="built outside tfloop's training graph"):
-        train_linear([], data=eager)
-
-
 def test_dataset_component_mismatch_names_the_input():
     x, y = make_regression_data(12)
     with pytest.raises(ValueError, match=r"does not match input x: float32 \(None, 3\)"):
@@ -93,9 +86,9 @@ def test_dataset_component_mismatch_names_the_input():
             (x[:, :2], y)).batch(4))
     with pytest.raises(ValueError, match="have 1 components but inputs\\(\\) declares 2"):
         train_linear([], data=lambda: tf.data.Dataset.from_tensor_slices(x).batch(4))
-    with pytest.raises(ValueError, match=r"does not match input y"):
+    with pytest.raises(ValueError, match=r"input y: float32 \(None,\) cannot take"):
         train_linear([], data=lambda: tf.data.Dataset.from_tensor_slices(
-            (x, y.astype(np.int32))).batch(4))
+            (x, y.astype(str))).batch(4))
 
 
 def test_feed_datapoint_shape_mismatch_names_the_input():

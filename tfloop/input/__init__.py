@@ -3,9 +3,11 @@ from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.dummy import DummyConstantInput
 from tfloop.input.feed import FeedInput
+from tfloop.input.graph_dataset import as_graph_dataset
 from tfloop.input.queue import BatchQueueInput, QueueInput
+from tfloop.input.staging import StagingInput
 
 __all__ = [
     "InputSource", "DatasetInput", "DummyConstantInput", "FeedInput", "QueueInput",
-    "BatchQueueInput",
+    "BatchQueueInput", "StagingInput", "as_graph_dataset",
 ]

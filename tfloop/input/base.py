@@ -2,6 +2,7 @@
 import numpy as np
 
 from tfloop.compat import tf
+from tfloop.input.casting import SAFE, UNSAFE, cast_kind, note_fed_cast
 
 __all__ = ["InputSource", "check_input_signature"]
 
@@ -34,10 +35,14 @@ def check_value_matches_spec(value, spec, where):
                                                                                      arr.shape)):
             raise ValueError("{}: got shape {} for input {}.".format(where, arr.shape,
                                                                      describe_spec(spec)))
-    want = spec.dtype.as_numpy_dtype
-    if not np.can_cast(arr.dtype, want, casting="same_kind") and arr.dtype != want:
+    if arr.dtype == spec.dtype.as_numpy_dtype:
+        return arr
+    kind = cast_kind(arr.dtype, spec.dtype)
+    if kind == UNSAFE:
         raise ValueError("{}: got dtype {} for input {}.".format(where, arr.dtype,
                                                                  describe_spec(spec)))
+    if kind == SAFE:
+        note_fed_cast(spec.name, arr.dtype, spec.dtype)
     return arr
 
 

@@ -1,17 +1,15 @@
 """DatasetInput: a tf.data pipeline inside the training graph."""
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
-from tfloop.input.base import InputSource, describe_spec
+from tfloop.input.base import InputSource
+from tfloop.input.element_check import conform_tensor, match_element_spec
+from tfloop.input.graph_dataset import (
+    SerializedDataset,
+    as_graph_dataset,
+    built_eagerly,
+)
 
 __all__ = ["DatasetInput"]
-
-
-def _is_in_graph(dataset, graph):
-    variant = getattr(dataset, "_variant_tensor", None)
-    try:
-        return variant is not None and variant.graph is graph
-    except AttributeError:
-        return False
 
 
 class _InitializeIterator(Callback):
@@ -25,7 +23,7 @@ class _InitializeIterator(Callback):
             self.trainer.sess.run(self._source.iterator.initializer)
 
     def __str__(self):
-        return "InitializeIterator[{}]".format(self._source)
+        return f"InitializeIterator[{self._source}]"
 
 
 class DatasetInput(InputSource):
@@ -36,70 +34,42 @@ class DatasetInput(InputSource):
     order of ``inputs()``, or a dict keyed by input name. Each tower of a multi-device trainer gets
     its own elements.
 
+    The dataset may be built eagerly, anywhere in the program (``map``, ``shuffle``, ``cache``,
+    ``interleave``, ``prefetch``, ``tensorflow_datasets`` pipelines, Python functions too): its
+    definition is rebuilt in the training graph (see :func:`~tfloop.input.as_graph_dataset`), so
+    it runs and resumes like a dataset built there. A component whose dtype differs from the input
+    by a safe cast (float64 -> float32, int64 -> int32) is cast in the graph, with a note; one
+    whose shape the dataset does not fix is checked at run time (see
+    :mod:`tfloop.input.element_check`).
+
     Args:
-        dataset (tf.data.Dataset or callable): a function that builds the dataset (called inside
-            the training graph), or a dataset already built in that graph.
+        dataset (tf.data.Dataset or callable): a dataset (built eagerly, or in the training
+            graph), or a function that builds one (called inside the training graph).
         repeat (bool): repeat a finite dataset (for training). With ``repeat=False`` the iterator
             raises ``tf.errors.OutOfRangeError`` after one pass, and must be re-initialized
             (``iterator.initializer``) for the next one; the dataset must be finite.
 
     Example:
-        >>> def make_dataset():
-        ...     return tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)
-        >>> TrainConfig(model=MyModel(), data=DatasetInput(make_dataset), max_epoch=10)
+        >>> ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)
+        >>> TrainConfig(model=MyModel(), data=DatasetInput(ds), max_epoch=10)
     """
 
     def __init__(self, dataset, repeat=True):
         if not (callable(dataset) or isinstance(dataset, tf.data.Dataset)):
-            raise TypeError("DatasetInput needs a tf.data.Dataset or a function that builds one, got "
-                            "{!r}.".format(dataset))
+            raise TypeError(f"DatasetInput needs a tf.data.Dataset or a function that builds one, "
+                            f"got {dataset!r}.")
+        if isinstance(dataset, tf.data.Dataset) and built_eagerly(dataset):
+            # Serialized now, so that a dataset TensorFlow cannot serialize is refused at once.
+            dataset = SerializedDataset(dataset, "DatasetInput")
         self._dataset_or_fn = dataset
         self.repeat = bool(repeat)
         self._size = None
         self.iterator = None
         self.iterator_restored = False
 
-    def _build_dataset(self):
-        graph = tfv1.get_default_graph()
-        ds = self._dataset_or_fn
-        if not isinstance(ds, tf.data.Dataset):
-            ds = ds()
-            if not isinstance(ds, tf.data.Dataset):
-                raise TypeError("The function given to DatasetInput returned {!r}, not a "
-                                "tf.data.Dataset.".format(ds))
-        if not _is_in_graph(ds, graph):
-            raise ValueError(
-                "DatasetInput got a tf.data.Dataset built outside tfloop's training graph (e.g. "
-                "eagerly). Pass the function that builds it instead: DatasetInput(make_dataset).")
-        return ds
-
-    def _check_structure(self, ds, signature):
-        spec = ds.element_spec
-        if isinstance(spec, dict):
-            missing = [s.name for s in signature if s.name not in spec]
-            if missing:
-                raise ValueError("Dataset elements are dicts with keys {} but inputs() needs {}."
-                                 .format(sorted(spec), missing))
-            self._keys = [s.name for s in signature]
-            specs = [spec[k] for k in self._keys]
-        else:
-            self._keys = None
-            specs = list(spec) if isinstance(spec, (tuple, list)) else [spec]
-            if len(specs) != len(signature):
-                raise ValueError("Dataset elements have {} components but inputs() declares {} ({})."
-                                 .format(len(specs), len(signature),
-                                         ", ".join(describe_spec(s) for s in signature)))
-        for got, want in zip(specs, signature):
-            if not isinstance(got, tf.TensorSpec):
-                raise TypeError("Dataset component for input {} is {}, not a dense tensor.".format(
-                    describe_spec(want), got))
-            if got.dtype != want.dtype or not got.shape.is_compatible_with(want.shape):
-                raise ValueError("Dataset component {} {} does not match input {}.".format(
-                    got.dtype.name, got.shape, describe_spec(want)))
-
     def _setup(self, input_signature):
-        ds = self._build_dataset()
-        self._check_structure(ds, input_signature)
+        ds = as_graph_dataset(self._dataset_or_fn, "DatasetInput")
+        self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
         cardinality = self._cardinality(ds)
         if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
             raise ValueError("DatasetInput(repeat=False) needs a finite dataset, but this one is "
@@ -125,12 +95,7 @@ class DatasetInput(InputSource):
             element = [element[k] for k in self._keys]
         elif not isinstance(element, (tuple, list)):
             element = [element]
-        tensors = []
-        for tensor, spec in zip(element, self.input_signature):
-            tensor = tf.identity(tensor, name=spec.name) if spec.name else tensor
-            tensor.set_shape(spec.shape)
-            tensors.append(tensor)
-        return tensors
+        return [conform_tensor(tensor, plan) for tensor, plan in zip(element, self._plans)]
 
     def _get_callbacks(self):
         return [_InitializeIterator(self)]

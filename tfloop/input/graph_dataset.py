@@ -1,0 +1,142 @@
+"""A ``tf.data.Dataset`` inside the graph being built, wherever the dataset was made.
+
+tfloop trains in a ``tf.compat.v1`` graph of its own, but most datasets are built eagerly
+(``tf.data.Dataset.from_tensor_slices(...).shuffle(...).batch(...)``, ``tensorflow_datasets``).
+An eager dataset is a definition TensorFlow can serialize: :class:`SerializedDataset` takes that
+definition (its own graph, with the data and the functions of ``map``, ``interleave`` ...) and
+rebuilds the same pipeline in tfloop's graph, with the same ``element_spec``. The rebuilt pipeline
+runs inside tfloop's session like one written in that graph, so its iterator position can be
+saved for resuming.
+
+Pipelines on Python functions (``from_generator``, ``py_function``, ``numpy_function``) are
+rebuilt too: their ops call back into this process's Python functions, which
+:class:`SerializedDataset` keeps alive by holding the dataset.
+"""
+import contextlib
+import weakref
+
+from tfloop.compat import tf, tfv1
+
+__all__ = ["SerializedDataset", "as_graph_dataset", "built_eagerly"]
+
+# tf.data.experimental.ExternalStatePolicy.IGNORE: state outside the pipeline (a Python function,
+# a random seed generator) is referenced, not copied; this process still owns it.
+_IGNORE_EXTERNAL_STATE = 1
+
+# graph -> the eager datasets rebuilt in it, kept alive with the graph for their Python functions.
+_REBUILT_IN = weakref.WeakKeyDictionary()
+
+
+def built_eagerly(dataset):
+    """Whether ``dataset`` was built eagerly (outside any graph)."""
+    # An eager tensor has no graph: its ``graph`` attribute raises AttributeError.
+    return not hasattr(tf.data.experimental.to_variant(dataset), "graph")
+
+
+def _eager_mode():
+    if tf.executing_eagerly():
+        return contextlib.nullcontext()
+    return tf.__internal__.eager_context.eager_mode()
+
+
+def _without_devices(serialized):
+    """The serialized pipeline without device names: they are the eager context's
+    (``/job:localhost/...``), which the training session (a cluster's, say) may not have."""
+    graph_def = tfv1.GraphDef.FromString(serialized)
+    for node in graph_def.node:
+        node.device = ""
+    for function in graph_def.library.function:
+        for node in function.node_def:
+            node.device = ""
+    return graph_def.SerializeToString()
+
+
+class SerializedDataset:
+    """The definition of an eagerly built dataset, ready to be rebuilt in any graph.
+
+    Args:
+        dataset (tf.data.Dataset): a dataset built eagerly.
+        owner (str): who asks, for error messages (``DatasetInput``, ``InferenceRunner`` ...).
+
+    Raises:
+        ValueError: TensorFlow cannot serialize the dataset; the message says to pass the function
+            that builds it instead.
+
+    Example:
+        >>> serialized = SerializedDataset(tf.data.Dataset.range(10).batch(2))
+        >>> with tf.Graph().as_default():
+        ...     dataset = serialized.build()
+    """
+
+    def __init__(self, dataset, owner="as_graph_dataset"):
+        self.dataset = dataset
+        self.element_spec = dataset.element_spec
+        self.owner = owner
+        self._graph_def = self._serialize()
+
+    def _serialize(self):
+        with _eager_mode():
+            try:
+                serialized = tf.raw_ops.DatasetToGraphV2(
+                    input_dataset=tf.data.experimental.to_variant(self.dataset),
+                    external_state_policy=_IGNORE_EXTERNAL_STATE).numpy()
+            except tf.errors.OpError as e:
+                reason = (e.message or type(e).__name__).strip().splitlines()[0]
+                raise ValueError(
+                    f"{self.owner} cannot bring this eagerly built tf.data.Dataset into tfloop's "
+                    f"graph, because TensorFlow cannot serialize it ({reason}): pass the function "
+                    f"that builds the dataset instead, e.g. {self.owner}(make_dataset).") from None
+        return _without_devices(serialized)
+
+    def build(self):
+        """The same pipeline in the current default graph, as a ``tf.data.Dataset``."""
+        graph_def, self._graph_def = self._graph_def or self._serialize(), None
+        _REBUILT_IN.setdefault(tfv1.get_default_graph(), []).append(self.dataset)
+        with tf.name_scope("eager_dataset"):
+            # GuaranteeConst keeps TensorFlow from constant-folding the dataset op: a folded
+            # dataset becomes a variant constant, which the session cannot load.
+            definition = tf.raw_ops.GuaranteeConst(input=tf.constant(graph_def))
+            variant = tf.raw_ops.DatasetFromGraph(graph_def=definition)
+        return tf.data.experimental.from_variant(variant, self.element_spec)
+
+
+def as_graph_dataset(dataset, owner="as_graph_dataset"):
+    """The ``tf.data.Dataset`` that ``dataset`` stands for, in the current default graph.
+
+    Args:
+        dataset: a ``tf.data.Dataset`` built eagerly (it is rebuilt in this graph), a dataset
+            built in this graph (returned as is), or a function that returns either, called with
+            this graph as the default graph.
+        owner (str): who asks, for error messages.
+
+    Returns:
+        tf.data.Dataset: a dataset of this graph with the same ``element_spec``.
+
+    Raises:
+        TypeError: ``dataset`` is neither a dataset nor a function returning one.
+        ValueError: the dataset belongs to another graph, or cannot be serialized.
+
+    Example:
+        >>> ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(100).batch(32)
+        >>> with tf.Graph().as_default():
+        ...     iterator = tf.compat.v1.data.make_initializable_iterator(as_graph_dataset(ds))
+    """
+    if isinstance(dataset, SerializedDataset):
+        return dataset.build()
+    if not isinstance(dataset, tf.data.Dataset):
+        if not callable(dataset):
+            raise TypeError(f"{owner} needs a tf.data.Dataset or a function that builds one, got "
+                            f"{dataset!r}.")
+        made = dataset()
+        if not isinstance(made, tf.data.Dataset):
+            raise TypeError(f"The function given to {owner} returned {made!r}, not a "
+                            f"tf.data.Dataset.")
+        dataset = made
+    if built_eagerly(dataset):
+        return SerializedDataset(dataset, owner).build()
+    if dataset._variant_tensor.graph is not tfv1.get_default_graph():
+        raise ValueError(
+            f"{owner} got a tf.data.Dataset built in another graph than tfloop's: build it "
+            f"eagerly (outside any graph), or pass the function that builds it, e.g. "
+            f"{owner}(make_dataset).")
+    return dataset
