@@ -197,8 +197,13 @@ def _(tmp):
 @case("input-dataset-dtype")
 def _(tmp):
     x, y = make_regression_data(8)
-    train_linear(data=tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(
-        (x.astype(np.float64), y)).batch(4)))
+    train_linear(data=tf.data.Dataset.from_tensor_slices((x, y.astype(str))).batch(4))
+
+
+@case("input-dataset-shape")
+def _(tmp):
+    x, y = make_regression_data(8)
+    train_linear(data=tf.data.Dataset.from_tensor_slices((x[:, :1], y)).batch(4))
 
 
 @case("input-dataset-components")
@@ -207,10 +212,12 @@ def _(tmp):
     train_linear(data=tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(x).batch(4)))
 
 
-@case("input-dataset-eager")
+@case("input-dataset-other-graph")
 def _(tmp):
     x, y = make_regression_data(8)
-    train_linear(data=tfloop.DatasetInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(4)))
+    with tf.Graph().as_default():
+        other = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    train_linear(data=tfloop.DatasetInput(other))
 
 
 @case("input-dataset-fn")
@@ -385,6 +392,14 @@ def _(tmp):
             return tfv1.train.SessionRunArgs(fetches=None,
                                              feed_dict={self.x: np.zeros((4, 3), np.float32)})
     train_linear([FeedX()])
+
+
+@case("hook-other-graph")
+def _(tmp):
+    with tf.Graph().as_default():
+        loss = tf.constant(1.0, name="loss")
+    train_linear([tfloop.HookToCallback(tfv1.train.LoggingTensorHook({"loss": loss},
+                                                                     every_n_iter=1))])
 
 
 # ---- the document and the test ------------------------------------------------------------------
