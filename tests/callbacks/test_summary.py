@@ -108,3 +108,17 @@ def test_run_alone_evaluates_the_summaries_in_their_own_session_runs_at_the_same
     assert str(cb) == "MergeAllSummaries(period=2, run_alone=True)"
     with pytest.raises(TypeError, match="run_alone must be True or False"):
         MergeAllSummaries(0, "summaries")
+
+
+def test_simple_moving_average_puts_the_window_mean_every_window_steps():
+    from tfloop import SimpleMovingAverage
+    costs = []
+    trainer = train_linear([ProcessTensors(["cost"], costs.append),
+                            SimpleMovingAverage(["cost:0"], 2)], max_epoch=2)
+    history = trainer.monitors.get_history("cost/SMA")
+    assert [step for step, _ in history] == [2, 4, 6]
+    np.testing.assert_allclose([v for _, v in history],
+                               [np.mean(costs[0:2]), np.mean(costs[2:4]), np.mean(costs[4:6])],
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="window_size must be an int >= 1"):
+        SimpleMovingAverage(["cost"], 0)

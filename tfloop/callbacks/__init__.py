@@ -1,7 +1,8 @@
 """Callbacks: everything that happens in training besides the training step."""
 from tfloop.callbacks.base import Callback, CallbackFactory, ProxyCallback, StopTraining
 from tfloop.callbacks.debug import InjectShell
-from tfloop.callbacks.dump import DumpTensorAsImage, DumpTensors
+from tfloop.callbacks.concurrency import StartProcOrThread
+from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
@@ -22,8 +23,10 @@ from tfloop.callbacks.sendstat import SendStat
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.state import ResumeStateSaver
 from tfloop.callbacks.steps import MaintainStepCounter
-from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary
+from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
+from tfloop.callbacks.tensor_printer import TensorPrinter
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
+from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 
@@ -38,6 +41,8 @@ __all__ = [
     "ModelSaver", "MinSaver", "MaxSaver", "EarlyStopping", "TerminateOnNaN", "CheckNumerics",
     "NaNLossError", "NonFiniteError",
     "InjectShell", "DumpTensors", "DumpTensorAsImage", "HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker",
+    "DumpTensor", "DumpParamAsImage", "StartProcOrThread", "SimpleMovingAverage", "TensorPrinter",
+    "SessionRunTimeout",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
     "ThroughputTracker", "ResumeStateSaver",

@@ -11,7 +11,7 @@ from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.fs import atomic_write
 
-__all__ = ["DumpTensors", "DumpTensorAsImage", "encode_png"]
+__all__ = ["DumpTensors", "DumpTensorAsImage", "DumpTensor", "DumpParamAsImage", "encode_png"]
 
 _PNG_COLOR_TYPES = {1: 0, 3: 2, 4: 6}
 
@@ -188,3 +188,7 @@ class DumpTensorAsImage(_StepDumper):
 
     def __str__(self):
         return "DumpTensorAsImage({!r})".format(self.name)
+
+
+DumpTensor = DumpTensors  # tensorpack's other name
+DumpParamAsImage = DumpTensorAsImage  # tensorpack's other name

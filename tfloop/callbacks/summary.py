@@ -1,4 +1,6 @@
 """Callbacks that bring the model's summaries to the monitors, within the step's one session.run."""
+import collections
+
 import numpy as np
 
 from tfloop.callbacks.base import Callback
@@ -6,7 +8,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
 
-__all__ = ["MovingAverageSummary", "MergeAllSummaries"]
+__all__ = ["MovingAverageSummary", "MergeAllSummaries", "SimpleMovingAverage"]
 
 
 class MovingAverageSummary(Callback):
@@ -131,3 +133,54 @@ class MergeAllSummaries(Callback):
     def __str__(self):
         alone = ", run_alone=True" if self._run_alone else ""
         return f"MergeAllSummaries(period={self._period}{alone})"
+
+
+class SimpleMovingAverage(Callback):
+    """Put the plain average of scalar tensors over the last ``window_size`` steps, as
+    ``<name>/SMA``, every ``window_size`` global steps.
+
+    The values are fetched along with each training step (no extra ``session.run``).
+
+    Args:
+        tensors (list[str]): names of scalar tensors, in the graph or the first training tower.
+        window_size (int): the number of steps averaged, and the period of the average.
+
+    Example:
+        >>> callbacks = [SimpleMovingAverage(["cost"], 100)]       # "cost/SMA" every 100 steps
+    """
+
+    def __init__(self, tensors, window_size):
+        if isinstance(tensors, str):
+            tensors = [tensors]
+        self._names = list(tensors)
+        if not self._names or not all(isinstance(n, str) and n for n in self._names):
+            raise ValueError(f"SimpleMovingAverage needs tensor names, got {tensors!r}.")
+        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
+            raise ValueError(f"SimpleMovingAverage: window_size must be an int >= 1, got "
+                             f"{window_size!r}.")
+        self._display_names = [n[:-2] if n.endswith(":0") else n for n in self._names]
+        self._window = window_size
+        self._queue = collections.deque(maxlen=window_size)
+
+    def _setup_graph(self):
+        tensors = self.get_tensors_maybe_in_tower(self._names)
+        for name, t in zip(self._names, tensors):
+            if not isinstance(t, tf.Tensor) or t.shape.rank != 0:
+                raise ValueError(f"SimpleMovingAverage averages scalar tensors; {name} is "
+                                 f"{t!r}.")
+        self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
+
+    def _before_run(self, ctx):
+        return self._fetches
+
+    def _after_run(self, ctx, values):
+        self._queue.append(values.results)
+
+    def _trigger_step(self):
+        if self.global_step % self._window == 0:
+            averages = np.asarray(self._queue, dtype=np.float64).mean(axis=0)
+            for name, average in zip(self._display_names, averages):
+                self.trainer.monitors.put_scalar(f"{name}/SMA", float(average))
+
+    def __str__(self):
+        return f"SimpleMovingAverage({self._names}, {self._window})"
