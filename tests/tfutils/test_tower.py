@@ -63,3 +63,54 @@ def test_callbacks_find_tensors_in_the_training_tower():
     trainer = train_linear([Find()], max_epoch=1)
     assert found == ["pred:0", "cost:0"]
     assert trainer.towers.training()[0].is_training
+
+
+def test_the_model_input_names_mean_each_towers_own_inputs():
+    graph = tf.Graph()
+    model = LinearModel()
+    with graph.as_default():
+        signature = model.get_input_signature()
+        func = tfloop.TowerFunc(model.build_graph, signature)
+        train_inputs = [tfv1.placeholder(s.dtype, s.shape, name="batch_" + s.name)
+                        for s in signature]
+        infer_inputs = [tfv1.placeholder(s.dtype, s.shape) for s in signature]
+        with tfloop.TowerContext("", is_training=True):
+            func(*train_inputs)
+        with tfloop.TowerContext("InferenceTower", is_training=False):
+            func(*infer_inputs)
+    train, infer = func.towers.training()[0], func.towers.inference()[0]
+    for i, spec in enumerate(signature):
+        assert train[spec.name] is train_inputs[i]
+        assert infer[spec.name] is infer[spec.name + ":0"] is infer_inputs[i]
+
+
+def test_an_inferencer_fetches_the_label_of_the_inference_tower():
+    import numpy as np
+
+    class MeanAbsError(tfloop.Inferencer):
+        def _get_fetches(self):
+            return ["pred", "y"]
+
+        def _before_inference(self):
+            self.total, self.count = 0.0, 0
+
+        def _on_fetches(self, results):
+            pred, y = results
+            self.total += float(np.abs(pred - y).sum())
+            self.count += len(y)
+
+        def _after_inference(self):
+            return {"val-mae": self.total / self.count}
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    y = x.sum(1)
+    val = tf.data.Dataset.from_tensor_slices((x, y)).batch(3)
+    class RecordWeights(tfloop.Callback):
+        def _trigger(self):
+            self.w = self.trainer.sess.run(self.graph.get_tensor_by_name("w:0"))
+
+    weights = RecordWeights()
+    trainer = train_linear([tfloop.InferenceRunner(val, [MeanAbsError()]), weights], max_epoch=1)
+    expected = np.abs(x @ weights.w[:, 0] - y).mean()
+    assert trainer.monitors.get_history("val-mae") == [
+        (trainer.global_step, pytest.approx(expected, rel=1e-5))]

@@ -108,12 +108,17 @@ class TowerTensorHandle:
         >>> logits = handle["logits"]      # the tensor "logits:0" of that tower
     """
 
-    def __init__(self, ctx, inputs, outputs, graph):
+    def __init__(self, ctx, inputs, outputs, graph, input_signature=None):
         self._ctx = ctx
         self._graph = graph
         self.inputs = list(inputs)
         self.outputs = outputs
         self.input_names = [t.name for t in self.inputs]
+        # The model's input names (``inputs()``) mean this tower's inputs, whatever the tensors
+        # fed to the tower are called (a dataset's outputs, placeholders of another tower).
+        self._inputs_by_name = {} if input_signature is None else {
+            spec.name: tensor for spec, tensor in zip(input_signature, self.inputs)
+            if spec.name and isinstance(tensor, tf.Tensor)}
 
     @property
     def name(self):
@@ -132,11 +137,16 @@ class TowerTensorHandle:
         return self._ctx.index
 
     def get_tensor(self, name):
-        """The tensor ``name`` of this tower: looked up inside the tower's name scope first.
+        """The tensor ``name`` of this tower: one of the model's input names (``"label"`` or
+        ``"label:0"``) means the tower's own input; other names are looked up inside the tower's
+        name scope first, then in the whole graph.
 
         Raises:
             UnknownNameError: the name is neither in this tower nor in the graph.
         """
+        as_input = self._inputs_by_name.get(name[:-2] if name.endswith(":0") else name)
+        if as_input is not None:
+            return as_input
         candidates = []
         if self.ns_name:
             candidates.append(self.ns_name + "/" + name)
@@ -226,7 +236,8 @@ class TowerFunc:
         if ctx is None:
             raise ValueError("A tower function must be called inside a TowerContext.")
         output = self._tower_fn(*inputs)
-        self._handles.append(TowerTensorHandle(ctx, inputs, output, tfv1.get_default_graph()))
+        self._handles.append(TowerTensorHandle(ctx, inputs, output, tfv1.get_default_graph(),
+                                               self.input_signature))
         return output
 
     @property
