@@ -7,20 +7,30 @@ from tfloop.utils import logger
 __all__ = ["LayerNorm", "InstanceNorm"]
 
 
-def _affine(channels, new_shape, ndims, center, scale, gamma_initializer, dtype):
-    """(beta, gamma) reshaped to broadcast, and the holder of the variables created."""
+def _normalize(x, axes, beta, gamma, epsilon):
+    # Written out rather than tf.nn.moments + tf.nn.batch_normalization: oneDNN's layer-norm
+    # fusion rewrites that pattern, and on TF 2.21 gets it wrong (or fails) for some shapes.
+    centered = x - tf.reduce_mean(x, axes, keepdims=True)
+    var = tf.reduce_mean(tf.square(centered), axes, keepdims=True)
+    y = centered * tf.math.rsqrt(var + epsilon)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return tf.identity(y, name="output")
+
+
+def _affine(channels, new_shape, center, scale, gamma_initializer, dtype):
+    """(beta, gamma) shaped to broadcast (``None`` when not learned), and their holder."""
     holder = VariableHolder()
     if center:
         holder.beta = tfv1.get_variable("beta", [channels], dtype, tfv1.zeros_initializer())
-        beta = tf.reshape(holder.beta, new_shape)
-    else:
-        beta = tf.zeros([1] * ndims, dtype, name="beta")
     if scale:
         holder.gamma = tfv1.get_variable("gamma", [channels], dtype,
                                          gamma_initializer or tfv1.ones_initializer())
-        gamma = tf.reshape(holder.gamma, new_shape)
-    else:
-        gamma = tf.ones([1] * ndims, dtype, name="gamma")
+    beta, gamma = (tf.reshape(v, new_shape) if v is not None else None
+                   for v in (getattr(holder, "beta", None) if center else None,
+                             getattr(holder, "gamma", None) if scale else None))
     return beta, gamma, holder
 
 
@@ -44,14 +54,10 @@ def LayerNorm(x, epsilon=1e-5, *, center=True, scale=True, gamma_initializer=Non
     channels = shape[1] if data_format == "NCHW" or len(shape) == 2 else shape[-1]
     if channels is None:
         raise ValueError(f"LayerNorm needs a known number of channels, got shape {x.shape}.")
-    if len(shape) == 2:
-        new_shape = [1, channels]
-    else:
-        new_shape = [1, channels, 1, 1] if data_format == "NCHW" else [1, 1, 1, channels]
-    mean, var = tf.nn.moments(x, list(range(1, len(shape))), keepdims=True)
-    beta, gamma, holder = _affine(channels, new_shape, len(shape), center, scale,
-                                  gamma_initializer, x.dtype)
-    out = tf.nn.batch_normalization(x, mean, var, beta, gamma, epsilon, name="output")
+    # Channels last (2D or NHWC): 1D beta and gamma broadcast as they are.
+    new_shape = [1, channels, 1, 1] if data_format == "NCHW" and len(shape) == 4 else [channels]
+    beta, gamma, holder = _affine(channels, new_shape, center, scale, gamma_initializer, x.dtype)
+    out = _normalize(x, list(range(1, len(shape))), beta, gamma, epsilon)
     out.variables = holder
     return out
 
@@ -79,15 +85,13 @@ def InstanceNorm(x, epsilon=1e-5, *, center=True, scale=True, gamma_initializer=
     shape = x.shape.as_list()
     if data_format == "NHWC":
         axes, channels = [1, 2], shape[3]
-        new_shape = [1, 1, 1, channels]
+        new_shape = [channels]
     else:
         axes, channels = [2, 3], shape[1]
         new_shape = [1, channels, 1, 1]
     if channels is None:
         raise ValueError(f"InstanceNorm needs a known number of channels, got shape {x.shape}.")
-    mean, var = tf.nn.moments(x, axes, keepdims=True)
-    beta, gamma, holder = _affine(channels, new_shape, 4, center, scale, gamma_initializer,
-                                  x.dtype)
-    out = tf.nn.batch_normalization(x, mean, var, beta, gamma, epsilon, name="output")
+    beta, gamma, holder = _affine(channels, new_shape, center, scale, gamma_initializer, x.dtype)
+    out = _normalize(x, axes, beta, gamma, epsilon)
     out.variables = holder
     return out
