@@ -258,3 +258,16 @@ def test_min_saver_names_files_after_the_stat(tmp_path):
     saver = tfloop.MinSaver("val/error", checkpoint_dir=str(tmp_path))
     assert saver.filename == "min-val_error"
     assert tfloop.MaxSaver("acc", filename="best").filename == "best"
+
+
+def test_max_saver_second_positional_is_the_file_name_as_in_tensorpack(logdir):
+    stat = ScriptedStat([0.1, 0.7, 0.3], name="acc")
+    saver = tfloop.MaxSaver("acc", "best")
+    assert (saver.mode, saver.filename) == ("max", "best")
+    train_linear([saver, stat, tfloop.ModelSaver()], max_epoch=3)
+    w, step = restore(os.path.join(logdir, "best"))
+    assert step == 6
+    np.testing.assert_array_equal(w, stat.weights[6])
+    assert tfloop.MinSaver("acc", True, "top").mode == "max"
+    with pytest.raises(TypeError):
+        tfloop.MaxSaver("acc", "best", None, 3)   # top_k is keyword-only

@@ -246,7 +246,8 @@ class MinSaver(StatMonitorCallback):
         >>> # later: SaverRestore("train_log/mnist/min-val-error-top1")
     """
 
-    def __init__(self, monitor_stat, reverse=False, filename=None, checkpoint_dir=None, top_k=1):
+    def __init__(self, monitor_stat, reverse=False, filename=None, checkpoint_dir=None, *,
+                 top_k=1):
         super().__init__(monitor_stat, mode="max" if reverse else "min")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError("top_k must be an int >= 1, got {!r}.".format(top_k))
@@ -383,12 +384,14 @@ class MinSaver(StatMonitorCallback):
 class MaxSaver(MinSaver):
     """Keep a copy of the checkpoint of the step where a monitored stat was at its maximum.
 
-    The same as :class:`MinSaver` with the order reversed; the files are ``max-<stat>``.
+    The same as :class:`MinSaver` with the order reversed; the files are ``max-<stat>``. As in
+    tensorpack, the second positional argument is the file name: ``MaxSaver("acc", "best")``
+    keeps the maximum in ``best``.
 
     Example:
         >>> MaxSaver("val-accuracy", top_k=3)      # max-val-accuracy-1 .. max-val-accuracy-3
     """
 
-    def __init__(self, monitor_stat, reverse=False, filename=None, checkpoint_dir=None, top_k=1):
-        super().__init__(monitor_stat, reverse=not reverse, filename=filename,
-                         checkpoint_dir=checkpoint_dir, top_k=top_k)
+    def __init__(self, monitor_stat, filename=None, checkpoint_dir=None, *, top_k=1):
+        super().__init__(monitor_stat, True, filename=filename, checkpoint_dir=checkpoint_dir,
+                         top_k=top_k)
