@@ -111,6 +111,6 @@ def test_an_inferencer_fetches_the_label_of_the_inference_tower():
 
     weights = RecordWeights()
     trainer = train_linear([tfloop.InferenceRunner(val, [MeanAbsError()]), weights], max_epoch=1)
-    expected = np.abs(x @ weights.w[:, 0] - y).mean()
+    expected = np.abs(x @ weights.w.reshape(3) - y).mean()
     assert trainer.monitors.get_history("val-mae") == [
         (trainer.global_step, pytest.approx(expected, rel=1e-5))]
