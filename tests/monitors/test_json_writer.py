@@ -151,6 +151,22 @@ def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, m
     assert sorted(os.listdir(logdir)) == [".tfloop.lock", "log.log", "stats.json"]
 
 
+def test_a_burst_of_failed_writes_is_logged_once(logdir, monkeypatch, tfloop_log):
+    real_replace = os.replace
+    writes = []
+
+    def replace_failing_three_times(src, dst):
+        writes.append(dst)
+        if 2 <= len(writes) <= 4:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace_failing_three_times)
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=5)
+    assert [r["epoch_num"] for r in stats(logdir)] == [1, 2, 3, 4, 5]
+    assert len([m for level, m in tfloop_log if level == "ERROR"]) == 1
+
+
 def test_bad_on_error_is_rejected():
     with pytest.raises(ValueError, match="on_error must be 'log' or 'raise', got 'ignore'"):
         JSONWriter(on_error="ignore")

@@ -140,3 +140,66 @@ def test_encode_png_round_trips_gray_rgb_and_rgba():
 def test_bad_arguments_are_rejected(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         TFEventWriter(**kwargs)
+
+
+class _FullDisk:
+    """``tf.io.TFRecordWriter`` whose writes fail as on a full disk while ``full`` is set."""
+
+    full = False
+    real = tf.io.TFRecordWriter
+
+    def __init__(self, path):
+        self.path = path
+        self.writer = self.real(path)
+
+    def _check(self):
+        if _FullDisk.full:
+            raise tf.errors.ResourceExhaustedError(None, None, "{}; No space left on device"
+                                                   .format(self.path))
+
+    def write(self, record):
+        self._check()
+        self.writer.write(record)
+
+    def flush(self):
+        self._check()
+        self.writer.flush()
+
+    def close(self):
+        self.writer.close()
+
+
+class _FillDisk(Callback):
+    """The disk is full from the start of epoch ``first`` to the end of epoch ``last``."""
+
+    def __init__(self, first, last):
+        self.first, self.last = first, last
+
+    def _before_epoch(self):
+        _FullDisk.full = self.first <= self.epoch_num <= self.last
+
+    def _after_epoch(self):
+        if self.epoch_num == self.last:
+            _FullDisk.full = False
+
+
+def test_a_full_disk_is_logged_once_and_writing_resumes_after_it(tmp_path, monkeypatch, capfd,
+                                                                 tfloop_log):
+    monkeypatch.setattr(tf.io, "TFRecordWriter", _FullDisk)
+    monkeypatch.setattr(_FullDisk, "full", False)
+    writer = TFEventWriter(str(tmp_path), max_queue=1)
+    trainer = train_linear([_FillDisk(2, 3), ReadEventsAtEpochStart(str(tmp_path))],
+                           monitors=[writer], max_epoch=5)
+    assert trainer.global_step == 15
+    errors = [m for level, m in tfloop_log if level == "ERROR"]
+    assert len(errors) == 1
+    assert errors[0].startswith("TFEventWriter could not write TensorBoard events to {}".format(
+        os.path.join(str(tmp_path), "events.out.tfevents.")))
+    assert "at global step 6: ResourceExhaustedError: " in errors[0]
+    assert "No space left on device" in errors[0] and "training continues" in errors[0]
+    assert sum(m.startswith("TFEventWriter: writing events again") for _, m in tfloop_log) == 1
+    # epoch 2's value, put while the disk was full, is lost, nothing else (epoch 3's is put after
+    # the disk has space again)
+    assert [e.step for e in read_events(str(tmp_path)).Scalars("epoch")] == [3, 9, 12, 15]
+    assert len(glob.glob(os.path.join(str(tmp_path), "*tfevents*"))) >= 2
+    assert "Traceback" not in capfd.readouterr().err

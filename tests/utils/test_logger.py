@@ -90,3 +90,29 @@ def test_a_log_dir_that_is_not_a_path(dirname):
     with pytest.raises(TypeError, match="needs a directory path"):
         logger.set_logger_dir(dirname, action="delete")
     assert not os.path.exists("None")
+
+
+def test_a_log_file_that_cannot_be_written_is_reported_once_per_burst(tmp_path, capfd):
+    path = str(tmp_path / "run")
+    logger.set_logger_dir(path)
+    handler = logger._FILE_HANDLER
+    good = handler.stream
+    handler.stream = open("/dev/full", "w")   # every write: No space left on device
+    try:
+        for i in range(5):
+            logger.info("lost line {}".format(i))
+    finally:
+        full, handler.stream = handler.stream, good
+        try:
+            full.close()
+        except OSError:
+            pass
+    logger.info("written again")
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Logging error" not in err
+    assert err.count("tfloop: cannot write the log file {}".format(
+        os.path.join(path, "log.log"))) == 1
+    assert "No space left on device" in err
+    assert err.count("writing the log file") == 1
+    text = open(os.path.join(path, "log.log")).read()
+    assert "written again" in text and "lost line" not in text

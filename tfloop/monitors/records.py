@@ -164,10 +164,12 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         except OSError as e:
             if self._on_error == "raise":
                 raise
+            if not self._failing:  # once per burst of failures, not once per record
+                logger.error("{} could not write {} at global step {}: {}. Its {} record(s) are "
+                             "kept in memory and written with the next record; training "
+                             "continues.".format(self, self.path, self.global_step, e,
+                                                 len(self.records)))
             self._failing = True
-            logger.error("{} could not write {} at global step {}: {}. Its {} record(s) are kept "
-                         "in memory and written with the next record; training continues.".format(
-                             self, self.path, self.global_step, e, len(self.records)))
             return
         if self._failing:
             self._failing = False

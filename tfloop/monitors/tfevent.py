@@ -1,12 +1,15 @@
 """TFEventWriter: everything put to the monitors, in TensorBoard event files."""
 import os
+import socket
 import struct
+import time
 import zlib
 
 import numpy as np
 
-from tfloop.compat import tfv1
+from tfloop.compat import tf, tfv1
 from tfloop.monitors.logdir import LogDirMonitor
+from tfloop.utils import logger
 
 __all__ = ["TFEventWriter", "encode_png"]
 
@@ -36,14 +39,58 @@ def encode_png(image):
             _png_chunk(b"IDAT", zlib.compress(scanlines.tobytes())) + _png_chunk(b"IEND", b""))
 
 
+class _EventFile:
+    """One TensorBoard event file, written synchronously: a failed write raises here, in the
+    training thread (TF's own FileWriter fails in a thread of its own, printing a traceback, and
+    raises later at an unrelated call)."""
+
+    def __init__(self, logdir, suffix):
+        name = "events.out.tfevents.{}.{}{}".format(int(time.time()), socket.gethostname(),
+                                                     suffix or "")
+        self.path = os.path.join(logdir, name)
+        index = 1
+        while os.path.exists(self.path):  # another file of this second: never overwrite it
+            self.path = os.path.join(logdir, "{}.{}".format(name, index))
+            index += 1
+        self._writer = tf.io.TFRecordWriter(self.path)
+        self._pending = [tfv1.Event(wall_time=time.time(), file_version="brain.Event:2")]
+        self._flushed_at = time.monotonic()
+
+    def add(self, event, max_queue, flush_secs):
+        """Queue ``event``; returns whether the queue was written to disk."""
+        self._pending.append(event)
+        if len(self._pending) >= max_queue or time.monotonic() - self._flushed_at >= flush_secs:
+            return self.flush()
+        return False
+
+    def flush(self):
+        pending, self._pending = self._pending, []
+        self._flushed_at = time.monotonic()
+        for event in pending:
+            self._writer.write(event.SerializeToString())
+        self._writer.flush()
+        return True
+
+    def close(self):
+        try:
+            self.flush()
+        finally:
+            self._writer.close()
+
+
 class TFEventWriter(LogDirMonitor):
     """Write scalars, images, summaries and events to TensorBoard event files.
 
-    Uses TensorFlow's own ``tf.compat.v1.summary.FileWriter``. Scalars become ``simple_value``
-    summaries and images PNG image summaries (tag ``name``, or ``name/0``, ``name/1``... for
-    several), all at the current ``global_step``; other summaries (histograms ...) are written as
-    they are. The file is flushed at least after every epoch and closed when training ends.
+    Scalars become ``simple_value`` summaries and images PNG image summaries (tag ``name``, or
+    ``name/0``, ``name/1``... for several), all at the current ``global_step``; other summaries
+    (histograms ...) are written as they are. Events are queued and written (TFRecord files of
+    ``tf.compat.v1.Event``, as ``tf.compat.v1.summary.FileWriter`` writes them) when ``max_queue``
+    are waiting or ``flush_secs`` have passed, at least after every epoch, and when training ends.
     One of the default monitors; skipped when there is no log directory.
+
+    A write that fails (a full disk, the directory gone) does not stop training: it is logged once,
+    with the file and the error, events are dropped until the next epoch ends, and then a new event
+    file is tried (logged when it works again).
 
     Args:
         logdir (str): the directory of the event files; the log directory by default.
@@ -51,18 +98,14 @@ class TFEventWriter(LogDirMonitor):
         flush_secs (float): flush at least this often.
         split_files (bool): close the event file after every epoch and write the next epoch's
             events to a new one, for file systems where appending is expensive.
-        write_graph (bool): write the training graph once when training starts (TensorBoard's
-            Graphs tab).
 
     Example:
         >>> TrainConfig(..., monitors=[TFEventWriter(flush_secs=30), ScalarPrinter()])
         >>> # then: tensorboard --logdir train_log/run1
     """
 
-    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False,
-                 write_graph=True):
+    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False):
         super().__init__(logdir)
-        self._write_graph = bool(write_graph)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue <= 0:
             raise ValueError("TFEventWriter: max_queue must be a positive int, got {!r}.".format(
                 max_queue))
@@ -73,35 +116,64 @@ class TFEventWriter(LogDirMonitor):
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._split_files = bool(split_files)
-        self._writer = None
+        self._file = None
         self._files_opened = 0
+        self._failing = False   # a failure was logged and no write has worked since
+        self._paused = False    # events are dropped until the next epoch ends
 
-    def _get_writer(self):
+    def _get_file(self):
         # Opened on first use, which may be another callback's before_train, ahead of ours.
-        if self._writer is None and self.logdir is not None:
-            # TF names event files by the second; split files need a suffix not to overwrite
-            # one another.
+        if self._file is None and self.logdir is not None and not self._paused:
+            # Files are named by the second; split files need a suffix not to overwrite one another.
             suffix = ".{}.{:05d}".format(os.getpid(), self._files_opened) if self._split_files \
                 else None
             self._files_opened += 1
-            with self.graph.as_default():  # FileWriter refuses to be created in eager mode
-                self._writer = tfv1.summary.FileWriter(self.logdir, max_queue=self._max_queue,
-                                                       flush_secs=self._flush_secs,
-                                                       filename_suffix=suffix)
-        return self._writer
+            self._guard(lambda: setattr(self, "_file", _EventFile(self.logdir, suffix)))
+        return self._file
+
+    def _guard(self, write):
+        """Run ``write``; a failure is logged once per burst of failures and drops events until
+        the next epoch ends. Returns whether it worked."""
+        try:
+            wrote = write()
+        except (OSError, tf.errors.OpError) as e:
+            broken, self._file = self._file, None
+            if broken is not None:
+                try:
+                    broken._writer.close()
+                except (OSError, tf.errors.OpError):
+                    pass
+            if not self._failing:
+                message = e.message if isinstance(e, tf.errors.OpError) else str(e)
+                logger.error("TFEventWriter could not write TensorBoard events to {} at global "
+                             "step {}: {}: {}. Events are dropped until the next epoch ends, then "
+                             "a new event file is tried; training continues. Check the free space "
+                             "of {}.".format(getattr(broken, "path", self.logdir), self.global_step,
+                                             type(e).__name__, message.splitlines()[0] if message
+                                             else "", self.logdir))
+            self._failing = self._paused = True
+            return False
+        if wrote and self._failing:
+            self._failing = False
+            logger.info("TFEventWriter: writing events again, to {}.".format(
+                self._file.path if self._file is not None else self.logdir))
+        return True
+
+    def _add(self, event):
+        event_file = self._get_file()
+        if event_file is not None:
+            self._guard(lambda: event_file.add(event, self._max_queue, self._flush_secs))
 
     def _add_summary(self, values):
-        writer = self._get_writer()
-        if writer is not None:
-            writer.add_summary(tfv1.Summary(value=values), self.global_step)
+        self._add(tfv1.Event(wall_time=time.time(), step=self.global_step,
+                             summary=tfv1.Summary(value=values)))
 
     def _before_train(self):
-        writer = self._get_writer()
-        if writer is not None and self._write_graph:
-            writer.add_graph(self.graph)
-        if writer is not None and self.global_step > 0:
+        self._failing = self._paused = False
+        if self.logdir is not None and self.global_step > 0:
             # A resumed run: TensorBoard drops what a killed run wrote after this step.
-            writer.add_session_log(tfv1.SessionLog(status=tfv1.SessionLog.START), self.global_step)
+            self._add(tfv1.Event(wall_time=time.time(), step=self.global_step,
+                                 session_log=tfv1.SessionLog(status=tfv1.SessionLog.START)))
 
     def process_scalar(self, name, value):
         self._add_summary([tfv1.Summary.Value(tag=name, simple_value=value)])
@@ -123,20 +195,19 @@ class TFEventWriter(LogDirMonitor):
             self._add_summary(values)
 
     def process_event(self, event):
-        writer = self._get_writer()
-        if writer is not None:
-            writer.add_event(event)
+        self._add(event)
 
     def _trigger(self):
-        if self._writer is None:
+        self._paused = False
+        if self._file is None:
             return
         if self._split_files:
-            self._writer.close()
-            self._writer = None  # the next write opens a new file
+            event_file, self._file = self._file, None  # the next write opens a new file
+            self._guard(lambda: event_file.close() or True)
         else:
-            self._writer.flush()
+            self._guard(self._file.flush)
 
     def _after_train(self):
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        if self._file is not None:
+            event_file, self._file = self._file, None
+            self._guard(event_file.close)

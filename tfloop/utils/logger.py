@@ -93,6 +93,36 @@ def _close_file_handler():
         _FILE_HANDLER = None
 
 
+class _LogFileHandler(logging.FileHandler):
+    """The log file; a line that cannot be written (a full disk) is reported on stderr once per
+    burst of failures, not with a traceback per line, and never stops training."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._failing = False
+        self._failed_now = False
+
+    def emit(self, record):
+        self._failed_now = False
+        super().emit(record)
+        if self._failing and not self._failed_now:
+            self._failing = False
+            sys.stderr.write("tfloop: writing the log file {} again.\n".format(self.baseFilename))
+
+    def handleError(self, record):
+        self._failed_now = True
+        if self._failing:
+            return
+        self._failing = True
+        error = sys.exc_info()[1]
+        try:
+            sys.stderr.write("tfloop: cannot write the log file {} ({}: {}); its lines are lost "
+                             "until it works again, the console still gets them.\n".format(
+                                 self.baseFilename, type(error).__name__, error))
+        except (OSError, ValueError):
+            pass
+
+
 def _release_lock():
     global _LOCK
     if _LOCK is not None:
@@ -215,7 +245,7 @@ def set_logger_dir(dirname, action=None):
     global _FILE_HANDLER, _LOCK
     _LOCK = lock
     LOG_DIR = dirname
-    _FILE_HANDLER = logging.FileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
+    _FILE_HANDLER = _LogFileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
     _FILE_HANDLER.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
     _LOGGER.addHandler(_FILE_HANDLER)
     info("Argv: " + " ".join(sys.argv))
