@@ -107,7 +107,8 @@ def test_an_inferencer_fetches_the_label_of_the_inference_tower():
     val = tf.data.Dataset.from_tensor_slices((x, y)).batch(3)
     class RecordWeights(tfloop.Callback):
         def _trigger(self):
-            self.w = self.trainer.sess.run(self.graph.get_tensor_by_name("w:0"))
+            w, = [v for v in tfv1.global_variables() if v.op.name == "w"]
+            self.w = self.trainer.sess.run(w)
 
     weights = RecordWeights()
     trainer = train_linear([tfloop.InferenceRunner(val, [MeanAbsError()]), weights], max_epoch=1)
