@@ -142,3 +142,15 @@ def test_launch_needs_a_config_and_a_trainer():
 def test_config_rejects_a_model_that_is_not_a_model_desc():
     with pytest.raises(TypeError, match="model must be a ModelDesc"):
         tfloop.TrainConfig(model=object(), data=[(1, 2)])
+
+
+@pytest.mark.parametrize("wrap", [lambda cb: cb, lambda cb: tfloop.PeriodicTrigger(
+    cb, every_k_steps=2)])
+def test_a_callback_reused_for_a_second_training_is_refused(logdir, wrap):
+    saver = tfloop.ModelSaver()
+    train_linear([wrap(saver)], max_epoch=1)
+    assert saver.last_checkpoint == os.path.join(logdir, "model-3")
+    with pytest.raises(ValueError, match=r"Callback ModelSaver was already used by another "
+                                         r"training \(trainer SimpleTrainer\).*Create new callback "
+                                         r"objects for each training"):
+        train_linear([wrap(saver)], max_epoch=1)

@@ -1,7 +1,7 @@
 """The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
 import time
 
-from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.callbacks.base import Callback, ProxyCallback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf
@@ -145,6 +145,23 @@ class Trainer:
                 raise ValueError("Callback {} appears twice in the callback list; a callback object "
                                  "can be used once.".format(cb))
             seen.add(id(cb))
+            self._check_fresh(cb)
+
+    def _check_fresh(self, cb):
+        """A callback object serves one training: its state (the steps a ModelSaver saved, the
+        best value of EarlyStopping) belongs to that run, and reusing it would silently skip work."""
+        layer = cb
+        while True:
+            if layer.trainer is not None and layer.trainer is not self:
+                raise ValueError(
+                    "Callback {} was already used by another training (trainer {}): a callback "
+                    "keeps the state of its training (e.g. the steps a ModelSaver saved), so it "
+                    "serves one training only. Create new callback objects for each training, "
+                    "e.g. callbacks=[ModelSaver()] in the function that trains.".format(
+                        layer, type(layer.trainer).__name__))
+            if not isinstance(layer, ProxyCallback):
+                return
+            layer = layer.cb
 
     def initialize(self, session_creator=None, session_init=None):
         """Create the session, initialize or restore variables, and finalize the graph."""
