@@ -215,6 +215,16 @@ def test_chain_init_applies_in_order(ckpt_dir):
     np.testing.assert_array_equal(_restore(init, graph, w), W * 7)
 
 
+def test_chain_init_warns_only_of_variables_that_no_member_restores(tmp_path, log_warnings):
+    _save(str(tmp_path), 5)
+    graph, w = _build(extra=True)
+    with graph.as_default():
+        tfv1.get_variable("head", [2], initializer=tfv1.zeros_initializer())
+    init = tfloop.SmartInit([str(tmp_path), {"w": W * 7}])
+    np.testing.assert_array_equal(_restore(init, graph, w), W * 7)
+    assert log_warnings == ["2 variable(s) keep their initial values: extra, head."]
+
+
 def test_smart_init_and_model_loader(ckpt_dir, tmp_path):
     assert isinstance(tfloop.SmartInit(None), tfloop.JustCurrentSession)
     just = tfloop.JustCurrentSession()

@@ -64,11 +64,18 @@ def _describe(shape, dtype):
     return "{} {}".format(list(shape), tf.as_dtype(dtype).name)
 
 
+def _warn_initial_values(missing):
+    if missing:
+        logger.warning("{} variable(s) keep their initial values: {}.".format(
+            len(missing), ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")))
+
+
 class _MatchingInit(SessionInit):
     """Match the graph's variables against a source of named values (shapes and dtypes known)."""
 
     relaxed = False
     source_name = ""
+    in_chain = False  # a ChainInit reports the variables no member restored, once for all
 
     def _match(self, source, prefix=None, ignore=()):
         """Pair graph variables with source keys.
@@ -119,10 +126,9 @@ class _MatchingInit(SessionInit):
         report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
         if report:
             logger.info(report)
-        missing = [n for n in graph_only if not is_optimizer_slot(n)]
-        if missing:
-            logger.warning("{} variable(s) keep their initial values: {}.".format(
-                len(missing), ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")))
+        self.missing = [n for n in graph_only if not is_optimizer_slot(n)]
+        if not self.in_chain:
+            _warn_initial_values(self.missing)
         self.report = report
         self.restored = sorted(v.op.name for v in pairs.values())
         return pairs
@@ -282,8 +288,14 @@ class ChainInit(SessionInit):
         self.inits = [SmartInit(s) for s in sess_inits]
 
     def _setup_graph(self):
+        matching = [s for s in self.inits if isinstance(s, _MatchingInit)]
+        for s in matching:
+            s.in_chain = True
         for s in self.inits:
             s.setup_graph()
+        if matching and len(matching) == len(self.inits):
+            missing = set.intersection(*(set(s.missing) for s in matching))
+            _warn_initial_values(sorted(missing))
 
     def _run_init(self, sess):
         for s in self.inits:
