@@ -402,6 +402,41 @@ def _(tmp):
                                                                      every_n_iter=1))])
 
 
+# ---- prediction and export --------------------------------------------------------------------
+def _predict_config(session_init, **kwargs):
+    kwargs.setdefault("output_names", ["pred"])
+    return tfloop.PredictConfig(model=LinearModel(), session_init=session_init, input_names=["x"],
+                                **kwargs)
+
+
+@case("predict-unknown-name")
+def _(tmp):
+    tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}, output_names=["prediction"]))
+
+
+@case("predict-other-model")
+def _(tmp):
+    tfloop.OfflinePredictor(_predict_config({"fc/W": np.zeros([3, 1]), "fc/b": np.zeros([1])}))
+
+
+@case("predict-input-shape")
+def _(tmp):
+    tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}))(np.zeros([2, 4], np.float32))
+
+
+@case("predict-input-dtype")
+def _(tmp):
+    tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}))(np.array([["1", "2", "3"]]))
+
+
+@case("export-not-empty")
+def _(tmp):
+    (tmp / "export").mkdir()
+    (tmp / "export" / "saved_model.pb").write_bytes(b"")
+    tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving(
+        str(tmp / "export"))
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 
