@@ -154,3 +154,51 @@ def test_a_callback_reused_for_a_second_training_is_refused(logdir, wrap):
                                          r"training \(trainer SimpleTrainer\).*Create new callback "
                                          r"objects for each training"):
         train_linear([wrap(saver)], max_epoch=1)
+
+
+def test_numpy_integers_are_accepted_as_loop_bounds():
+    import numpy as np
+    trainer = train_linear(steps_per_epoch=np.int64(3), max_epoch=np.int32(2))
+    assert trainer.global_step == 6 and type(trainer.loop.max_epoch) is int
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(session_config="gpu"), TypeError,
+     "session_config must be a tf.compat.v1.ConfigProto, got 'gpu'"),
+    (dict(session_creator=42), TypeError,
+     r"session_creator must have a create_session\(graph\) method"),
+    (dict(data=[]), ValueError, "The data QueueInput is empty: it has no datapoints"),
+    (dict(data="file.tfrecord"), TypeError,
+     r"data='file.tfrecord' is a path, not data: .*tf.data.TFRecordDataset\('file.tfrecord'\)"),
+])
+def test_bad_config_values_are_refused_before_building(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        tfloop.TrainConfig(model=LinearModel(), **dict(dict(data=[(1, 2)]), **kwargs))
+
+
+class StringLearningRate(LinearModel):
+    def optimizer(self):
+        return tfv1.train.GradientDescentOptimizer("0.1")
+
+
+def test_a_learning_rate_given_as_a_string_is_refused_when_the_train_op_is_built():
+    with pytest.raises(TypeError, match=r"GradientDescentOptimizer got the learning rate '0.1' "
+                                        r"\(str\); give a number"):
+        train_linear(model=StringLearningRate())
+
+
+def _dataset(transform):
+    x, y = make_regression_data(8)
+    return lambda: transform(tf.data.Dataset.from_tensor_slices((x, y)).batch(4))
+
+
+@pytest.mark.parametrize("data, message", [
+    (tfloop.DatasetInput(_dataset(lambda ds: ds), repeat=False),
+     r"The input DatasetInput ran out at step 2 of epoch 1 \(global step 2\), before the epoch's "
+     r"steps_per_epoch=3 steps: it is not repeated"),
+    (tfloop.DatasetInput(_dataset(lambda ds: ds.filter(lambda x, y: False))),
+     "The input DatasetInput yielded no data at the first step: it is empty"),
+])
+def test_an_input_that_runs_out_is_named(data, message):
+    with pytest.raises(ValueError, match=message):
+        train_linear(data=data, steps_per_epoch=3)

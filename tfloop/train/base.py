@@ -187,6 +187,8 @@ class Trainer:
         """Run the epochs. ``after_train`` always runs; ``StopTraining`` ends training cleanly."""
         loop = self.loop
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        steps_per_epoch, starting_epoch, max_epoch = (loop.steps_per_epoch, loop.starting_epoch,
+                                                      loop.max_epoch)
         callbacks = self._callbacks
         hooked_sess = self.hooked_sess
         error = None
@@ -204,12 +206,15 @@ class Trainer:
                     loop.local_step = first_step - 1
                     callbacks.before_epoch()
                     start = time.perf_counter()
-                    for loop.local_step in range(first_step + spr - 1, steps_per_epoch, spr):
-                        self.run_step()
-                        callbacks.trigger_step()
-                        if hooked_sess.stop_requested:
-                            raise StopTraining("a callback requested a stop after step {}".format(
-                                loop.global_step))
+                    try:
+                        for loop.local_step in range(first_step + spr - 1, steps_per_epoch, spr):
+                            self.run_step()
+                            callbacks.trigger_step()
+                            if hooked_sess.stop_requested:
+                                raise StopTraining("a callback requested a stop after step {}"
+                                                   .format(loop.global_step))
+                    except tf.errors.OutOfRangeError:
+                        raise self._input_ran_out() from None
                     first_step = 0
                     callbacks.after_epoch()
                     logger.info("Epoch {} (global step {}) finished, time: {:.2f} s.".format(
@@ -235,6 +240,20 @@ class Trainer:
                     logger.error("after_train also failed: {}: {}".format(type(e).__name__, e))
         if error is not None:
             raise error
+
+    def _input_ran_out(self):
+        loop = self.loop
+        source = self._input_source if self._input_source is not None else "input"
+        if loop.global_step == 0:
+            return ValueError("The input {} yielded no data at the first step: it is empty. Check "
+                              "what builds it (a filter that drops everything, an empty file "
+                              "list).".format(source))
+        return ValueError(
+            "The input {} ran out at step {} of epoch {} (global step {}), before the epoch's "
+            "steps_per_epoch={} steps: it is not repeated and has fewer batches. Repeat it "
+            "(dataset.repeat(), or DatasetInput(ds) which repeats a finite dataset), or set "
+            "steps_per_epoch to its number of batches.".format(
+                source, loop.local_step, loop.epoch_num, loop.global_step, loop.steps_per_epoch))
 
     def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
               starting_epoch=1, max_epoch=9999999):

@@ -1,6 +1,8 @@
 """TrainConfig: everything one training run needs, checked before anything is built."""
+import os
+
 from tfloop.callbacks.base import Callback
-from tfloop.compat import tf
+from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.queue import QueueInput
@@ -19,6 +21,12 @@ def as_input_source(data):
     ``__iter__``) -> :class:`QueueInput`, which prefetches it in a background thread."""
     if isinstance(data, InputSource):
         return data
+    if isinstance(data, (str, bytes, os.PathLike)):
+        raise TypeError(
+            "data={!r} is a path, not data: tfloop does not open files by name. For TFRecord files "
+            "give a function building the dataset, e.g. data=lambda: tf.data.TFRecordDataset("
+            "{!r}).map(parse_example).batch(32), where parse_example decodes one record into the "
+            "model's inputs.".format(data, os.fspath(data)))
     if isinstance(data, tf.data.Dataset) or callable(data):
         return DatasetInput(data)
     try:
@@ -84,6 +92,14 @@ class TrainConfig:
         self.monitors = _check_list(monitors, "monitors", MonitorBase)
         if session_creator is not None and session_config is not None:
             raise ValueError("Give either session_creator= or session_config=, not both.")
+        if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):
+            raise TypeError("session_config must be a tf.compat.v1.ConfigProto, got {!r}; e.g. "
+                            "tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
+                            "allow_growth=True)).".format(session_config))
+        if session_creator is not None and not callable(getattr(session_creator, "create_session",
+                                                                None)):
+            raise TypeError("session_creator must have a create_session(graph) method (e.g. "
+                            "NewSessionCreator(config=...)), got {!r}.".format(session_creator))
         self.session_creator = session_creator
         self.session_config = session_config
         if session_init is not None and not isinstance(session_init, SessionInit):
@@ -92,9 +108,14 @@ class TrainConfig:
         self.session_init = session_init
         if steps_per_epoch is None:
             steps_per_epoch = self.data.size() if self.data is not None else None
-        TrainLoop().configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
-                              max_epoch)
-        self.steps_per_epoch = steps_per_epoch
-        self.starting_epoch = starting_epoch
-        self.max_epoch = max_epoch
+            if steps_per_epoch == 0:
+                raise ValueError("The data {} is empty: it has no datapoints to train on. Check "
+                                 "what builds it (a filter that drops everything, an empty file "
+                                 "list).".format(self.data))
+        loop = TrainLoop()
+        loop.configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
+                       max_epoch)
+        self.steps_per_epoch = None if steps_per_epoch is None else loop.steps_per_epoch
+        self.starting_epoch = loop.starting_epoch
+        self.max_epoch = loop.max_epoch
         self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)

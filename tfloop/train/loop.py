@@ -1,4 +1,5 @@
 """The training loop's counters."""
+import numbers
 
 __all__ = ["TrainLoop"]
 
@@ -24,10 +25,13 @@ class TrainLoop:
 
     def configure(self, steps_per_epoch, starting_epoch, max_epoch):
         """Check and set the loop's bounds; errors name the bad value and what is valid."""
+        checked = []
         for name, value in (("steps_per_epoch", steps_per_epoch), ("starting_epoch", starting_epoch),
                             ("max_epoch", max_epoch)):
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError("{} must be an int, got {!r}.".format(name, value))
+            checked.append(int(value))  # numpy integers too
+        steps_per_epoch, starting_epoch, max_epoch = checked
         if steps_per_epoch <= 0:
             raise ValueError("steps_per_epoch must be a positive int, got {}.".format(steps_per_epoch))
         if starting_epoch < 1:

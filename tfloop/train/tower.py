@@ -1,6 +1,7 @@
 """Trainers that build the model through a tower function."""
 import contextlib
 import functools
+import numbers
 
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
@@ -48,6 +49,19 @@ def check_optimizer(opt):
             "optimizer() must return a tf.compat.v1.train.Optimizer (e.g. "
             "tf.compat.v1.train.AdamOptimizer(1e-3)), got {!r}. Keras optimizers do not work in "
             "tf.compat.v1 graphs.".format(opt))
+    for attr in ("_learning_rate", "_lr"):
+        if not hasattr(opt, attr):
+            continue
+        lr = getattr(opt, attr)
+        if isinstance(lr, bool) or not (isinstance(lr, (numbers.Real, tf.Tensor, tf.Variable))
+                                        or callable(lr)):
+            raise TypeError(
+                "optimizer(): {} got the learning rate {!r} ({}); give a number, a float tensor or "
+                "a variable, e.g. {}(0.1) or {}(tf.compat.v1.get_variable('learning_rate', "
+                "initializer=0.1, trainable=False)).".format(
+                    type(opt).__name__, lr, type(lr).__name__, type(opt).__name__,
+                    type(opt).__name__))
+        break
     return opt
 
 
