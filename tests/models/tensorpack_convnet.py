@@ -13,8 +13,8 @@ import types
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
 tfv1 = tf.compat.v1
 
@@ -101,11 +101,26 @@ class _BatchNormalization:
 tfv1.layers = types.SimpleNamespace(Conv2D=_Conv2D, Dense=_Dense, MaxPooling2D=_MaxPooling2D,
                                     BatchNormalization=_BatchNormalization)
 
-from tensorpack import (BatchNorm, Conv2D, Conv2DTranspose, DataFromList, Dropout,  # noqa: E402
-                        FullyConnected, LayerNorm, MaxPooling, ModelDesc, ModelSaver, PReLU,
-                        SimpleTrainer, SmartInit, TowerContext, TrainConfig, argscope,
-                        launch_train_with_config)
-from tensorpack.utils import logger  # noqa: E402
+from tensorpack import (
+    BatchNorm,
+    Conv2D,
+    Conv2DTranspose,
+    DataFromList,
+    Dropout,
+    FullyConnected,
+    LayerNorm,
+    MaxPooling,
+    ModelDesc,
+    ModelSaver,
+    PReLU,
+    SimpleTrainer,
+    SmartInit,
+    TowerContext,
+    TrainConfig,
+    argscope,
+    launch_train_with_config,
+)
+from tensorpack.utils import logger
 
 
 def convnet(image):

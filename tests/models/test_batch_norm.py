@@ -157,17 +157,16 @@ def test_sync_statistics_single_tower_warns_and_many_towers_refuse(log_warnings)
 
 
 def test_batchnorm_errors():
-    with tf.Graph().as_default():
-        with TowerContext("", is_training=True):
-            with pytest.raises(ValueError, match="needs a 2D or 4D input"):
-                BatchNorm("a", tfv1.placeholder(tf.float32, [None, 2, 3]))
-            x = tfv1.placeholder(tf.float32, [None, 3])
-            with pytest.raises(ValueError, match="ema_update must be one of"):
-                BatchNorm("b", x, ema_update="sometimes")
-            with pytest.raises(ValueError, match="sync_statistics must be None, 'nccl' or"):
-                BatchNorm("c", x, sync_statistics="mpi")
-            with pytest.raises(ValueError, match="axis must be 1 for a 2D input"):
-                BatchNorm("d", x, axis=3)
+    with tf.Graph().as_default(), TowerContext("", is_training=True):
+        with pytest.raises(ValueError, match="needs a 2D or 4D input"):
+            BatchNorm("a", tfv1.placeholder(tf.float32, [None, 2, 3]))
+        x = tfv1.placeholder(tf.float32, [None, 3])
+        with pytest.raises(ValueError, match="ema_update must be one of"):
+            BatchNorm("b", x, ema_update="sometimes")
+        with pytest.raises(ValueError, match="sync_statistics must be None, 'nccl' or"):
+            BatchNorm("c", x, sync_statistics="mpi")
+        with pytest.raises(ValueError, match="axis must be 1 for a 2D input"):
+            BatchNorm("d", x, axis=3)
 
 
 def test_batch_renorm_corrects_with_the_renorm_averages():
@@ -218,7 +217,7 @@ def test_batchnorm_trains_in_a_data_parallel_trainer():
 
     class ReadMean(tfloop.Callback):
         def _after_train(self):
-            var = [v for v in tfv1.global_variables() if v.op.name == "bn/mean/EMA"][0]
+            var = next(v for v in tfv1.global_variables() if v.op.name == "bn/mean/EMA")
             means.append(self.trainer.sess.run(var))
             names = [op.name for op in tfv1.get_collection(tfv1.GraphKeys.UPDATE_OPS)]
             means.append(names)

@@ -2,8 +2,14 @@
 import numpy as np
 import pytest
 
-from tfloop import (AvgPooling, FixedUnPooling, FullyConnected, GlobalAvgPooling, MaxPooling,
-                    l1_regularizer)
+from tfloop import (
+    AvgPooling,
+    FixedUnPooling,
+    FullyConnected,
+    GlobalAvgPooling,
+    MaxPooling,
+    l1_regularizer,
+)
 from tfloop.compat import tf, tfv1
 
 RNG = np.random.RandomState(0)
@@ -33,7 +39,7 @@ def test_fully_connected_output_name_variables_and_regularizer():
         y = FullyConnected("fc", x, 3, use_bias=False, kernel_regularizer=l1_regularizer(2.0))
         assert y.name == "fc/output:0" and y.variables.all() == [y.variables.W]
         with pytest.raises(AttributeError, match="no variable 'b'"):
-            y.variables.b
+            getattr(y.variables, "b")
         (loss,) = tfv1.get_collection(tfv1.GraphKeys.REGULARIZATION_LOSSES)
         with tfv1.Session() as sess:
             sess.run(tfv1.global_variables_initializer())

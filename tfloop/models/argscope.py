@@ -7,16 +7,21 @@ call override the argscope's.
 import copy
 import inspect
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from tfloop.compat import tf
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 
-__all__ = ["argscope", "get_arg_scope", "enable_argscope_for_function",
-           "enable_argscope_for_module"]
+__all__ = [
+    "argscope",
+    "enable_argscope_for_function",
+    "enable_argscope_for_module",
+    "get_arg_scope",
+]
 
 _ARG_SCOPES = []
 
@@ -100,7 +105,7 @@ def enable_argscope_for_function(func: Callable, log_shape: bool = True) -> Call
             shown = out[0] if isinstance(out, tuple) else out
             if isinstance(shown, tf.Tensor):
                 name = kwargs.get("name", func.__name__)
-                logger.info(f"{repr(name):<12}: {shape_str(args[0])} --> {shape_str(shown)}")
+                logger.info(f"{name!r:<12}: {shape_str(args[0])} --> {shape_str(shown)}")
         return out
 
     wrapped.__argscope_enabled__ = True

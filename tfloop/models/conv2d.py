@@ -3,9 +3,19 @@
 Variables: ``W`` (the kernel) and ``b`` (the bias), under the layer's name: ``conv0/W``.
 """
 from tfloop.compat import tf, tfv1
-from tfloop.models.layer_args import (channels_of, convert_args, data_format_of,
-                                      default_kernel_initializer, finish_output, gpu_visible,
-                                      new_variable, padding_of, run_in_layout, shape2d, shape4d)
+from tfloop.models.layer_args import (
+    channels_of,
+    convert_args,
+    data_format_of,
+    default_kernel_initializer,
+    finish_output,
+    gpu_visible,
+    new_variable,
+    padding_of,
+    run_in_layout,
+    shape2d,
+    shape4d,
+)
 from tfloop.models.registry import VariableHolder, layer_register
 
 __all__ = ["Conv2D", "Conv2DTranspose", "Deconv2D"]

@@ -2,8 +2,12 @@
 import numpy as np
 
 from tfloop.compat import tf, tfv1
-from tfloop.models.layer_args import (convert_args, default_kernel_initializer, finish_output,
-                                      new_variable)
+from tfloop.models.layer_args import (
+    convert_args,
+    default_kernel_initializer,
+    finish_output,
+    new_variable,
+)
 from tfloop.models.registry import VariableHolder, layer_register
 
 __all__ = ["FullyConnected", "batch_flatten"]

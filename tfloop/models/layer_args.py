@@ -114,7 +114,7 @@ def default_kernel_initializer():
     return tfv1.variance_scaling_initializer(scale=2.0, distribution="untruncated_normal")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_visible():
     """Whether TensorFlow sees a GPU (then channels-first ops run natively)."""
     return bool(tf.config.list_physical_devices("GPU"))

@@ -4,7 +4,7 @@ from tfloop.models.layer_args import convert_args, data_format_of
 from tfloop.models.registry import VariableHolder, layer_register
 from tfloop.utils import logger
 
-__all__ = ["LayerNorm", "InstanceNorm"]
+__all__ = ["InstanceNorm", "LayerNorm"]
 
 
 def _normalize(x, axes, beta, gamma, epsilon):

@@ -5,7 +5,7 @@ from tfloop.models.layer_args import convert_args
 from tfloop.models.registry import VariableHolder, layer_register
 from tfloop.utils import logger
 
-__all__ = ["BNReLU", "PReLU", "Maxout"]
+__all__ = ["BNReLU", "Maxout", "PReLU"]
 
 
 @layer_register(use_scope=None)

@@ -2,11 +2,17 @@
 import numpy as np
 
 from tfloop.compat import tf
-from tfloop.models.layer_args import (convert_args, data_format_of, padding_of, run_in_layout,
-                                      shape2d, shape4d)
+from tfloop.models.layer_args import (
+    convert_args,
+    data_format_of,
+    padding_of,
+    run_in_layout,
+    shape2d,
+    shape4d,
+)
 from tfloop.models.registry import layer_register
 
-__all__ = ["MaxPooling", "AvgPooling", "GlobalAvgPooling", "FixedUnPooling"]
+__all__ = ["AvgPooling", "FixedUnPooling", "GlobalAvgPooling", "MaxPooling"]
 
 _POOL_ALIASES = {"shape": "pool_size", "stride": "strides"}
 

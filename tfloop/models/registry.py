@@ -13,7 +13,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.models.argscope import get_arg_scope, shape_str
 from tfloop.utils import logger
 
-__all__ = ["layer_register", "disable_layer_logging", "VariableHolder", "get_registered_layer"]
+__all__ = ["VariableHolder", "disable_layer_logging", "get_registered_layer", "layer_register"]
 
 _REGISTRY = {}
 _NAME_CONFLICT = object()

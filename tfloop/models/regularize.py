@@ -11,8 +11,13 @@ from tfloop.models.registry import layer_register
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 
-__all__ = ["regularize_cost", "regularize_cost_from_collection", "l2_regularizer",
-           "l1_regularizer", "Dropout"]
+__all__ = [
+    "Dropout",
+    "l1_regularizer",
+    "l2_regularizer",
+    "regularize_cost",
+    "regularize_cost_from_collection",
+]
 
 _LISTED = weakref.WeakKeyDictionary()  # graphs whose regularized variables were already listed
 

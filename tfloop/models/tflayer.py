@@ -3,7 +3,7 @@ import contextlib
 
 from tfloop.compat import tfv1
 
-__all__ = ["rename_tflayer_get_variable", "rename_get_variable"]
+__all__ = ["rename_get_variable", "rename_tflayer_get_variable"]
 
 TFLAYER_NAMES = {"kernel": "W", "bias": "b", "moving_mean": "mean/EMA",
                  "moving_variance": "variance/EMA"}
@@ -18,14 +18,14 @@ def rename_get_variable(mapping):
         >>> with rename_get_variable({"kernel": "W"}):
         ...     w = tf.compat.v1.get_variable("kernel", [3, 3])   # named W
     """
-    def getter(next_getter, name, *args, **kwargs):
+    def renaming_getter(getter, name, *args, **kwargs):
         head, _, base = name.rpartition("/")
         if base in mapping:
             name = f"{head}/{mapping[base]}" if head else mapping[base]
-        return next_getter(name, *args, **kwargs)
+        return getter(name, *args, **kwargs)
 
     scope = tfv1.get_variable_scope()
-    with tfv1.variable_scope(scope, custom_getter=getter, auxiliary_name_scope=False):
+    with tfv1.variable_scope(scope, custom_getter=renaming_getter, auxiliary_name_scope=False):
         yield
 
 
