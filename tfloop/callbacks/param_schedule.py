@@ -3,7 +3,10 @@ import bisect
 import math
 import numbers
 
-from tfloop.callbacks.param import HyperParamSetter, _to_python
+import numpy as np
+
+from tfloop.callbacks.param import HyperParamSetter, _describe, _to_python
+from tfloop.utils import logger
 
 __all__ = ["ScheduledHyperParamSetter", "HyperParamSetterWithFunc"]
 
@@ -104,10 +107,33 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         return self.value_at(self._current_point())
 
     def _before_train(self):
+        self._warn_if_started_mid_schedule()
         if self.set_at_beginning:
             super()._before_train()
         else:
             self._last_value = self.value_at(self._current_point())
+
+    def _warn_if_started_mid_schedule(self):
+        """Starting after point 0 (a later ``starting_epoch``, or a resumed run), warn when the
+        parameter differs from what the schedule says it should be by now (as tensorpack)."""
+        point = self._current_point()
+        expected = self.value_at(point)
+        if point == 0 or expected is None:
+            return
+        actual = _to_python(self.get_current_value())
+        try:
+            same = bool(np.allclose(actual, expected))
+        except (TypeError, ValueError):
+            same = False
+        if same:
+            return
+        where = f"{'step' if self.step_based else 'epoch'} {point}"
+        action = ("it is set now (set_at_beginning=True)." if self.set_at_beginning else
+                  "it is left as is (set_at_beginning=False): if no other callback sets it, check "
+                  "its initial value.")
+        logger.warning(f"{self}: by the schedule, '{self.param.readable_name}' should be "
+                       f"{_describe(expected)} after {where}, where training starts, but it is "
+                       f"{_describe(actual)}; {action}")
 
     def overrides(self, method):
         if method == "_trigger_step":

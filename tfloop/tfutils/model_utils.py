@@ -13,7 +13,7 @@ def describe_trainable_vars(graph=None):
     graph = graph or tfv1.get_default_graph()
     variables = graph.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)
     if not variables:
-        logger.warning("The model has no trainable variables.")
+        logger.info("The model has no trainable variables.")  # a NoOpTrainer needs none
         return None
     rows = []
     total_size = total_bytes = 0
