@@ -97,8 +97,9 @@ def val_dataset():
     return tf.data.Dataset.from_tensor_slices((X_VAL, Y_VAL)).batch(3)
 
 
-@pytest.mark.parametrize("data", [val_dataset, batches(X_VAL, Y_VAL, 3),
-                                  lambda: val_dataset().filter(lambda x, y: True)])
+@pytest.mark.parametrize("data", [val_dataset, batches(X_VAL, Y_VAL, 3), val_dataset(),
+                                  lambda: val_dataset().filter(lambda x, y: True)],
+                         ids=["function", "list", "eager dataset", "unknown length"])
 def test_data_parallel_inference_equals_one_tower(data):
     single, parallel = [], []
     trainer = train([

@@ -12,11 +12,7 @@ __all__ = ["DatasetPredictorBase", "SimpleDatasetPredictor", "MultiTowerDatasetP
 
 
 def _is_eager_dataset(dataset):
-    try:
-        dataset._variant_tensor.graph
-    except AttributeError:
-        return True
-    return False
+    return not hasattr(getattr(dataset, "_variant_tensor", None), "graph")
 
 
 def _open(dataset, who):

@@ -81,7 +81,7 @@ def _best_records(logdir):
     return records
 
 
-def find_checkpoint(logdir: str, which: str = "auto", stat: str = None):
+def find_checkpoint(logdir: str, which: str = "auto", stat: str | None = None):
     """The checkpoint to export and a sentence saying which it is.
 
     Args:
