@@ -190,7 +190,7 @@ class KerasTowerScope(StatelessScope):
         differ."""
         main = _MAIN_SEED_STATES.get(self.graph, {}).get(id(variable))
         source = main[1] if main is not None else graph_var
-        offset = tf.constant([self.tower.index + 1 if self.tower.is_training else 0, 0],
+        offset = tf.constant([self.tower.index if self.tower.is_training else 0, 0],
                              dtype=source.dtype)
         return tf.convert_to_tensor(source) + offset
 
