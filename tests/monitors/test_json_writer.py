@@ -232,3 +232,28 @@ def test_scalar_named_like_a_record_key_is_rejected(logdir):
 def test_bad_every_k_steps_is_rejected(every_k_steps):
     with pytest.raises(ValueError, match="every_k_steps must be a positive int"):
         JSONWriter(every_k_steps=every_k_steps)
+
+
+def test_a_file_of_records_without_the_training_position_is_backed_up(logdir, log_warnings):
+    path = os.path.join(logdir, "stats.json")
+    with open(path, "w") as f:
+        json.dump([{"loss": 1.0}, {"loss": 0.5}], f)
+    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=1)
+    assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
+    backups = [n for n in os.listdir(logdir) if n.startswith("stats.json.") and
+               n.endswith(".bak")]
+    assert len(backups) == 1
+    with open(os.path.join(logdir, backups[0])) as f:
+        assert json.load(f) == [{"loss": 1.0}, {"loss": 0.5}]
+    assert "its records lack integer epoch_num and global_step" in log_warnings[0]
+
+
+def test_a_directory_in_place_of_the_file_is_logged_and_training_goes_on(logdir, tfloop_log):
+    os.mkdir(os.path.join(logdir, "stats.json"))
+    trainer = train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    assert trainer.global_step == 9
+    errors = [m for level, m in tfloop_log if level == "ERROR"]
+    assert errors[0].startswith("JSONWriter: {} exists but is not a file".format(
+        os.path.join(logdir, "stats.json")))
+    assert len(errors) == 2 and "could not write" in errors[1]
+    assert os.path.isdir(os.path.join(logdir, "stats.json"))

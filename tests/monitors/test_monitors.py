@@ -140,3 +140,38 @@ def test_put_image_gives_backends_uint8_nhwc():
     assert images[0, :, :, 0].tolist() == [[0, 127], [255, 255]]
     with pytest.raises(ValueError, match="1, 3 or 4 channels"):
         monitors.put_image("bad", np.zeros((2, 4, 4, 2)))
+
+
+class PutOnce(Callback):
+    def __init__(self, put):
+        self.put = put
+
+    def _trigger_epoch(self):
+        self.put(self.trainer.monitors)
+
+
+@pytest.mark.parametrize("put, error, message", [
+    (lambda m: m.put_scalar("acc", "0.9"), TypeError,
+     r"put_scalar\('acc'\) needs one real number \(int, float or a numpy scalar\), got '0.9' "
+     r"\(str\)"),
+    (lambda m: m.put_scalar("acc", None), TypeError, r"put_scalar\('acc'\) .* got None"),
+    (lambda m: m.put_scalar("acc", np.zeros(3)), TypeError,
+     r"put_scalar\('acc'\) .* \(ndarray of shape \(3,\)\)"),
+    (lambda m: m.put_scalar("acc", 10 ** 400), ValueError,
+     r"put_scalar\('acc'\) got the int 100000...000 \(401 digits\), too large for a float64"),
+    (lambda m: m.put_scalar(3, 0.5), TypeError,
+     r"put_scalar needs a non-empty str as the scalar's name, got 3 \(int\) for the value 0.5"),
+    (lambda m: m.put_image("img", np.array([[["a"]]], dtype=object)), TypeError,
+     r"put_image\('img'\) needs an array of numbers .* got dtype object"),
+])
+def test_bad_values_are_refused_naming_the_scalar(put, error, message):
+    with pytest.raises(error, match=message):
+        train_linear([PutOnce(put)], monitors=[Recorder()], max_epoch=1)
+
+
+def test_one_element_arrays_and_numpy_scalars_are_scalars():
+    recorder = Recorder()
+    train_linear([PutOnce(lambda m: (m.put_scalar("a", np.array([2.5])),
+                                     m.put_scalar("b", np.int64(3))))],
+                 monitors=[recorder], max_epoch=1)
+    assert [entry for entry in recorder.log if entry[0] != "flush"] == [(3, "a", 2.5), (3, "b", 3)]

@@ -4,6 +4,7 @@ A backend subclasses :class:`MonitorBase` and implements any of the ``process_*`
 :class:`Monitors` dispatcher, available as ``trainer.monitors``, is how everything else puts data:
 it sends each item to every backend at once and keeps the history of every scalar.
 """
+import numbers
 import re
 import time
 
@@ -54,6 +55,31 @@ class NoOpMonitor(MonitorBase):
         return "NoOpMonitor({})".format(self._name or "")
 
 
+def _as_scalar(name, value):
+    """``value`` as a Python int or float; errors name the scalar."""
+    original = value
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(())[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, numbers.Real):
+        shape = " of shape {}".format(np.shape(original)) if isinstance(original, np.ndarray) \
+            else ""
+        raise TypeError("put_scalar({!r}) needs one real number (int, float or a numpy scalar), got "
+                        "{!r} ({}{}); put each value under a name of its own, or convert it with "
+                        "float(...).".format(name, original, type(original).__name__, shape))
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError("put_scalar({!r}) got the int {}...{} ({} digits), too large for a "
+                             "float64; put a smaller value.".format(
+                                 name, str(value)[:6], str(value)[-3:], len(str(abs(value)))))\
+                from None
+        return value
+    return float(value)
+
+
 _TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
 
 
@@ -98,11 +124,17 @@ class Monitors(Callback):
         return tuple(self._monitors)
 
     def put_scalar(self, name, value):
-        """Put a scalar: recorded in the history at the current global step, sent to every backend."""
-        if isinstance(value, np.generic):
-            value = value.item()
-        elif not isinstance(value, (int, float)):
-            value = float(value)
+        """Put a scalar: recorded in the history at the current global step, sent to every backend.
+
+        Raises:
+            TypeError: ``name`` is not a non-empty str, or ``value`` is not one real number (a str,
+                None, an array of several values); the message names the scalar.
+            ValueError: ``value`` is an int too large for a float64.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError("put_scalar needs a non-empty str as the scalar's name, got {!r} ({}) "
+                            "for the value {!r}.".format(name, type(name).__name__, value))
+        value = _as_scalar(name, value)
         step = self.trainer.global_step if self.trainer is not None else 0
         history = self._scalar_history.get(name)
         if history is None:
@@ -114,6 +146,10 @@ class Monitors(Callback):
     def put_image(self, name, images):
         """Put images: an array of HW, HWC or NHWC; floats are scaled from [0, 1] to uint8."""
         images = np.asarray(images)
+        if images.dtype.kind not in "biuf":
+            raise TypeError("put_image({!r}) needs an array of numbers (uint8, or floats in [0, 1]), "
+                            "got dtype {} ({}); convert it, e.g. np.asarray(images, "
+                            "np.float32).".format(name, images.dtype, type(images).__name__))
         if images.ndim == 2:
             images = images[np.newaxis, :, :, np.newaxis]
         elif images.ndim == 3:

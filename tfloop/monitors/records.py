@@ -178,12 +178,26 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def _load_for_resume(self):
         if not os.path.exists(self.path):
             return []
+        if not os.path.isfile(self.path):
+            logger.error("{}: {} exists but is not a file (a directory?), so no record can be "
+                         "written there; training continues with the records in memory. Remove "
+                         "it, or give {} a logdir= of its own.".format(self, self.path, self))
+            return []
         try:
             records = self.read_records(self.path)
         except ValueError as e:
             self._backup("it cannot be read ({})".format(e))
             return []
+        except OSError as e:
+            logger.error("{}: cannot read {} ({}); training continues, and its records will "
+                         "replace the file.".format(self, self.path, e))
+            return []
         if not records:
+            return []
+        if not all(isinstance(r.get(key), int) and not isinstance(r.get(key), bool)
+                   for r in records for key in RECORD_KEYS):
+            self._backup("its records lack integer {} and {} (it was not written by a monitor of "
+                         "tfloop)".format(*RECORD_KEYS))
             return []
         keep = self._resume_records
         if keep is not None and len(records) >= keep:
