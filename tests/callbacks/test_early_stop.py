@@ -98,3 +98,33 @@ def test_state_round_trips_into_a_fresh_instance():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         tfloop.EarlyStopping("val", **kwargs)
+
+
+class PutValError(tfloop.Callback):
+    def _trigger(self):
+        self.trainer.monitors.put_scalar("val-error", 0.5)
+
+
+@pytest.mark.parametrize("make", [lambda stat: tfloop.EarlyStopping(stat),
+                                  lambda stat: tfloop.MinSaver(stat, checkpoint_dir=".")])
+@pytest.mark.parametrize("first", [True, False], ids=["stat-first", "watcher-first"])
+def test_a_misspelled_stat_is_an_error_naming_the_close_match(tmp_path, monkeypatch, make, first):
+    monkeypatch.chdir(tmp_path)
+    watcher, putter = make("val_error"), PutValError()
+    log = []
+    with pytest.raises(ValueError, match=r"no stat named 'val_error' was put in the epochs so far, "
+                                         r"but this was: 'val-error': a misspelling\?"):
+        train_linear([RecordingCallback("r", log)] + ([putter, watcher] if first
+                                                      else [watcher, putter]), max_epoch=5)
+    assert [e[2] for e in log if e[1] == "after_epoch"] == [1]
+
+
+def test_a_stat_put_only_later_with_no_close_name_is_not_an_error(log_warnings):
+    class PutLater(tfloop.Callback):
+        def _trigger(self):
+            self.trainer.monitors.put_scalar("other", 1.0)
+            if self.epoch_num == 3:
+                self.trainer.monitors.put_scalar("val-error", 0.5)
+    stopper = tfloop.EarlyStopping("val-error")
+    train_linear([PutLater(), stopper], max_epoch=4)
+    assert stopper.best == 0.5

@@ -1,4 +1,5 @@
 """The shared logic of callbacks that watch a monitored stat: min or max, and the best so far."""
+import difflib
 import math
 
 from tfloop.callbacks.base import Callback
@@ -49,10 +50,25 @@ class StatMonitorCallback(Callback):
         try:
             return self.trainer.monitors.get_history(self.stat)
         except KeyError as e:
+            if warn:
+                self._check_misspelled()
             if warn and not self._warned_missing:
                 logger.warning("{}: {}".format(self, e))
                 self._warned_missing = True
             return []
+
+    def _check_misspelled(self):
+        """Once an epoch has ended with other stats put but never this one, a stat of a close name
+        means a misspelling: raise rather than keep no best checkpoint and never stop."""
+        if self.epoch_num <= self.trainer.loop.starting_epoch:
+            return
+        names = self.trainer.monitors.scalar_names()
+        close = difflib.get_close_matches(self.stat, names, n=3, cutoff=0.8)
+        if close:
+            raise ValueError("{}: no stat named {!r} was put in the epochs so far, but {} {}: a "
+                             "misspelling? Stats put so far: {}.".format(
+                                 self, self.stat, "these were:" if len(close) > 1 else "this was:",
+                                 ", ".join(repr(c) for c in close), ", ".join(names)))
 
     def read_stat(self):
         """The latest value of the stat, or None (with one warning) when it was never put."""
