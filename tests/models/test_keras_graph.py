@@ -278,6 +278,7 @@ def test_two_towers_with_batch_norm_and_dropout(make_trainer):
         "batch_normalization/beta", "batch_normalization/gamma",
         "batch_normalization/moving_mean", "batch_normalization/moving_variance",
         "global_step", "seed_generator/seed_generator_state"])
+    assert not [n for n in capture.after if n.startswith("tower") and "seed_generator" in n]
     assert len(recorder.values) == STEPS
     assert not np.allclose(recorder.values[0], recorder.values[-1])
     seed = capture.after["seed_generator/seed_generator_state"]
@@ -313,3 +314,21 @@ def test_an_explicit_training_argument_wins_and_does_not_leak_to_later_layers():
     np.testing.assert_array_equal(off, np.ones([4, 64]))
     np.testing.assert_array_equal(nested_off, np.ones([4, 64]))
     assert sorted(np.unique(on)) == sorted(np.unique(nested_on)) == [0.0, 2.0]
+
+
+def test_tf_keras_layers_are_the_same_keras():
+    with tf.Graph().as_default():
+        with TowerContext("", is_training=True):
+            tf.keras.layers.Dense(3)(tfv1.placeholder(tf.float32, [None, 2]))
+            assert sorted(KerasTowerScope.current().variables) == ["dense/bias", "dense/kernel"]
+
+
+def test_a_layer_built_in_another_graph_outside_a_tower_is_refused():
+    layer = keras.layers.Dense(3)
+    with tf.Graph().as_default():
+        layer(tfv1.placeholder(tf.float32, [None, 2]))
+    with tf.Graph().as_default():
+        x = tfv1.placeholder(tf.float32, [None, 2])
+        with pytest.raises(ValueError, match="belongs to another TensorFlow graph.*Create the "
+                                             "layer eagerly"), TowerContext("", is_training=True):
+            layer(x)

@@ -26,7 +26,6 @@ Example:
     ...         ...
 """
 import re
-import weakref
 
 import keras
 from keras.src.backend.common import global_state
@@ -42,8 +41,6 @@ __all__ = ["KerasTowerScope"]
 
 _NUMBERED = re.compile(r"^(.+)_([0-9]+)$")
 _SEED_STATE = "seed_generator_state"
-# Per graph: the first training tower's variable for each Keras seed-generator state.
-_MAIN_SEED_STATES = weakref.WeakKeyDictionary()
 
 
 def _automatic_prefixes():
@@ -171,7 +168,7 @@ class KerasTowerScope(StatelessScope):
             return self._current[key]
         graph_var = self._resolve(variable)
         if variable.name == _SEED_STATE and not self._is_main:
-            return self._seed_for_tower(variable, graph_var)
+            return self._seed_for_tower(graph_var)
         return graph_var
 
     def add_update(self, update):
@@ -184,15 +181,23 @@ class KerasTowerScope(StatelessScope):
                                    graph_var.assign(value, read_value=False, name=name))
         self._current[id(variable)] = value
 
-    def _seed_for_tower(self, variable, graph_var):
-        """Seed state for towers other than the first training tower: the first tower's state
-        (which advances every step), offset by the tower's index so that their random draws
-        differ."""
-        main = _MAIN_SEED_STATES.get(self.graph, {}).get(id(variable))
-        source = main[1] if main is not None else graph_var
+    def _seed_for_tower(self, graph_var):
+        """A seed state read by a tower other than the first training tower: the first tower's
+        state (which advances every step), offset by the tower's index so that the towers'
+        random draws differ."""
         offset = tf.constant([self.tower.index if self.tower.is_training else 0, 0],
-                             dtype=source.dtype)
-        return tf.convert_to_tensor(source) + offset
+                             dtype=graph_var.dtype)
+        return tf.convert_to_tensor(graph_var) + offset
+
+    def _first_tower_variable(self, name):
+        """The first training tower's variable for ``name`` in a replica's variable scope."""
+        scope = tfv1.get_variable_scope().name
+        prefix = f"{self.tower.vs_name}/"
+        if not self.tower.vs_name or not (scope + "/").startswith(prefix):
+            return None
+        full = f"{scope}/{name}"[len(prefix):]
+        return next((v for v in self.graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
+                     if v.op.name == full), None)
 
     def _resolve(self, variable):
         key = id(variable)
@@ -205,20 +210,25 @@ class KerasTowerScope(StatelessScope):
                 f"{variable.path!r} and another): give the layers distinct names, e.g. "
                 f"keras.layers.Dense(10, name='fc2').")
         trainable = bool(variable.trainable) and not _frozen_by_caller()
+        seed_of_replica = variable.name == _SEED_STATE and not self._is_main
+        graph_var = self._first_tower_variable(name) if seed_of_replica else None
+        if graph_var is None:
+            graph_var = self._get_variable(variable, name, trainable)
+        self._resolved[key] = (variable, graph_var)
+        self.variables[name] = graph_var
+        return graph_var
+
+    def _get_variable(self, variable, name, trainable):
+        initializer = self._initializer(variable)
         try:
-            graph_var = tfv1.get_variable(
-                name, shape=tuple(variable.shape), dtype=tf.as_dtype(variable._dtype),
-                initializer=self._initializer(variable), trainable=trainable)
+            return tfv1.get_variable(name, shape=tuple(variable.shape),
+                                     dtype=tf.as_dtype(variable._dtype), initializer=initializer,
+                                     trainable=trainable)
         except ValueError as error:
             raise ValueError(
                 f"The Keras variable {variable.path!r} cannot be created as graph variable "
                 f"{name!r} in tower {self.tower.name!r}: {error} Give Keras layers names that "
                 f"differ from other variables of the model.") from None
-        self._resolved[key] = (variable, graph_var)
-        self.variables[name] = graph_var
-        if self._is_main and variable.name == _SEED_STATE:
-            _MAIN_SEED_STATES.setdefault(self.graph, {})[key] = (variable, graph_var)
-        return graph_var
 
     @staticmethod
     def _initializer(variable):
