@@ -163,6 +163,7 @@ class WorkerGroup:
         self.workers = [make_worker(index, parent) for index in range(count)]
         self._closers = list(closers)
         self._closed = False
+        self._last_check = time.monotonic()
         if not _EXIT_HOOK_REGISTERED:
             atexit.register(_shutdown_all)
             _EXIT_HOOK_REGISTERED = True
@@ -183,6 +184,18 @@ class WorkerGroup:
         finally:
             if in_main:
                 signal.signal(signal.SIGINT, previous)
+
+    def add_closer(self, close):
+        """Run ``close()`` first when the group closes."""
+        self._closers.append(close)
+
+    def watch(self):
+        """check_alive(), at most every POLL_SECONDS: cheap enough to call for every datapoint,
+        so that a dead worker is noticed even while the others keep the data coming."""
+        now = time.monotonic()
+        if now - self._last_check >= POLL_SECONDS:
+            self._last_check = now
+            self.check_alive()
 
     def check_alive(self):
         """Raise DataFlowWorkerError if a worker process has exited."""

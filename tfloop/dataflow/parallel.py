@@ -4,6 +4,7 @@ Each worker iterates its own copy of the DataFlow, so with several workers the s
 independent passes (duplicates and reordering included): fine for i.i.d. training data. To
 parallelize only a map over a fixed stream, use :mod:`tfloop.dataflow.parallel_map`.
 """
+import functools
 import itertools
 import os
 import queue
@@ -124,6 +125,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
         self._group.start()
 
     def _get(self):
+        self._group.watch()
         while True:
             try:
                 return raise_if_failure(loads(self.queue.get(timeout=_workers.POLL_SECONDS)))
@@ -177,23 +179,24 @@ class MultiProcessRunnerZMQ(_ReentrantOnce, DataFlow):
     def reset_state(self):
         zmq = _workers.import_zmq(type(self).__name__)
         self._mark_reset()
-        self.context = zmq.Context()
-        self.socket = self.context.socket(zmq.PULL)
-        self.socket.set_hwm(self._hwm)
         address = _workers.pipe_name("runner")
-        self.socket.bind(address)
         label, hwm = type(self).__name__, self._hwm
 
         def make(index, parent):
             return _workers.Process(_zmq_producer, (self.ds, address, hwm, index, label, parent),
                                     name=f"{label}-{index}")
-        context = self.context
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc,
-                                           closers=[lambda: context.destroy(linger=0)])
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
+        # ZMQ objects are made after the fork: children must not inherit their descriptors
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.PULL)
+        self.socket.set_hwm(self._hwm)
+        self.socket.bind(address)
+        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
 
     def _recv(self):
         zmq = _workers.import_zmq(type(self).__name__)
+        self._group.watch()
         try:
             while not self.socket.poll(int(_workers.POLL_SECONDS * 1000)):
                 self._group.check_alive()

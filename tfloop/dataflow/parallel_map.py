@@ -6,6 +6,7 @@ mix with the next, and arrive in any order. ``strict=True``: each pass produces 
 ``MapData(ds, map_func)`` produces, **in the same order** (results are reordered as they come
 back), and stops at the end of ``ds``.
 """
+import functools
 import itertools
 import os
 import queue
@@ -171,17 +172,19 @@ def _map_worker(map_func, address, hwm, index, label, parent_pid):
     _workers.worker_bootstrap(index, parent_pid)
     name = f"{label} worker {index} (pid {os.getpid()})"
     context = zmq.Context()
-    socket = context.socket(zmq.REP)
+    socket = context.socket(zmq.DEALER)
     socket.set_hwm(hwm)
     socket.connect(address)
+    socket.send_multipart([b"", dumps(index)])  # ready: the consumer waits for every worker
     try:
         while True:
-            seq, dp = loads(socket.recv(copy=False))
+            _, message = socket.recv_multipart(copy=False)
+            seq, dp = loads(message)
             try:
                 reply = dumps((seq, map_func(dp)))
             except Exception as e:
                 reply = dumps((seq, WorkerFailure(name, e, "while mapping a datapoint")))
-            socket.send(reply, copy=False)
+            socket.send_multipart([b"", reply], copy=False)
     finally:
         socket.close(0)
         context.term()
@@ -198,6 +201,7 @@ class _ZMQConsumer:
 
     def _wait(self, flag):
         zmq = _workers.import_zmq(type(self).__name__)
+        self._group.watch()
         try:
             while not self.socket.poll(int(_workers.POLL_SECONDS * 1000), flag):
                 self._group.check_alive()
@@ -240,19 +244,21 @@ class MultiProcessMapDataZMQ(_ZMQConsumer, _ParallelMapData):
 
     def _start_workers(self):
         zmq = _workers.import_zmq(type(self).__name__)
-        self._open(zmq, zmq.DEALER, self._buffer_size * 2)
         address = _workers.pipe_name("map")
-        self.socket.bind(address)
         label, func = type(self).__name__, self.map_func
         worker_hwm = max(2, self._buffer_size * 2 // self.num_proc)
 
         def make(index, parent):
             return _workers.Process(_map_worker, (func, address, worker_hwm, index, label, parent),
                                     name=f"{label}-{index}")
-        context = self.context
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc,
-                                           closers=[lambda: context.destroy(linger=0)])
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
+        # ZMQ objects are made after the fork: children must not inherit their descriptors
+        self._open(zmq, zmq.DEALER, self._buffer_size * 2)
+        self.socket.bind(address)
+        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
+        for _ in range(self.num_proc):  # every worker connected, so work is spread from the start
+            self._recv()
 
     def _send(self, seq, dp):
         zmq = _workers.import_zmq(type(self).__name__)
@@ -357,9 +363,7 @@ class MultiProcessMapAndBatchDataZMQ(_ZMQConsumer, _ReentrantOnce, DataFlow):
     def reset_state(self):
         zmq = _workers.import_zmq(type(self).__name__)
         self._mark_reset()
-        self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size))
         job_address, result_address = _workers.pipe_name("jobs"), _workers.pipe_name("batches")
-        self.socket.bind(result_address)
         label, func, batch = type(self).__name__, self.map_func, self.batch_size
         worker_hwm = max(3, self.buffer_size // self.num_proc // self.batch_size)
         ds, buffer_size = self.ds, self.buffer_size
@@ -373,10 +377,12 @@ class MultiProcessMapAndBatchDataZMQ(_ZMQConsumer, _ReentrantOnce, DataFlow):
                 _map_and_batch,
                 (func, batch, job_address, result_address, worker_hwm, index, label, parent),
                 name=f"{label}-{index}")
-        context = self.context
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1,
-                                           closers=[lambda: context.destroy(linger=0)])
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1)
         self._group.start()
+        # ZMQ objects are made after the fork: children must not inherit their descriptors
+        self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size))
+        self.socket.bind(result_address)
+        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
 
     def __iter__(self):
         self._check_reset()
