@@ -7,6 +7,8 @@ batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on th
   :class:`~tfloop.QueueInput`), ``SimpleTrainer``, no callbacks or monitors;
 * ``tfloop_default_cb``: the same with tfloop's default callbacks and monitors;
 * ``tfloop_feed``: ``FeedInput(loader)`` (the loader runs in the training thread), no callbacks;
+* ``tfloop_tf_queue``: ``QueueInput(loader, queue=<a FIFOQueue>)``: the loader thread enqueues
+  into a TensorFlow queue, the step dequeues in the graph (QueueInput's other mode);
 * ``(a) raw_feed_sync``: a raw session loop, ``next(loader)`` then ``sess.run(train_op, feed_dict)``;
 * ``(b) raw_prefetch``: a raw loop fed by ``feed_dict`` from a ``queue.Queue(50)`` that a thread
   fills from the loader;
@@ -44,6 +46,8 @@ METHODS = {
     "tfloop_default": "tfloop, TrainConfig(data=loader) (QueueInput), SimpleTrainer, no callbacks",
     "tfloop_default_cb": "tfloop_default with the default callbacks and monitors",
     "tfloop_feed": "tfloop, FeedInput(loader): the loader runs in the training thread",
+    "tfloop_tf_queue": "tfloop, QueueInput(loader, queue=a FIFOQueue of 50): the loader thread "
+                       "enqueues with session calls of its own, the step dequeues in the graph",
     "raw_feed_sync": "(a) raw loop: next(loader), sess.run(train_op, feed_dict)",
     "raw_prefetch": "(b) raw loop: a thread fills queue.Queue(50) from the loader; "
                     "sess.run(train_op, feed_dict)",
@@ -60,20 +64,21 @@ def python_work(n):
 
 
 def calibrate(seconds=WORK_S):
-    """How many iterations of :func:`python_work` take ``seconds`` (median of a few tries)."""
+    """How many iterations of :func:`python_work` take ``seconds`` of this thread's CPU time
+    (the fastest of a few tries, so that a loaded machine does not shrink the work)."""
     n = 2000
     while True:
-        start = time.perf_counter()
+        start = time.thread_time()
         python_work(n)
-        if time.perf_counter() - start > 0.02:
+        if time.thread_time() - start > 0.02:
             break
         n *= 2
     rates = []
-    for _ in range(5):
-        start = time.perf_counter()
+    for _ in range(7):
+        start = time.thread_time()
         python_work(n)
-        rates.append(n / (time.perf_counter() - start))
-    return int(statistics.median(rates) * seconds)
+        rates.append(n / max(time.thread_time() - start, 1e-9))
+    return int(max(rates) * seconds)
 
 
 class Loader:
@@ -175,13 +180,17 @@ def run_tfloop(method, loader, warmup, steps):
         raise ValueError(f"--steps ({steps}) must be a multiple of --warmup ({warmup}).")
     window = Window()
     opener, closer = common.timing_callbacks(window)
-    data = tfloop.FeedInput(loader) if method == "tfloop_feed" else loader
+    data = loader
+    if method == "tfloop_feed":
+        data = tfloop.FeedInput(loader)
+    elif method == "tfloop_tf_queue":
+        data = tfloop.QueueInput(loader, queue=lambda: tfv1.FIFOQueue(50, [tf.float32, tf.int32]))
     kwargs = {}
     if method == "tfloop_default_cb":
         logger.set_logger_dir(os.path.join(tempfile.mkdtemp(prefix="tfloop-bench-"), "log"),
                               action="keep")
     else:
-        kwargs = dict(extra_callbacks=[], monitors=[])
+        kwargs = {"extra_callbacks": [], "monitors": []}
     config = tfloop.TrainConfig(model=common.tfloop_model(SPEC), data=data,
                                 callbacks=[opener, closer], steps_per_epoch=warmup,
                                 max_epoch=1 + steps // warmup, **kwargs)
@@ -229,8 +238,8 @@ def markdown(rows, best, info):
         "",
         report.machine_line(info),
         f"MLP 784-256-10, batch {BATCH}; the loader does {info['work_ms']:.2f} ms of Python work "
-        f"per batch (measured alone); {info['rounds']} interleaved rounds in one process, each "
-        f"method {info['warmup']} warm-up + {info['steps']} timed steps per round.",
+        f"per batch (thread CPU time, measured alone); {info['rounds']} interleaved rounds in one "
+        f"process, each method {info['warmup']} warm-up + {info['steps']} timed steps per round.",
         "",
         report.table(headers, lines),
         "",
@@ -254,11 +263,14 @@ def main():
             parser.error(f"unknown method {m!r}; known: {', '.join(METHODS)}")
     work = calibrate()
     loader = Loader(work)
-    start = time.perf_counter()
-    python_work(work)
+    cpu = []
+    for _ in range(20):
+        start = time.thread_time()
+        python_work(work)
+        cpu.append(time.thread_time() - start)
     info = report.machine_info()
     info.update(methods=methods, rounds=args.rounds, warmup=args.warmup, steps=args.steps,
-                work_iterations=work, work_ms=1e3 * (time.perf_counter() - start))
+                work_iterations=work, work_ms=1e3 * statistics.median(cpu))
     runs = []
     for r in range(args.rounds):
         order = methods[r % len(methods):] + methods[:r % len(methods)]

@@ -95,13 +95,25 @@ def data(n=12, batch=4):
     return batches(x, y, batch)
 
 
-def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends():
+def tf_queue(capacity=5):
+    """A function building a TensorFlow queue for LinearModel's inputs."""
+    return lambda: tfv1.FIFOQueue(capacity, [tf.float32, tf.float32], name="my_queue")
+
+
+@pytest.mark.parametrize("queue", [None, 1, "tf"])
+def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends(queue):
     fed, queued = CostLog(), CostLog()
     train_linear([fed], data=tfloop.FeedInput(data()), max_epoch=3)
-    trainer = train_linear([queued], data=tfloop.QueueInput(data()), max_epoch=3)
+    source = tfloop.QueueInput(data(), tf_queue() if queue == "tf" else queue)
+    trainer = train_linear([queued], data=source, max_epoch=3)
     assert len(queued.costs) == 9 and trainer.global_step == 9
     assert queued.costs == fed.costs
-    assert not trainer._input_source.queue.name.startswith("input")
+    x = trainer.graph.get_tensor_by_name("x:0")
+    if queue == "tf":
+        assert source.queue.queue_ref.op.name == "QueueInput/my_queue"
+        assert x.op.type == "Identity"
+    else:
+        assert source.queue is None and x.op.type == "Placeholder"
 
 
 def test_a_python_iterable_as_data_means_queue_input():
@@ -189,11 +201,10 @@ def test_a_signal_while_training_waits_for_a_slow_loader_stops_cleanly(signum, r
 
 def test_queue_size_is_put_each_epoch_and_a_starving_loader_is_warned_about(log_warnings):
     recorder = Recorder()
-    train_linear([], data=tfloop.QueueInput(Flow(data(), delay=0.03)), max_epoch=3,
+    train_linear([], data=tfloop.QueueInput(Flow(data(), delay=0.1)), max_epoch=2,
                  monitors=[recorder])
     sizes = [(name, epoch) for name, epoch, _ in recorder.scalars]
-    assert sizes == [("QueueInput/queue_size", 1), ("QueueInput/queue_size", 2),
-                     ("QueueInput/queue_size", 3)]
+    assert sizes == [("QueueInput/queue_size", 1), ("QueueInput/queue_size", 2)]
     starving = [m for m in log_warnings if "the queue was empty" in m]
     assert len(starving) == 1
     assert re.match(r"QueueInput: the queue was empty before (67|100)% of the steps of epoch 1; "
@@ -210,18 +221,24 @@ def test_a_fast_loader_keeps_the_queue_filled(log_warnings):
     assert not [m for m in log_warnings if "the queue was empty" in m]
 
 
-def test_steps_per_run_dequeues_every_step_of_the_call_in_order():
+def test_with_a_tf_queue_steps_per_run_dequeues_every_step_of_the_call_in_order():
     x, y = make_regression_data(24)
     finals = []
-    final = tfloop.CallbackFactory(after_train=lambda self: finals.append(self.trainer.sess.run(
-        next(v for v in tfv1.global_variables() if v.op.name == "w"))))
+
+    def final():
+        return tfloop.CallbackFactory(after_train=lambda self: finals.append(self.trainer.sess.run(
+            next(v for v in tfv1.global_variables() if v.op.name == "w"))))
     one, three = tfloop.SimpleTrainer(), tfloop.SimpleTrainer(steps_per_run=3)
-    train_linear([final], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=one)
-    final = tfloop.CallbackFactory(after_train=final._cb_after_train)
-    train_linear([final], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=three)
+    train_linear([final()], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=one)
+    train_linear([final()], data=tfloop.QueueInput(batches(x, y, 4), queue=tf_queue()),
+                 max_epoch=2, trainer=three)
     assert three.global_step == one.global_step == 12
     np.testing.assert_allclose(finals[0], finals[1], rtol=1e-6)
     assert np.abs(finals[0]).sum() > 0
+    with pytest.raises(ValueError, match=r"steps_per_run=3 needs an input source that makes a new "
+                                         r"batch inside the graph .*QueueInput feeds x:0, y:0"):
+        train_linear([], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2,
+                     trainer=tfloop.SimpleTrainer(steps_per_run=3))
 
 
 def test_batch_queue_input_batches_single_examples_like_feed_input():
@@ -263,8 +280,16 @@ def test_a_queue_of_ones_own_built_by_a_function_and_bad_queues():
         foreign = tfv1.FIFOQueue(2, [tf.float32, tf.float32])
     with pytest.raises(ValueError, match="was built outside tfloop's training graph"):
         train_linear([], data=tfloop.QueueInput(data(), queue=foreign))
-    with pytest.raises(TypeError, match="queue must be a tf.queue.QueueBase or a function"):
-        train_linear([], data=tfloop.QueueInput(data(), queue=5))
+    with pytest.raises(TypeError, match=r"QueueInput's queue must be a buffer size \(int\), a "
+                                        r"tf.queue.QueueBase or a function that builds one, got "
+                                        r"'big'"):
+        tfloop.QueueInput(data(), queue="big")
+    with pytest.raises(ValueError, match="QueueInput's buffer size must be >= 1, got 0"):
+        tfloop.QueueInput(data(), queue=0)
+    with pytest.raises(TypeError, match="QueueInput's queue function returned 3"):
+        train_linear([], data=tfloop.QueueInput(data(), queue=lambda: 3))
+    with pytest.raises(TypeError, match="BatchQueueInput needs a TensorFlow queue"):
+        tfloop.BatchQueueInput(data(), 4, queue=100)
     with pytest.raises(TypeError, match="QueueInput needs an iterable of datapoints"):
         tfloop.QueueInput(5)
 
@@ -313,14 +338,14 @@ def resumable_run(logdir, make_source, stop_at=None, max_epoch=3):
     return config, weights.after_step
 
 
-@pytest.mark.parametrize("length", [True, False])
-def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length):
+@pytest.mark.parametrize("length, queue", [(True, None), (False, None), (True, "tf")])
+def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length, queue):
     # 5 batches but 3 steps per epoch: passes of the data and epochs do not line up.
     x, y = make_regression_data(20)
     items = batches(x, y, 4)
 
     def make_source():
-        return tfloop.QueueInput(Flow(items, length=length))
+        return tfloop.QueueInput(Flow(items, length=length), tf_queue() if queue else None)
     _, reference = resumable_run(str(tmp_path / "reference"), make_source)
     logdir = str(tmp_path / "log")
     _, first = resumable_run(logdir, make_source, stop_at=7)

@@ -6,6 +6,7 @@ anything iterable again and again: a list, a tensorpack-style DataFlow (``__iter
 ``__len__``, ``reset_state()``), or any object with ``__iter__``. Nothing here imports
 TensorFlow.
 """
+import collections
 import threading
 import time
 
@@ -102,35 +103,42 @@ def datapoint_components(dp, signature, where):
 
 
 class LoaderThread(threading.Thread):
-    """A daemon thread that reads datapoints and hands each to ``put``; the training thread
-    takes them with :meth:`reserve`.
+    """A daemon thread that reads datapoints, prepares each, and buffers it or hands it to
+    ``put``; the training thread takes them with :meth:`take` (or :meth:`reserve`).
 
-    It counts what it put (:attr:`produced`) and what the training thread reserved, records where
-    each pass of the data starts (so the position of the next datapoint to train can be named
-    for a resumed run), and keeps the first exception of the data or of ``put`` with a note
+    It counts what it produced and what the training thread reserved, records where each pass of
+    the data starts (so the position of the next datapoint to train can be named for a resumed
+    run), and keeps the first exception of the data, of ``prepare`` or of ``put`` with a note
     naming the datapoint, to be re-raised by :meth:`reserve` in the training thread.
 
     Args:
         data: a re-iterable of datapoints.
         owner (str): the input source, for messages and the thread's name.
-        put (callable): ``put(datapoint, pass_num, index)``; may block while the queue is full.
+        prepare (callable): ``prepare(datapoint, index)`` -> what is buffered or put.
+        put (callable): ``put(prepared)``, e.g. an enqueue into a TensorFlow queue (may block
+            while it is full). Without it, prepared datapoints wait in a buffer of ``capacity``.
+        capacity (int): the buffer's size, when there is no ``put``.
         start_index (int): skip this many datapoints of the first pass.
-        stop_errors (tuple): exception types ``put`` raises once the queue is closed; they end
+        stop_errors (tuple): exception types ``put`` raises once its queue is closed; they end
             the thread quietly when a stop was asked.
 
     Example:
-        >>> thread = LoaderThread(batches, "QueueInput", put=enqueue)
+        >>> thread = LoaderThread(batches, "QueueInput", prepare=check, capacity=50)
         >>> thread.start()
-        >>> thread.reserve(1, should_stop=lambda: False)     # in the training thread
+        >>> items, waited = thread.take(1, should_stop=lambda: False)   # in the training thread
     """
 
     POLL_S = 0.05
 
-    def __init__(self, data, owner, put, start_index=0, stop_errors=()):
+    def __init__(self, data, owner, prepare, put=None, capacity=None, start_index=0,
+                 stop_errors=()):
         super().__init__(name=f"{owner} loader", daemon=True)
         self._data = data
         self._owner = owner
-        self._put = put
+        self._prepare = prepare
+        self._put = put if put is not None else self._append
+        self._buffer = collections.deque()
+        self._capacity = capacity
         self._stop_errors = tuple(stop_errors)
         self._stop_event = threading.Event()
         self._cond = threading.Condition()
@@ -139,24 +147,25 @@ class LoaderThread(threading.Thread):
         self.reserved = 0
         self.error = None
         self._pass_starts = []
-        self._where = None
+        self._where = (0, start_index)
 
     def run(self):
         datapoints = iter_datapoints(self._data, self._owner, self.start_index)
-        # The datapoint being read or put: named in the note of an exception.
-        self._where = (0, self.start_index)
         try:
             for pass_num, index, dp in datapoints:
                 if self._stop_event.is_set():
                     break
                 if index == (self.start_index if pass_num == 0 else 0):
                     self._pass_starts.append((self.produced, pass_num, index))
+                # The datapoint being prepared or put (or, below, read): named in an error's note.
                 self._where = (pass_num, index)
-                self._put(dp, pass_num, index)
+                self._put(self._prepare(dp, index))
                 with self._cond:
                     self.produced += 1
                     self._cond.notify_all()
                 self._where = (pass_num, index + 1)
+        except StopWaiting:
+            pass
         except BaseException as e:
             if not (self._stop_event.is_set() and isinstance(e, self._stop_errors)):
                 self._fail(e)
@@ -164,6 +173,14 @@ class LoaderThread(threading.Thread):
             datapoints.close()
             with self._cond:
                 self._cond.notify_all()
+
+    def _append(self, item):
+        with self._cond:
+            while len(self._buffer) >= self._capacity:
+                if self._stop_event.is_set():
+                    raise StopWaiting()
+                self._cond.wait(self.POLL_S)
+            self._buffer.append(item)
 
     def _fail(self, error):
         pass_num, index = self._where
@@ -204,6 +221,19 @@ class LoaderThread(threading.Thread):
                 self._cond.wait(self.POLL_S)
             self.reserved += count
         return time.perf_counter() - start
+
+    def take(self, count, should_stop):
+        """:meth:`reserve` ``count`` buffered datapoints and take them out of the buffer.
+
+        Returns:
+            tuple: the list of prepared datapoints, and the seconds spent waiting.
+        """
+        waited = self.reserve(count, should_stop)
+        buffer = self._buffer
+        items = [buffer.popleft() for _ in range(count)]
+        with self._cond:
+            self._cond.notify_all()
+        return items, waited
 
     def position(self, consumed):
         """``(pass_num, index)`` of the datapoint a run resumed after ``consumed`` datapoints

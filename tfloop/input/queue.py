@@ -1,10 +1,13 @@
-"""QueueInput and BatchQueueInput: a loader thread fills a TensorFlow queue while the model trains.
+"""QueueInput and BatchQueueInput: a loader thread prepares Python data while the model trains.
 
-The loader thread iterates the data, checks each datapoint against ``inputs()`` and enqueues it
-with a session call of its own; the training step dequeues inside the graph, so the step itself
-feeds nothing and keeps the fast ``make_callable`` path. Before each step the training thread
-waits (in Python, where Ctrl-C, SIGTERM and the loader's errors reach it) until the datapoints
-the step will dequeue are in the queue, so the step's dequeue never blocks.
+The loader thread iterates the data and checks each datapoint against ``inputs()``. By default
+it puts them in a bounded buffer and each step feeds the next ones to placeholders through the
+step's one session call; with a TensorFlow queue (``queue=``) it enqueues them with session calls
+of its own and the step dequeues inside the graph (which also works inside ``steps_per_run``
+loops). Feeding is the default because it measured faster (``bench/python_loader.py``): an
+enqueue op costs the loader thread more than a feed costs the step. Before each step the
+training thread waits, in Python where Ctrl-C, SIGTERM and the loader's errors reach it, until
+the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 """
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tf, tfv1
@@ -48,8 +51,9 @@ class _QueueFeeder(Callback):
         reset_data(source.data)
         if self._start_index:
             logger.info(f"{source} resumes at datapoint {self._start_index} of its data.")
-        put = source.make_enqueue(self.trainer.sess)
-        self._thread = LoaderThread(source.data, str(source), put, start_index=self._start_index,
+        self._thread = LoaderThread(source.data, str(source), source.prepare,
+                                    put=source.make_enqueue(self.trainer.sess),
+                                    capacity=source.capacity, start_index=self._start_index,
                                     stop_errors=(tf.errors.CancelledError, RuntimeError))
         self._thread.start()
 
@@ -67,11 +71,23 @@ class _QueueFeeder(Callback):
         self._queued_sum += queued
         if queued < self._need:
             self._empty_steps += 1
+        feed, waited = self.take(self._need)
+        self._wait_s += waited
+        if feed:
+            return tfv1.train.SessionRunArgs(fetches=None, feed_dict=feed)
+
+    def take(self, count):
+        """Wait until ``count`` datapoints are ready for one session call; returns the feed_dict
+        of that call (empty when the graph dequeues them) and the seconds waited."""
+        thread = self._thread
         try:
-            self._wait_s += thread.reserve(self._need, self._should_stop)
+            if self._source.capacity is None:
+                return None, thread.reserve(count, self._should_stop)
+            items, waited = thread.take(count, self._should_stop)
         except StopWaiting:
             raise StopTraining(f"a stop was requested while waiting for {self._source}'s "
                                f"data") from None
+        return self._source.feed_for(items), waited
 
     def _after_run(self, ctx, values):
         self._consumed += self._need
@@ -114,30 +130,32 @@ class _QueueFeeder(Callback):
 
 
 class QueueInput(InputSource):
-    """Prefetch datapoints from Python data into a TensorFlow queue with a background thread.
+    """Prefetch datapoints from Python data with a background thread while the model trains.
 
     The loader thread iterates ``df`` again and again (calling ``df.reset_state()`` first when it
-    has one), checks every datapoint against ``inputs()`` and enqueues it, while the model trains
-    on datapoints it dequeues inside the graph. This is the default for a Python iterable given
-    as ``TrainConfig(data=...)``.
+    has one) and checks every datapoint against ``inputs()``. By default the datapoints wait in a
+    buffer and each step feeds the next one to placeholders named like the inputs; with a
+    TensorFlow queue the loader enqueues them and the step dequeues inside the graph (needed for
+    ``steps_per_run`` > 1). This is the default for a Python iterable given as
+    ``TrainConfig(data=...)``.
 
     - An exception of the data (or a datapoint that does not fit ``inputs()``) is re-raised in
       the training thread with its own traceback and a note naming the datapoint.
     - The thread ends with training (its end, ``StopTraining``, an error, Ctrl-C or SIGTERM).
     - Each epoch puts the statistic ``QueueInput/queue_size`` (the mean number of datapoints
-      waiting before a step), and warns once when the queue was empty before most steps of an
+      ready before a step), and warns once when the queue was empty before most steps of an
       epoch: the loader is too slow.
     - With :class:`~tfloop.train.resume.AutoResumeTrainConfig`, a resumed run continues at the
-      datapoint after the last one trained (datapoints queued but not trained are read again):
-      exact when ``df`` yields the same datapoints in the same order each time.
+      datapoint after the last one trained (datapoints prefetched but not trained are read
+      again): exact when ``df`` yields the same datapoints in the same order each time.
 
     Args:
         df: a DataFlow or any re-iterable of datapoints (a list, an object with ``__iter__``);
             each datapoint is a list/tuple in the order of ``inputs()`` or a dict keyed by input
             name. Its ``len()``, when known, is the default ``steps_per_epoch``.
-        queue (tf.queue.QueueBase or callable): the queue, with the dtypes of ``inputs()``; a
-            function that builds it is called inside the training graph. Defaults to a
-            ``FIFOQueue`` of 50 datapoints.
+        queue (int, tf.queue.QueueBase or callable): None (a buffer of 50 datapoints) or another
+            buffer size; or a TensorFlow queue with the dtypes of ``inputs()``, or a function
+            that builds one (called inside the training graph).
 
     Example:
         >>> batches = [(x[i:i + 64], y[i:i + 64]) for i in range(0, len(x), 64)]
@@ -150,36 +168,46 @@ class QueueInput(InputSource):
 
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
+        if queue is None:
+            queue = self.default_capacity
+        self.capacity = None
+        if isinstance(queue, int) and not isinstance(queue, bool):
+            if queue < 1:
+                raise ValueError(f"{self.name}'s buffer size must be >= 1, got {queue}.")
+            self.capacity = queue
+        elif not (callable(queue) or isinstance(queue, tfv1.QueueBase)):
+            raise TypeError(f"{self.name}'s queue must be a buffer size (int), a "
+                            f"tf.queue.QueueBase or a function that builds one, got {queue!r}.")
         self._queue_arg = queue
         self.queue = None
         self._dequeue_calls = []
+        self._tower_placeholders = []
+        self._feeder = _QueueFeeder(self)
 
     # ---- graph ------------------------------------------------------------------------------------
     def _component_specs(self, input_signature):
-        """The spec of one enqueued datapoint's components."""
+        """The spec of one prepared datapoint's components."""
         return list(input_signature)
 
     def _setup(self, input_signature):
         self._graph = tfv1.get_default_graph()
-        specs = self._component_specs(input_signature)
+        self._specs = self._component_specs(input_signature)
+        if self.capacity is not None:
+            return
         with tf.name_scope(self.name):
-            placeholders = [tfv1.placeholder(s.dtype, s.shape, name=f"enqueue_{i}")
-                            for i, s in enumerate(specs)]
-            self.queue = self._make_queue(specs)
-            self._enqueue_op = self.queue.enqueue(placeholders, name="enqueue")
+            self._placeholders = [tfv1.placeholder(s.dtype, s.shape, name=f"enqueue_{i}")
+                                  for i, s in enumerate(self._specs)]
+            self.queue = self._make_queue(self._specs)
+            self._enqueue_op = self.queue.enqueue(self._placeholders, name="enqueue")
             self._close_op = self.queue.close(cancel_pending_enqueues=True, name="close")
-        self._placeholders = placeholders
-        self._specs = specs
 
     def _make_queue(self, specs):
         queue = self._queue_arg
-        if queue is None:
-            return self._default_queue(specs)
         if callable(queue) and not isinstance(queue, tfv1.QueueBase):
             queue = queue()
-        if not isinstance(queue, tfv1.QueueBase):
-            raise TypeError(f"{self.name}'s queue must be a tf.queue.QueueBase or a function that "
-                            f"builds one, got {queue!r}.")
+            if not isinstance(queue, tfv1.QueueBase):
+                raise TypeError(f"{self.name}'s queue function returned {queue!r}, not a "
+                                f"tf.queue.QueueBase.")
         if queue.queue_ref.graph is not self._graph:
             raise ValueError(f"{self.name}'s queue {queue.name} was built outside tfloop's training "
                              f"graph. Pass a function that builds it instead: "
@@ -191,11 +219,14 @@ class QueueInput(InputSource):
                              f"{[d.name for d in want]}.")
         return queue
 
-    def _default_queue(self, specs):
-        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in specs], name="queue")
-
     def _get_input_tensors(self):
         self._dequeue_calls.append(tfv1.get_default_graph() is self._graph)
+        if self.capacity is not None:
+            # Each tower gets placeholders of its own, named like the inputs.
+            placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or f"input{i}")
+                            for i, s in enumerate(self.input_signature)]
+            self._tower_placeholders.append(placeholders)
+            return placeholders
         with tf.device("/cpu:0"), tf.name_scope(self.name):
             tensors = self._dequeue()
         out = []
@@ -209,7 +240,7 @@ class QueueInput(InputSource):
         return [tensors] if isinstance(tensors, tf.Tensor) else list(tensors)
 
     def dequeues_per_run(self, steps_per_run):
-        """Datapoints one training session call dequeues: one per call of
+        """Datapoints one training session call takes: one per call of
         :meth:`get_input_tensors`, and ``steps_per_run - 1`` for a call inside its loop."""
         per_datapoint = self._datapoints_per_dequeue()
         return sum((1 if outside else steps_per_run - 1) * per_datapoint
@@ -219,21 +250,39 @@ class QueueInput(InputSource):
         return 1
 
     def _get_callbacks(self):
-        return [_QueueFeeder(self)]
+        return [self._feeder]
+
+    def take_feed(self):
+        """Wait (in the training thread) for the datapoints of one session call of one's own
+        that takes them, e.g. to fill a :class:`StagingInput`; returns its feed_dict (empty when
+        the graph dequeues them)."""
+        feed, _ = self._feeder.take(self.dequeues_per_run(1))
+        return feed or {}
+
+    def feed_for(self, items):
+        """The feed_dict giving each tower's placeholders one of ``items``."""
+        feed = {}
+        for placeholders, values in zip(self._tower_placeholders, items):
+            feed.update(zip(placeholders, values))
+        return feed
 
     # ---- the loader thread's side ------------------------------------------------------------------
-    def make_enqueue(self, sess):
-        """The loader thread's ``put(datapoint, pass_num, index)``: check the datapoint and put it
-        into the queue with a session call of its own (it blocks while the queue is full)."""
-        enqueue = sess.make_callable(self._enqueue_op, feed_list=self._placeholders)
-        specs, name = self._specs, self.name
+    def prepare(self, dp, index):
+        """Datapoint ``index`` as a list of arrays checked against the inputs."""
+        return datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
 
-        def put(dp, pass_num, index):
-            enqueue(*datapoint_components(dp, specs, f"{name} datapoint {index}"))
-        return put
+    def make_enqueue(self, sess):
+        """The loader thread's ``put(components)`` into the TensorFlow queue (a session call of
+        its own, blocking while the queue is full), or None when datapoints are buffered."""
+        if self.capacity is not None:
+            return None
+        enqueue = sess.make_callable(self._enqueue_op, feed_list=self._placeholders)
+        return lambda components: enqueue(*components)
 
     def close_queue(self, sess):
-        """Close the queue, cancelling a blocked enqueue of the loader thread."""
+        """Close the TensorFlow queue, cancelling a blocked enqueue of the loader thread."""
+        if self.queue is None:
+            return
         try:
             sess.run(self._close_op)
         except (tf.errors.OpError, RuntimeError) as e:
@@ -248,9 +297,11 @@ class QueueInput(InputSource):
 
 class BatchQueueInput(QueueInput):
     """Like :class:`QueueInput` for data of single examples: the loader thread enqueues examples
-    and each step dequeues ``batch_size`` of them as one batch.
+    into a TensorFlow queue and each step dequeues ``batch_size`` of them as one batch.
 
-    Every input's shape, apart from the batch dimension, must be fully defined.
+    Every input's shape, apart from the batch dimension, must be fully defined. Each example
+    costs the loader thread a session call: for small examples, batching in Python (e.g. a
+    DataFlow's ``BatchData``) with :class:`QueueInput` is faster.
 
     Args:
         df: a DataFlow or re-iterable of single examples (the inputs without the batch dimension).
@@ -267,10 +318,14 @@ class BatchQueueInput(QueueInput):
     default_capacity = 3000
 
     def __init__(self, df, batch_size, queue=None):
-        super().__init__(df, queue)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"BatchQueueInput's batch_size must be an int >= 1, got "
                              f"{batch_size!r}.")
+        if isinstance(queue, int) and not isinstance(queue, bool):
+            raise TypeError(f"BatchQueueInput needs a TensorFlow queue (it dequeues batches in the "
+                            f"graph): pass a tf.queue.QueueBase or a function that builds one, "
+                            f"not {queue!r}.")
+        super().__init__(df, queue if queue is not None else self._default_queue)
         self.batch_size = batch_size
 
     def _component_specs(self, input_signature):
@@ -283,9 +338,9 @@ class BatchQueueInput(QueueInput):
             specs.append(tf.TensorSpec(shape[1:], spec.dtype, spec.name))
         return specs
 
-    def _default_queue(self, specs):
-        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in specs],
-                              shapes=[s.shape for s in specs], name="queue")
+    def _default_queue(self):
+        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in self._specs],
+                              shapes=[s.shape for s in self._specs], name="queue")
 
     def _dequeue(self):
         tensors = self.queue.dequeue_many(self.batch_size, name="dequeue")
