@@ -6,9 +6,8 @@ from tfloop.input.feed import FeedInput
 from tfloop.input.graph_dataset import as_graph_dataset
 from tfloop.input.queue import BatchQueueInput, QueueInput
 from tfloop.input.staging import StagingInput
-from tfloop.input.staging import StagingInput
 
 __all__ = [
     "InputSource", "DatasetInput", "DummyConstantInput", "FeedInput", "QueueInput",
-    "BatchQueueInput", "StagingInput", "StagingInput", "as_graph_dataset",
+    "BatchQueueInput", "StagingInput", "as_graph_dataset",
 ]
