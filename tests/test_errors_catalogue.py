@@ -145,6 +145,13 @@ def _(tmp):
     train_linear(model=_Model(optimizer=lambda self: "adam"))
 
 
+@case("keras-model-optimizer")
+def _(tmp):
+    import keras
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    tfloop.KerasModelDesc(model, "mse", keras.optimizers.Adam())
+
+
 # ---- the loop -----------------------------------------------------------------------------------
 @case("loop-steps-zero")
 def _(tmp):
