@@ -110,7 +110,9 @@ def as_graph_dataset(dataset, owner="as_graph_dataset"):
         owner (str): who asks, for error messages.
 
     Returns:
-        tf.data.Dataset: a dataset of this graph with the same ``element_spec``.
+        tf.data.Dataset: a dataset of this graph with the same ``element_spec``. Iterate a rebuilt
+        eager dataset with ``make_initializable_iterator``: a one-shot iterator cannot capture
+        the (stateful) op that holds its definition.
 
     Raises:
         TypeError: ``dataset`` is neither a dataset nor a function returning one.
