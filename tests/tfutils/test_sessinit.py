@@ -258,3 +258,47 @@ def test_restore_through_a_training_run(ckpt_dir):
                            session_init=tfloop.SmartInit(str(ckpt_dir)))
     assert log[1] == ("rec", "before_train", 0, 6, -1, None)
     assert trainer.global_step == 9
+
+
+def test_a_bit_flipped_data_file_is_an_error_naming_the_checkpoint(tmp_path):
+    prefix = _save(tmp_path, 5)
+    data = prefix + ".data-00000-of-00001"
+    content = bytearray(open(data, "rb").read())
+    content[3] ^= 0xFF
+    open(data, "wb").write(bytes(content))
+    graph, w = _build()
+    with pytest.raises(ValueError, match=r"Checkpoint {} is corrupt \(.*\): its files model-5.data"
+                                         r"-00000-of-00001, model-5.index were changed".format(
+                                             prefix)):
+        _restore(tfloop.SaverRestore(prefix), graph, w)
+
+
+def test_a_checkpoint_of_another_model_is_refused_listing_the_names(tmp_path):
+    graph = tf.Graph()
+    with graph.as_default():
+        tfv1.get_variable("conv/W", [3, 3])
+        gs = tfv1.train.get_or_create_global_step()
+        with tfv1.Session(graph=graph) as sess:
+            sess.run(tfv1.global_variables_initializer())
+            sess.run(gs.assign(1000))
+            prefix = tfv1.train.Saver().save(sess, str(tmp_path / "other"), global_step=1000)
+    with pytest.raises(ValueError, match=r"SaverRestore: {} holds none of the model's trainable "
+                                         r"variables.*Trainable variables missing there: w\. Its "
+                                         r"variables not in the graph: conv/W\.".format(prefix)):
+        train_linear(session_init=tfloop.SaverRestore(prefix), max_epoch=1)
+
+
+def test_a_dict_restore_that_restores_nothing_is_an_error():
+    graph, w = _build()
+    with graph.as_default(), pytest.raises(ValueError, match=r"DictRestore: a dict of 1 value\(s\) "
+                                                             r"holds none of the model's trainable "
+                                                             r"variables.*not in the graph: wieght"):
+        tfloop.DictRestore({"wieght": W}).setup_graph()
+
+
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04broken zip"])
+def test_a_corrupt_npz_is_an_error_naming_the_file(tmp_path, content):
+    path = tmp_path / "weights.npz"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"{} is not a readable .npz file".format(path)):
+        tfloop.SmartInit(str(path))

@@ -4,7 +4,9 @@
 ``init(sess)`` runs once on the new session, after the variables were initialized. Every restore
 logs one table of the variables it could not match (see :func:`restore_report`).
 """
+import contextlib
 import os
+import zipfile
 
 import numpy as np
 
@@ -126,12 +128,33 @@ class _MatchingInit(SessionInit):
         report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
         if report:
             logger.info(report)
+        self._check_some_trainable_matched({v.op.name for v in pairs.values()} |
+                                           {m[0] for m in mismatched}, graph_vars, ignore,
+                                           checkpoint_only)
         self.missing = [n for n in graph_only if not is_optimizer_slot(n)]
         if not self.in_chain:
             _warn_initial_values(self.missing)
         self.report = report
         self.restored = sorted(v.op.name for v in pairs.values())
         return pairs
+
+    def _check_some_trainable_matched(self, found, graph_vars, ignore, source_only):
+        """A source holding none of the model's trainable variables (``found``: the graph
+        variables it has, loadable or not) is of another model, or needs a prefix: an error,
+        rather than training from scratch at its global step."""
+        trainable = {v.op.name for v in tfv1.trainable_variables()} & set(graph_vars)
+        if not (trainable - ignore) or found & trainable:
+            return
+
+        def listed(names):
+            names = sorted(names)
+            return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
+        raise ValueError(
+            "{}: {} holds none of the model's trainable variables, so it is not a checkpoint of "
+            "this model (or the names need prefix=). Trainable variables missing there: {}. Its "
+            "variables not in the graph: {}. Check the path, or use prefix= / ignore= to match "
+            "the names.".format(self, self.source_name, listed(trainable - ignore),
+                                listed(n for n in source_only if n != "global_step")))
 
     def _castable(self, src, dst):
         return self.relaxed and ((src.is_floating and dst.is_floating) or
@@ -162,6 +185,25 @@ class _AssignFromValues(_MatchingInit):
         logger.info("{} loaded {} variable(s) from {}.".format(self, len(feed), self.source_name))
 
 
+@contextlib.contextmanager
+def _reading_checkpoint(path):
+    """Turn TensorFlow's DataLossError (a checkpoint file changed after it was written) into an
+    error naming the checkpoint's files."""
+    try:
+        yield
+    except tf.errors.DataLossError as e:
+        lines = [line.strip() for line in (e.message or "").splitlines() if line.strip()]
+        detail = next((line for line in lines if "checksum" in line.lower() or
+                       "corrupt" in line.lower()), lines[0] if lines else "")
+        directory, base = os.path.split(path)
+        files = sorted(n for n in os.listdir(directory or ".")
+                       if n == base + ".index" or n.startswith(base + ".data-"))
+        raise ValueError(
+            "Checkpoint {} is corrupt ({}): its files {} were changed after they were written (a "
+            "bad disk, an interrupted copy). Use an earlier checkpoint, e.g. another model-<step> "
+            "in {}.".format(path, detail, ", ".join(files), directory or ".")) from None
+
+
 class SaverRestore(_MatchingInit):
     """Restore variables from a checkpoint with a ``tf.compat.v1.train.Saver``.
 
@@ -189,7 +231,8 @@ class SaverRestore(_MatchingInit):
         self.restored_saveables = []
 
     def _read_source(self):
-        reader = tf.train.load_checkpoint(self.path)
+        with _reading_checkpoint(self.path):
+            reader = tf.train.load_checkpoint(self.path)
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
         saveables = {}
@@ -212,7 +255,8 @@ class SaverRestore(_MatchingInit):
 
     def _run_init(self, sess):
         if self._saver is not None:
-            self._saver.restore(sess, self.path)
+            with _reading_checkpoint(self.path):
+                self._saver.restore(sess, self.path)
         logger.info("Restored {} variable(s){} from {}.".format(
             len(self.restored), " and {}".format(", ".join(self.restored_saveables))
             if self.restored_saveables else "", self.path))
@@ -233,8 +277,10 @@ class SaverRestoreRelaxed(_AssignFromValues, SaverRestore):
         self._build_assigns(self._match(source, self.prefix, self.ignore))
 
     def _run_init(self, sess):
-        reader = tf.train.load_checkpoint(self.path)
-        self._feed(sess, {key: reader.get_tensor(key) for key, _, _, _ in self._assigns})
+        with _reading_checkpoint(self.path):
+            reader = tf.train.load_checkpoint(self.path)
+            values = {key: reader.get_tensor(key) for key, _, _, _ in self._assigns}
+        self._feed(sess, values)
 
 
 class DictRestore(_AssignFromValues):
@@ -306,11 +352,21 @@ class ChainInit(SessionInit):
 
 
 def _load_npz(path):
-    with np.load(path, allow_pickle=False) as data:
-        if isinstance(data, np.ndarray):
-            raise ValueError("{} holds a single array; a model file must map variable names to "
-                             "arrays (save it with np.savez(path, **values)).".format(path))
-        return {k: data[k] for k in data.files}
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError("{} is not a readable .npz file ({}: {}); a model file maps variable "
+                         "names to arrays, saved with np.savez(path, **values).".format(
+                             path, type(e).__name__, e)) from None
+    if isinstance(loaded, np.ndarray):
+        raise ValueError("{} holds a single array; a model file must map variable names to "
+                         "arrays (save it with np.savez(path, **values)).".format(path))
+    with loaded as data:
+        try:
+            return {k: data[k] for k in data.files}
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+            raise ValueError("{} is damaged ({}: {}): read it again from its source.".format(
+                path, type(e).__name__, e)) from None
 
 
 def get_model_loader(path, ignore_mismatch=False):
