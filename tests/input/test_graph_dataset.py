@@ -15,7 +15,7 @@ from distributed_support import (
     train_script,
 )
 from resume_support import StopAt, make_dataset, read_stats, train
-from support import dataset_fn, make_regression_data, train_linear
+from support import LinearModel, dataset_fn, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -215,3 +215,32 @@ def test_a_dataset_tensorflow_cannot_serialize_gets_one_sentence_with_the_fix(mo
                                          r"larger than 2GB\): pass the function that builds the "
                                          r"dataset instead, e.g. DatasetInput\(make_dataset\)\.$"):
         tfloop.DatasetInput(tf.data.Dataset.range(3))
+
+
+def test_a_python_function_pipeline_resumes_with_its_input_restarted(tmp_path, log_warnings):
+    x, y = make_regression_data(12)
+
+    def generator():
+        yield from zip(x, y)
+
+    generated = tf.data.Dataset.from_generator(generator, output_signature=(
+        tf.TensorSpec([3], tf.float32), tf.TensorSpec([], tf.float32))).batch(4).repeat()
+    logdir = str(tmp_path / "log")
+
+    def run(extra):
+        tfloop.logger.set_logger_dir(logdir, action="keep")
+        trainer = tfloop.SimpleTrainer()
+        tfloop.launch_train_with_config(tfloop.AutoResumeTrainConfig(
+            model=LinearModel(), data=generated, steps_per_epoch=3, max_epoch=2,
+            callbacks=[tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2)] + extra),
+            trainer)
+        tfloop.logger.unset_logger_dir()
+        return trainer
+
+    run([StopAt(2)])
+    with open(os.path.join(logdir, "model-2.resume.json")) as f:
+        state = json.load(f)
+    assert state["iterator"] is None
+    assert "PyFunc is stateful" in state["input_note"]
+    assert any("resuming is exact only for a stateless pipeline" in m for m in log_warnings)
+    assert run([]).global_step == 6
