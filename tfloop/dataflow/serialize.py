@@ -4,6 +4,7 @@ Datapoints are pickled. lmdb and TensorFlow are imported only when their seriali
 """
 import os
 import pickle
+import struct
 
 import numpy as np
 import tqdm
@@ -45,6 +46,23 @@ def _import_lmdb():
     return lmdb
 
 
+_ENVIRONMENTS = {}  # path -> (pid, environment): lmdb allows one environment per path and process
+
+
+def _open_env(path):
+    """The read-only environment of ``path`` for this process (shared by every reader here)."""
+    pid, env = _ENVIRONMENTS.get(path, (None, None))
+    if pid == os.getpid():
+        return env
+    if env is not None:  # inherited through a fork: unusable here, and it blocks a new one
+        env.close()
+    lmdb = _import_lmdb()
+    env = lmdb.open(path, subdir=os.path.isdir(path), readonly=True, lock=False, readahead=True,
+                    map_size=2 ** 40, max_readers=100)
+    _ENVIRONMENTS[path] = (os.getpid(), env)
+    return env
+
+
 def _key(index):
     return f"{index:08}".encode("ascii")
 
@@ -67,9 +85,9 @@ class LMDBData(RNGDataFlow):
         super().__init__()
         if not os.path.exists(lmdb_path):
             raise FileNotFoundError(f"LMDBData: no LMDB database at {lmdb_path!r}.")
-        self._lmdb_path = lmdb_path
+        self._lmdb_path = os.path.abspath(lmdb_path)
         self._shuffle = shuffle
-        with self._open() as env, env.begin() as txn:
+        with _open_env(self._lmdb_path).begin() as txn:
             stored = txn.get(_KEYS)
             if keys is not None:
                 self.keys = list(keys)
@@ -79,15 +97,10 @@ class LMDBData(RNGDataFlow):
                 self.keys = [k for k, _ in txn.cursor() if k != _KEYS]
         self._env = None
 
-    def _open(self):
-        lmdb = _import_lmdb()
-        return lmdb.open(self._lmdb_path, subdir=os.path.isdir(self._lmdb_path), readonly=True,
-                         lock=False, readahead=True, map_size=2 ** 40, max_readers=100)
-
     def reset_state(self):
         super().reset_state()
         self._guard = DataFlowReentrantGuard()
-        self._env = self._open()
+        self._env = _open_env(self._lmdb_path)
 
     def __len__(self):
         return len(self.keys)
@@ -203,9 +216,26 @@ class NumpySerializer:
             return DataFromList(list(data["buffer"]), shuffle=shuffle)
 
 
+def _read_tfrecords(path):
+    """The records of a TFRecord file (each: 8-byte length, 4-byte CRC, data, 4-byte CRC); read
+    without TensorFlow, checksums not verified."""
+    with open(path, "rb") as f:
+        while True:
+            header = f.read(12)
+            if not header:
+                return
+            if len(header) < 12:
+                raise ValueError(f"{path} is truncated: a record header is cut short.")
+            length = struct.unpack("<Q", header[:8])[0]
+            data = f.read(length)
+            if len(data) < length or len(f.read(4)) < 4:
+                raise ValueError(f"{path} is truncated: a record of {length} bytes is cut short.")
+            yield data
+
+
 class TFRecordSerializer:
     """Writes pickled datapoints as the records of a TFRecord file, and reads them back (in file
-    order: TFRecord has no random access). Imports TensorFlow when used.
+    order: TFRecord has no random access). Writing imports TensorFlow; reading does not.
 
     Example:
         >>> TFRecordSerializer.save(df, "train.tfrecord")  # doctest: +SKIP
@@ -236,8 +266,5 @@ class TFRecordSerializer:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"TFRecordSerializer.load: no file {path!r}.")
 
-        def records():
-            from tfloop.compat import tfv1
-            return tfv1.io.tf_record_iterator(path)
-        df = MapData(DataFromGenerator(records), pickle.loads)
+        df = MapData(DataFromGenerator(lambda: _read_tfrecords(path)), pickle.loads)
         return FixedSizeData(df, size) if size is not None else df

@@ -58,7 +58,17 @@ def resize(img, new_h, new_w, interp=INTER_LINEAR):
     return _cast_like(top * (1 - wy) + bottom * wy, img.dtype)
 
 
+_SMALL_KERNELS = {  # OpenCV's fixed kernels for sigma <= 0
+    1: [1.0],
+    3: [0.25, 0.5, 0.25],
+    5: [0.0625, 0.25, 0.375, 0.25, 0.0625],
+    7: [0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
+}
+
+
 def _gaussian_kernel(size, sigma):
+    if sigma <= 0 and size in _SMALL_KERNELS:
+        return np.array(_SMALL_KERNELS[size])
     if sigma <= 0:
         sigma = 0.3 * ((size - 1) * 0.5 - 1) + 0.8
     x = np.arange(size, dtype=np.float64) - (size - 1) / 2

@@ -63,7 +63,8 @@ class ImageAugmentor:
     def _rand_range(self, low=1.0, high=None, size=None):
         if high is None:
             low, high = 0, low
-        return self.rng.uniform(low, high, size).astype("float32")
+        return np.float32(self.rng.uniform(low, high)) if size is None else \
+            self.rng.uniform(low, high, size).astype("float32")
 
     def get_transform(self, img) -> Transform:
         """Draw this augmentor's random choices for ``img`` and return them as a Transform."""

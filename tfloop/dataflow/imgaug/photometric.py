@@ -140,8 +140,8 @@ class MeanVarianceNormalize(PhotometricAugmentor):
         axes = None if self.all_channel else (0, 1)
         mean = np.mean(img, axis=axes, keepdims=True)
         std = np.std(img, axis=axes, keepdims=True)
-        std = np.maximum(std, 1.0 / np.sqrt(np.prod(img.shape)))
-        return (img - mean) / std
+        std = np.maximum(std, np.float32(1.0 / np.sqrt(img.size)))
+        return ((img - mean) / std).astype(np.float32)
 
 
 class GaussianBlur(PhotometricAugmentor):

@@ -1,0 +1,97 @@
+"""Augmentors that change pixel values: exact values where the draw is pinned."""
+import numpy as np
+import pytest
+
+from tfloop.dataflow import imgaug
+from tfloop.dataflow.imgaug import _backend
+
+U8 = np.array([[0, 100], [200, 250]], np.uint8)
+RGB = np.random.RandomState(0).randint(0, 256, (3, 4, 3)).astype(np.uint8)
+
+
+@pytest.fixture(params=["opencv", "numpy"])
+def backend(request, monkeypatch):
+    monkeypatch.setattr(_backend, "use_opencv", request.param == "opencv")
+
+
+def test_brightness_adds_within_delta_and_clips():
+    aug = imgaug.Brightness(20)
+    for _ in range(20):
+        diff = aug.augment(U8[:1, 1:]).astype(int) - 100
+        assert -20 <= diff <= 20
+    assert imgaug.Brightness(1e-6).augment(U8).tolist() == U8.tolist()
+    floats = imgaug.Brightness(1, clip=False).augment(np.array([300.0], np.float32))
+    assert 299 <= floats[0] <= 301
+    with pytest.raises(ValueError, match="delta > 0"):
+        imgaug.Brightness(0)
+
+
+def test_brightness_scale_and_clip():
+    assert imgaug.BrightnessScale((2, 2)).augment(U8).tolist() == [[0, 200], [255, 255]]
+    assert imgaug.Clip(50, 150).augment(U8).tolist() == [[50, 100], [150, 150]]
+
+
+def test_contrast_per_channel_and_grey_mean():
+    assert imgaug.Contrast((0.5, 0.5)).augment(U8).tolist() == [[68, 118], [168, 193]]  # truncated like tensorpack
+    grey = imgaug.Contrast((0.0, 0.0), rgb=True).augment(RGB)
+    expected = np.mean(RGB.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32))
+    assert np.abs(grey.astype(float) - expected).max() <= 1
+
+
+def test_mean_variance_normalize_and_min_max():
+    out = imgaug.MeanVarianceNormalize().augment(RGB)
+    assert out.dtype == np.float32 and abs(out.mean()) < 1e-5 and abs(out.std() - 1) < 1e-4
+    per = imgaug.MeanVarianceNormalize(all_channel=False).augment(RGB)
+    assert np.allclose(per.mean(axis=(0, 1)), 0, atol=1e-5)
+    flat = imgaug.MeanVarianceNormalize().augment(np.full((2, 2), 5, np.uint8))
+    assert (flat == 0).all()
+    mm = imgaug.MinMaxNormalize(-1, 1).augment(U8)
+    assert mm.min() == -1 and mm.max() == 1
+    per_channel = imgaug.MinMaxNormalize(all_channel=False).augment(RGB)
+    assert np.allclose(per_channel.max(axis=(0, 1)), 255)
+
+
+def test_gaussian_blur_keeps_flat_images_and_smooths(backend):
+    flat = np.full((5, 5, 3), 80, np.uint8)
+    assert (imgaug.GaussianBlur(size_range=(1, 3)).augment(flat) == 80).all()
+    spike = np.zeros((7, 7), np.float32)
+    spike[3, 3] = 1
+    out = imgaug.GaussianBlur(size_range=(1, 2), sigma_range=(1, 1)).augment(spike)
+    assert out.shape == (7, 7) and 0 < out[3, 3] < 1 and abs(out.sum() - 1) < 1e-5
+    assert imgaug.GaussianBlur(max_size=2).size_range == (0, 2)
+
+
+def test_gamma_saturation_lighting(backend):
+    assert imgaug.Gamma((0, 0)).augment(U8).tolist() == U8.tolist()
+    brighter = imgaug.Gamma((1, 1)).augment(U8)
+    assert (brighter >= U8).all() and brighter[0, 0] == 0
+    grey_img = np.repeat(U8[:, :, None], 3, axis=2)
+    assert np.abs(imgaug.Saturation(0.4).augment(grey_img).astype(int) - grey_img).max() <= 1
+    with pytest.raises(ValueError, match="0 <= alpha < 1"):
+        imgaug.Saturation(1.5)
+    light = imgaug.Lighting(0.0, [1, 1, 1], np.eye(3))
+    assert np.array_equal(light.augment(RGB), RGB)
+    with pytest.raises(ValueError, match=r"\(h, w, 3\) images"):
+        light.augment(U8)
+    with pytest.raises(ValueError, match="3 eigenvalues and a 3x3 eigvec"):
+        imgaug.Lighting(0.1, [1, 1], np.eye(3))
+
+
+def test_noise():
+    noisy = imgaug.GaussianNoise(5).augment(np.full((50, 50), 100, np.uint8))
+    assert noisy.dtype == np.uint8 and 3 < noisy.astype(float).std() < 7
+    sp = imgaug.SaltPepperNoise(0.2, 0.2).augment(np.full((40, 40), 100, np.uint8))
+    assert 0.1 < (sp == 255).mean() < 0.3 and 0.1 < (sp == 0).mean() < 0.3
+    with pytest.raises(ValueError, match="at most 1"):
+        imgaug.SaltPepperNoise(0.6, 0.6)
+
+
+def test_conversions():
+    assert imgaug.ToUint8().augment(np.array([-5.0, 10.4, 300.0])).tolist() == [0, 10, 255]
+    assert imgaug.ToFloat32().augment(U8).dtype == np.float32
+    grey = imgaug.Grayscale(rgb=True).augment(RGB)
+    assert grey.shape == (3, 4, 1) and grey.dtype == np.uint8
+    assert imgaug.Grayscale(keepdims=False).augment(RGB).shape == (3, 4)
+    assert imgaug.Grayscale(keepshape=True).augment(RGB).shape == (3, 4, 3)
+    with pytest.raises(ValueError, match="keepshape=True needs keepdims=True"):
+        imgaug.Grayscale(keepdims=False, keepshape=True)
