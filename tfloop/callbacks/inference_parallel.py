@@ -1,7 +1,7 @@
 """DataParallelInferenceRunner: one inference pass per trigger, batches spread over devices."""
 from tfloop.callbacks.inference_runner import InferenceRunnerBase, batch_size_of
 from tfloop.compat import tf
-from tfloop.input.dataset import DatasetInput
+from tfloop.input import dataset as dataset_input  # a module: tfloop.input imports callbacks
 from tfloop.utils import logger
 
 __all__ = ["DataParallelInferenceRunner"]
@@ -92,7 +92,7 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
             total -= count
 
     def _run_pass(self):
-        if isinstance(self._input, DatasetInput):
+        if isinstance(self._input, dataset_input.DatasetInput):
             return self._run_dataset_pass()
         return self._run_feed_pass()
 

@@ -12,9 +12,9 @@ import tqdm
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.inference import Inferencer
 from tfloop.compat import tf, tfv1
+from tfloop.input import dataset as dataset_input  # a module: tfloop.input imports callbacks
+from tfloop.input import feed as feed_input
 from tfloop.input.base import InputSource
-from tfloop.input.dataset import DatasetInput
-from tfloop.input.feed import FeedInput
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.predict_tower import build_predict_tower
 from tfloop.tfutils.tower import TowerFunc
@@ -24,21 +24,21 @@ __all__ = ["InferenceRunnerBase", "InferenceRunner"]
 
 def _as_inference_input(data):
     """The InputSource for one finite pass over ``data`` per trigger."""
-    if isinstance(data, DatasetInput):
+    if isinstance(data, dataset_input.DatasetInput):
         if data.repeat:
             raise ValueError("InferenceRunner runs exactly one pass over its input, but {} "
                              "repeats: give DatasetInput(make_dataset, repeat=False), or just "
                              "make_dataset."
                              .format(data))
         return data
-    if isinstance(data, FeedInput):
+    if isinstance(data, feed_input.FeedInput):
         return data
     if isinstance(data, InputSource):
         raise TypeError("InferenceRunner needs an input with an end (a function building a "
                         "tf.data.Dataset, DatasetInput(..., repeat=False), FeedInput or an "
                         "iterable of datapoints), got {}.".format(data))
     if isinstance(data, tf.data.Dataset) or callable(data):
-        return DatasetInput(data, repeat=False)
+        return dataset_input.DatasetInput(data, repeat=False)
     try:
         iterator = iter(data)
     except TypeError:
@@ -48,7 +48,7 @@ def _as_inference_input(data):
     if iterator is data:
         raise TypeError("InferenceRunner's input {!r} is a one-shot iterator, but every trigger "
                         "needs a new pass: give a list or another re-iterable object.".format(data))
-    return FeedInput(data)
+    return feed_input.FeedInput(data)
 
 
 def _depends_on(tensor, ops):
@@ -259,14 +259,14 @@ class InferenceRunner(InferenceRunnerBase):
         self._hooked_sess = HookedSession(self.trainer.sess, self._hooks)
 
     def _feeds(self):
-        if isinstance(self._input, DatasetInput):
+        if isinstance(self._input, dataset_input.DatasetInput):
             self.trainer.sess.run(self._input.iterator.initializer)
             return itertools.repeat(None)
         return self._input.iter_feeds()
 
     def _run_pass(self):
         batches = 0
-        ends_out_of_range = isinstance(self._input, DatasetInput)
+        ends_out_of_range = isinstance(self._input, dataset_input.DatasetInput)
         with self._progress_bar() as bar:
             for feed in self._feeds():
                 try:

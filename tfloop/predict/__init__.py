@@ -6,6 +6,7 @@ from tfloop.predict.config import PredictConfig
 from tfloop.predict.dataset import (DatasetPredictorBase, MultiTowerDatasetPredictor,
                                     SimpleDatasetPredictor)
 from tfloop.predict.feedfree import FeedfreePredictor
+from tfloop.predict.multiprocess import MultiProcessDatasetPredictor
 from tfloop.predict.multigpu import DataParallelOfflinePredictor, MultiTowerOfflinePredictor
 from tfloop.predict.offline import OfflinePredictor
 from tfloop.tfutils.export import ModelExporter
@@ -16,5 +17,5 @@ __all__ = [
     "StopPredictionAfter", "PredictConfig", "DatasetPredictorBase", "SimpleDatasetPredictor",
     "MultiTowerDatasetPredictor", "DataParallelOfflinePredictor", "MultiTowerOfflinePredictor",
     "OfflinePredictor", "ModelExporter", "OnlinePredictor", "PredictorBase", "AsyncPredictorBase",
-    "MultiThreadAsyncPredictor", "FeedfreePredictor",
+    "MultiThreadAsyncPredictor", "FeedfreePredictor", "MultiProcessDatasetPredictor",
 ]
