@@ -42,3 +42,57 @@ def read_until(proc, prefix, timeout=60.0):
         if line.startswith(prefix):
             return line[len(prefix):].strip()
     raise AssertionError(f"no line starting with {prefix!r}")
+
+
+def write_mnist(directory, n_train=300, n_test=260, seed=0):
+    """Tiny MNIST files in the standard idx .gz format; returns (train images, train labels)."""
+    import gzip
+
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    os.makedirs(directory, exist_ok=True)
+    made = {}
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        images = rng.randint(0, 256, (n, 28, 28)).astype(np.uint8)
+        labels = rng.randint(0, 10, n).astype(np.uint8)
+        header = np.array([2051, n, 28, 28], ">u4").tobytes()
+        with gzip.open(os.path.join(directory, f"{prefix}-images-idx3-ubyte.gz"), "wb") as f:
+            f.write(header + images.tobytes())
+        with gzip.open(os.path.join(directory, f"{prefix}-labels-idx1-ubyte.gz"), "wb") as f:
+            f.write(np.array([2049, n], ">u4").tobytes() + labels.tobytes())
+        made[prefix] = (images, labels)
+    return made["train"]
+
+
+def write_cifar(directory, classnum=10, per_batch=30, n_test=40, seed=0):
+    """Tiny CIFAR files in the "python version" pickle layout, extracted under ``directory``;
+    returns the training images (N, 32, 32, 3) and labels."""
+    import pickle
+
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    folder = os.path.join(directory, "cifar-10-batches-py" if classnum == 10 else "cifar-100-python")
+    os.makedirs(folder, exist_ok=True)
+    label_key = b"labels" if classnum == 10 else b"fine_labels"
+
+    def batch(name, n):
+        images = rng.randint(0, 256, (n, 32, 32, 3)).astype(np.uint8)
+        labels = rng.randint(0, classnum, n).tolist()
+        data = images.transpose(0, 3, 1, 2).reshape(n, 3072)
+        with open(os.path.join(folder, name), "wb") as f:
+            pickle.dump({b"data": data, label_key: labels, b"batch_label": name.encode()}, f)
+        return images, labels
+    if classnum == 10:
+        parts = [batch(f"data_batch_{i}", per_batch) for i in range(1, 6)]
+        batch("test_batch", n_test)
+        meta = {b"label_names": [f"class{i}".encode() for i in range(10)]}
+        meta_name = "batches.meta"
+    else:
+        parts = [batch("train", per_batch * 5)]
+        batch("test", n_test)
+        meta = {b"fine_label_names": [f"class{i}".encode() for i in range(100)]}
+        meta_name = "meta"
+    with open(os.path.join(folder, meta_name), "wb") as f:
+        pickle.dump(meta, f)
+    images = np.concatenate([p[0] for p in parts])
+    return images, sum((p[1] for p in parts), [])
