@@ -26,6 +26,8 @@ from tfloop.train.cluster import shard_dataset  # noqa: E402
 from tfloop.train.distributed import trainer_from_tf_config  # noqa: E402
 from tfloop.utils import logger  # noqa: E402
 
+# How long a task waits for the others; a loaded 2-core machine needs far more than an idle one.
+CLUSTER_TIMEOUT_S = float(os.environ.get("TFLOOP_TEST_CLUSTER_TIMEOUT_S", "60"))
 STEPS = 6
 BATCH = 8           # the combined batch of one step, over every tower of every worker
 N_IN, N_HIDDEN = 4, 8
@@ -187,7 +189,7 @@ def _task_main(tf_config, outdir, options):
     try:
         logger.set_logger_dir(os.path.join(outdir, "train_log"), action="keep")
         trainer = trainer_from_tf_config(gpus=options.get("gpus", 1),
-                                         timeout_s=options.get("timeout_s", 5),
+                                         timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
                                          startup_timeout_s=options.get("startup_timeout_s", 30))
         if trainer is not None:
             callbacks = []

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tfloop
+import tfloop.callbacks.debug as debug_module
 from resume_support import StopAt, train
 from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
@@ -442,6 +443,193 @@ def _(tmp):
     (tmp / "export" / "saved_model.pb").write_bytes(b"")
     tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving(
         str(tmp / "export"))
+
+
+# ---- reliability: data loss, hangs, silent wrong training, late errors (issue 15) -----------------
+@case("logdir-empty-path")
+def _(tmp):
+    cwd = os.getcwd()
+    os.chdir(str(tmp))
+    try:
+        logger.set_logger_dir("", action="delete")
+    finally:
+        os.chdir(cwd)
+
+
+@case("logdir-none")
+def _(tmp):
+    logger.set_logger_dir(None, action="delete")
+
+
+@case("config-session-config")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_config="gpu")
+
+
+@case("config-session-creator")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_creator=42)
+
+
+@case("config-data-empty")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=[])
+
+
+@case("config-data-path")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data="train.tfrecord")
+
+
+@case("model-learning-rate-str")
+def _(tmp):
+    train_linear(model=_Model(optimizer=lambda self: tfv1.train.GradientDescentOptimizer("0.1")))
+
+
+def _dataset_input(transform, **kwargs):
+    x, y = make_regression_data(8)
+    return tfloop.DatasetInput(lambda: transform(tf.data.Dataset.from_tensor_slices((x, y))
+                                                 .batch(4)), **kwargs)
+
+
+@case("input-ran-out")
+def _(tmp):
+    train_linear(data=_dataset_input(lambda ds: ds, repeat=False), steps_per_epoch=3)
+
+
+@case("input-empty")
+def _(tmp):
+    train_linear(data=_dataset_input(lambda ds: ds.filter(lambda x, y: False)), steps_per_epoch=3)
+
+
+@case("schedule-float32-overflow")
+def _(tmp):
+    train_linear([tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1), (2, 1e39)])],
+                 model=_LearningRateModel())
+
+
+@case("schedule-func-nan")
+def _(tmp):
+    train_linear([tfloop.HyperParamSetterWithFunc("learning_rate", lambda e, lr: float("nan"))],
+                 model=_LearningRateModel())
+
+
+@case("schedule-global-step")
+def _(tmp):
+    train_linear([tfloop.ScheduledHyperParamSetter("global_step", [(0, 5)])])
+
+
+@case("hyper-file-fifo")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    os.mkfifo(str(tmp / "log" / "hyper.txt"))
+    train_linear([tfloop.HumanHyperParamSetter("learning_rate")], model=_LearningRateModel(),
+                 max_epoch=1)
+
+
+@case("hyper-file-float32-overflow")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    with open(str(tmp / "log" / "hyper.txt"), "w") as f:
+        f.write("learning_rate:1e39\n")
+    train_linear([tfloop.HumanHyperParamSetter("learning_rate")], model=_LearningRateModel(),
+                 max_epoch=1)
+
+
+@case("ckpt-corrupt")
+def _(tmp):
+    prefix = _save_linear(tmp)
+    data = prefix + ".data-00000-of-00001"
+    content = bytearray(open(data, "rb").read())
+    content[3] ^= 0xFF
+    open(data, "wb").write(bytes(content))
+    train_linear(session_init=tfloop.SaverRestore(prefix))
+
+
+@case("ckpt-other-model")
+def _(tmp):
+    graph = tf.Graph()
+    with graph.as_default():
+        tfv1.get_variable("conv/W", [3, 3])
+        tfv1.train.get_or_create_global_step()
+        with tfv1.Session(graph=graph) as sess:
+            sess.run(tfv1.global_variables_initializer())
+            prefix = tfv1.train.Saver().save(sess, str(tmp / "other"), global_step=1000)
+    train_linear(session_init=tfloop.SaverRestore(prefix))
+
+
+@case("sessinit-npz-corrupt")
+def _(tmp):
+    (tmp / "weights.npz").write_bytes(b"PK\x03\x04 cut short by a failed download")
+    tfloop.SmartInit(str(tmp / "weights.npz"))
+
+
+@case("sessinit-dict-nothing")
+def _(tmp):
+    train_linear(session_init=tfloop.DictRestore({"wieght": np.zeros((3, 1), np.float32)}))
+
+
+class _Put(tfloop.Callback):
+    def __init__(self, put):
+        self.put = put
+
+    def _trigger_epoch(self):
+        self.put(self.trainer.monitors)
+
+
+@case("monitor-scalar-value")
+def _(tmp):
+    train_linear([_Put(lambda m: m.put_scalar("accuracy", "0.9"))])
+
+
+@case("monitor-scalar-array")
+def _(tmp):
+    train_linear([_Put(lambda m: m.put_scalar("accuracy", np.zeros(3)))])
+
+
+@case("monitor-scalar-name")
+def _(tmp):
+    train_linear([_Put(lambda m: m.put_scalar(("val", "acc"), 0.9))])
+
+
+@case("monitor-image-object")
+def _(tmp):
+    train_linear([_Put(lambda m: m.put_image("sample", np.array([[["a"]]], dtype=object)))])
+
+
+class _PutValError(tfloop.Callback):
+    def _trigger(self):
+        self.trainer.monitors.put_scalar("val-error", 0.5)
+
+
+@case("stat-misspelled")
+def _(tmp):
+    train_linear([_PutValError(), tfloop.EarlyStopping("val_error")], max_epoch=3)
+
+
+@case("callback-reused")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    saver = tfloop.ModelSaver()
+    train_linear([saver], max_epoch=1)
+    train_linear([saver], max_epoch=1)
+
+
+@case("inject-shell-no-logdir")
+def _(tmp):
+    train_linear([tfloop.InjectShell()])
+
+
+@case("inject-shell-no-terminal")
+def _(tmp):
+    logger.set_logger_dir(str(tmp / "log"), action="keep")
+    (tmp / "log" / "INJECT_SHELL.tmp").write_text("")
+    terminal = debug_module.stdin_is_terminal
+    debug_module.stdin_is_terminal = lambda: False   # as under a job runner, whatever runs pytest
+    try:
+        train_linear([tfloop.InjectShell(shell="pdb")], max_epoch=1)
+    finally:
+        debug_module.stdin_is_terminal = terminal
 
 
 # ---- the document and the test ------------------------------------------------------------------

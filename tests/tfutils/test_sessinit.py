@@ -289,11 +289,17 @@ def test_a_checkpoint_of_another_model_is_refused_listing_the_names(tmp_path):
 
 
 def test_a_dict_restore_that_restores_nothing_is_an_error():
-    graph, w = _build()
-    with graph.as_default(), pytest.raises(ValueError, match=r"DictRestore: a dict of 1 value\(s\) "
-                                                             r"holds none of the model's trainable "
-                                                             r"variables.*not in the graph: wieght"):
-        tfloop.DictRestore({"wieght": W}).setup_graph()
+    with pytest.raises(ValueError, match=r"DictRestore: a dict of 1 value\(s\) holds none of the "
+                                         r"model's trainable variables.*not in the graph: wieght"):
+        train_linear(session_init=tfloop.DictRestore({"wieght": W}), max_epoch=1)
+
+
+def test_a_chain_fails_only_when_no_member_holds_the_model(ckpt_dir):
+    trainer = train_linear(session_init=tfloop.ChainInit([{"wieght": W}, str(ckpt_dir)]),
+                           max_epoch=1)
+    assert trainer.global_step == 6 + 3
+    with pytest.raises(ValueError, match="holds none of the model's trainable variables"):
+        train_linear(session_init=tfloop.ChainInit([{"wieght": W}, {"b": W}]), max_epoch=1)
 
 
 @pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04broken zip"])

@@ -83,3 +83,15 @@ def test_a_directory_holding_only_a_stale_lock_file_counts_as_empty(tmp_path):
     path.mkdir()
     (path / LOCK_FILE_NAME).write_text(json.dumps({"pid": 1, "host": "elsewhere"}))
     assert logger.set_logger_dir(str(path)) == str(path)
+
+
+def test_a_non_chief_task_of_a_cluster_shares_the_chiefs_dir(tmp_path, other_run, monkeypatch):
+    path, _ = other_run
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:2"]},
+                                                "task": {"type": "worker", "index": 1}}))
+    assert logger.set_logger_dir(path, action="keep") == path
+    assert DirLock.held_by_this_process(path) is None
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:2"]},
+                                                "task": {"type": "worker", "index": 0}}))
+    with pytest.raises(LogDirInUseError):
+        logger.set_logger_dir(path, action="keep")

@@ -44,6 +44,11 @@ class SessionInit:
     def _run_init(self, sess):
         """Load values into the session."""
 
+    def check_holds_the_model(self):
+        """After ``setup_graph``: raise ValueError when the source is plainly of another model
+        (it holds none of the model's trainable variables). Trainers call it before training, so
+        that such a run stops instead of training from scratch at the other model's step."""
+
 
 class JustCurrentSession(SessionInit):
     """Keep the freshly initialized variables as they are (the default).
@@ -128,9 +133,9 @@ class _MatchingInit(SessionInit):
         report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
         if report:
             logger.info(report)
-        self._check_some_trainable_matched({v.op.name for v in pairs.values()} |
-                                           {m[0] for m in mismatched}, graph_vars, ignore,
-                                           checkpoint_only)
+        self.foreign_message = self._foreign_source_message(
+            {v.op.name for v in pairs.values()} | {m[0] for m in mismatched}, graph_vars, ignore,
+            checkpoint_only)
         self.missing = [n for n in graph_only if not is_optimizer_slot(n)]
         if not self.in_chain:
             _warn_initial_values(self.missing)
@@ -138,23 +143,27 @@ class _MatchingInit(SessionInit):
         self.restored = sorted(v.op.name for v in pairs.values())
         return pairs
 
-    def _check_some_trainable_matched(self, found, graph_vars, ignore, source_only):
-        """A source holding none of the model's trainable variables (``found``: the graph
-        variables it has, loadable or not) is of another model, or needs a prefix: an error,
-        rather than training from scratch at its global step."""
+    foreign_message = None
+
+    def check_holds_the_model(self):
+        if self.foreign_message is not None:
+            raise ValueError(self.foreign_message)
+
+    def _foreign_source_message(self, found, graph_vars, ignore, source_only):
+        """What is wrong with a source holding none of the model's trainable variables
+        (``found``: the graph variables it has, loadable or not), or None."""
         trainable = {v.op.name for v in tfv1.trainable_variables()} & set(graph_vars)
         if not (trainable - ignore) or found & trainable:
-            return
+            return None
 
         def listed(names):
             names = sorted(names)
             return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
-        raise ValueError(
-            "{}: {} holds none of the model's trainable variables, so it is not a checkpoint of "
-            "this model (or the names need prefix=). Trainable variables missing there: {}. Its "
-            "variables not in the graph: {}. Check the path, or use prefix= / ignore= to match "
-            "the names.".format(self, self.source_name, listed(trainable - ignore),
-                                listed(n for n in source_only if n != "global_step")))
+        return ("{}: {} holds none of the model's trainable variables, so it is not a checkpoint "
+                "of this model (or the names need prefix=). Trainable variables missing there: {}. "
+                "Its variables not in the graph: {}. Check the path, or use prefix= / ignore= to "
+                "match the names.".format(self, self.source_name, listed(trainable - ignore),
+                                          listed(n for n in source_only if n != "global_step")))
 
     def _castable(self, src, dst):
         return self.relaxed and ((src.is_floating and dst.is_floating) or
@@ -195,6 +204,7 @@ def _reading_checkpoint(path):
         lines = [line.strip() for line in (e.message or "").splitlines() if line.strip()]
         detail = next((line for line in lines if "checksum" in line.lower() or
                        "corrupt" in line.lower()), lines[0] if lines else "")
+        detail = detail.split(": stored ")[0]  # the checksums themselves say nothing more
         directory, base = os.path.split(path)
         files = sorted(n for n in os.listdir(directory or ".")
                        if n == base + ".index" or n.startswith(base + ".data-"))
@@ -342,6 +352,11 @@ class ChainInit(SessionInit):
         if matching and len(matching) == len(self.inits):
             missing = set.intersection(*(set(s.missing) for s in matching))
             _warn_initial_values(sorted(missing))
+
+    def check_holds_the_model(self):
+        messages = [s.foreign_message for s in self.inits if isinstance(s, _MatchingInit)]
+        if messages and len(messages) == len(self.inits) and all(messages):
+            raise ValueError(messages[0])
 
     def _run_init(self, sess):
         for s in self.inits:

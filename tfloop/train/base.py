@@ -172,6 +172,7 @@ class Trainer:
                             .format(session_init))
         with self.graph.as_default():
             session_init.setup_graph()
+        session_init.check_holds_the_model()
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
         self.graph.finalize()

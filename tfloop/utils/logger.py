@@ -8,6 +8,7 @@ Use it as a module::
 
 The log directory is where callbacks and monitors write (checkpoints, ``stats.json``, event files).
 """
+import json
 import logging
 import os
 import shutil
@@ -134,8 +135,22 @@ def _has_content(dirname):
     return any(name != LOCK_FILE_NAME for name in os.listdir(dirname))
 
 
+def _shares_the_chiefs_dir():
+    """Whether this process is a non-chief task of a TF_CONFIG cluster (``ps``, or a worker other
+    than worker 0): every task sets the chief's log directory, and the trainer then moves the
+    others to ``<log dir>/worker-<index>``; only the chief owns the shared one."""
+    try:
+        task = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}
+    except (ValueError, AttributeError):
+        return False
+    return task.get("type") == "ps" or (task.get("type") == "worker" and
+                                        str(task.get("index", 0)) != "0")
+
+
 def _lock_existing(dirname):
     """Own ``dirname`` before acting on it: LogDirInUseError when a live run does."""
+    if _shares_the_chiefs_dir():
+        return None
     lock = DirLock(dirname)
     try:
         lock.acquire()
@@ -278,7 +293,7 @@ def _apply_action(dirname, action, lock):
         elif action == "new":
             dirname = dirname + _timestamp()
             info("Using a new log directory {}.".format(dirname))
-        if action != "keep":
+        if action != "keep" and lock is not None:
             lock.release()
             lock = None
     elif os.path.exists(dirname) and not os.path.isdir(dirname):
