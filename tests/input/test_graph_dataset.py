@@ -244,3 +244,23 @@ def test_a_python_function_pipeline_resumes_with_its_input_restarted(tmp_path, l
     assert "PyFunc is stateful" in state["input_note"]
     assert any("resuming is exact only for a stateless pipeline" in m for m in log_warnings)
     assert run([]).global_step == 6
+
+
+def test_the_rebuilt_pipeline_runs_the_same_dataset_ops_as_the_function_form():
+    x, y = make_regression_data(12)
+
+    def make():
+        return tf.data.Dataset.from_tensor_slices((x, y)).map(
+            lambda a, b: (a * 2, b), num_parallel_calls=2).batch(4).prefetch(2)
+
+    def dataset_ops(dataset):
+        serialized = tfv1.Session().run(tf.raw_ops.DatasetToGraphV2(
+            input_dataset=tf.data.experimental.to_variant(dataset)))
+        return sorted(node.op for node in tfv1.GraphDef.FromString(serialized).node)
+
+    eager = make()
+    with tf.Graph().as_default():
+        rebuilt, built_here = dataset_ops(tfloop.as_graph_dataset(eager)), dataset_ops(make())
+    assert rebuilt == built_here
+    assert {"TensorSliceDataset", "ParallelMapDatasetV2", "BatchDatasetV2",
+            "PrefetchDataset"} <= set(rebuilt)
