@@ -1,4 +1,4 @@
-"""Helpers for the parallel DataFlow tests (tests/dataflow): process liveness and a script runner."""
+"""Helpers for tests/dataflow: process liveness, a script runner, stand-in dataset files."""
 import os
 import subprocess
 import sys
@@ -71,7 +71,8 @@ def write_cifar(directory, classnum=10, per_batch=30, n_test=40, seed=0):
 
     import numpy as np
     rng = np.random.RandomState(seed)
-    folder = os.path.join(directory, "cifar-10-batches-py" if classnum == 10 else "cifar-100-python")
+    name = "cifar-10-batches-py" if classnum == 10 else "cifar-100-python"
+    folder = os.path.join(directory, name)
     os.makedirs(folder, exist_ok=True)
     label_key = b"labels" if classnum == 10 else b"fine_labels"
 

@@ -118,7 +118,8 @@ def test_no_module_of_the_package_imports_tensorflow_at_import_time():
                 else:
                     continue
                 for imported in names:
-                    assert not imported.startswith(("tensorflow", "tfloop.compat")), (path, imported)
+                    assert not imported.startswith(("tensorflow", "tfloop.compat")), \
+                        (path, imported)
 
 
 def test_the_package_works_where_tensorflow_cannot_be_imported(tmp_path):

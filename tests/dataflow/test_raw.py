@@ -4,7 +4,8 @@ import queue
 import numpy as np
 import pytest
 
-from tfloop.dataflow import DataFromGenerator, DataFromIterable, DataFromList, DataFromQueue, FakeData
+from tfloop.dataflow import (DataFromGenerator, DataFromIterable, DataFromList, DataFromQueue,
+                             FakeData)
 
 
 def test_fake_data_shapes_dtypes_domains_and_size():

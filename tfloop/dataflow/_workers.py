@@ -25,6 +25,7 @@ import uuid
 import weakref
 
 from tfloop.dataflow import rng
+from tfloop.dataflow.base import DataFlowTerminated
 
 __all__ = ["DataFlowWorkerError"]
 
@@ -238,3 +239,37 @@ def Process(target, args, name):
 
 def Queue(maxsize):
     return _CONTEXT.Queue(maxsize)
+
+
+class ZMQConsumer:
+    """The consumer's end of ZMQ pipes to workers: every send and receive first tries without
+    blocking, then polls in steps of POLL_SECONDS, checking the workers between steps."""
+
+    def _open(self, zmq, kind, hwm):
+        self._zmq = zmq
+        self.context = zmq.Context()
+        self.socket = self.context.socket(kind)
+        self.socket.set_hwm(hwm)
+
+    def _blocking(self, attempt, flag):
+        zmq = self._zmq
+        self._group.watch()
+        try:
+            while True:
+                try:
+                    return attempt(zmq.NOBLOCK)
+                except zmq.Again:
+                    while not self.socket.poll(int(POLL_SECONDS * 1000), flag):
+                        self._group.check_alive()
+        except zmq.ZMQError as e:
+            if e.errno in (zmq.ENOTSOCK, zmq.ETERM):
+                raise DataFlowTerminated(f"{type(self).__name__} was closed.") from None
+            raise
+
+    def _send_parts(self, parts):
+        self._blocking(lambda flags: self.socket.send_multipart(parts, flags, copy=False),
+                       self._zmq.POLLOUT)
+
+    def _recv_parts(self):
+        return self._blocking(lambda flags: self.socket.recv_multipart(flags, copy=False),
+                              self._zmq.POLLIN)

@@ -51,7 +51,8 @@ class DataFlowReentrantGuard:
 
 
 class DataFlowMeta(ABCMeta):
-    """Lets old-style DataFlows that define ``get_data``/``size`` work as ``__iter__``/``__len__``."""
+    """Lets old-style DataFlows that define ``get_data``/``size`` work as
+    ``__iter__``/``__len__``."""
 
     def __new__(mcls, name, bases, namespace, **kwargs):
         if "__iter__" not in namespace and "get_data" in namespace:

@@ -20,7 +20,8 @@ class ConcatData(DataFlow):
 
     Example:
         >>> from tfloop.dataflow import DataFromList
-        >>> df = ConcatData([DataFromList([[1]], shuffle=False), DataFromList([[2]], shuffle=False)])
+        >>> a, b = DataFromList([[1]], shuffle=False), DataFromList([[2]], shuffle=False)
+        >>> df = ConcatData([a, b])
         >>> df.reset_state(); list(df)
         [[1], [2]]
     """

@@ -11,13 +11,9 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import WorkerFailure, dumps, loads, raise_if_failure
-from tfloop.dataflow.base import (
-    DataFlow,
-    DataFlowReentrantGuard,
-    DataFlowTerminated,
-    ProxyDataFlow,
-)
+from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
+                                      raise_if_failure)
+from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
 
 __all__ = [
@@ -141,7 +137,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
                 yield self._get()
 
 
-class MultiProcessRunnerZMQ(_ReentrantOnce, DataFlow):
+class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
     """Runs ``ds`` in ``num_proc`` forked processes that send datapoints over ZMQ pipes: usually
     faster than :class:`MultiProcessRunner`. Needs pyzmq.
 
@@ -188,23 +184,12 @@ class MultiProcessRunnerZMQ(_ReentrantOnce, DataFlow):
         self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
         # ZMQ objects are made after the fork: children must not inherit their descriptors
-        self.context = zmq.Context()
-        self.socket = self.context.socket(zmq.PULL)
-        self.socket.set_hwm(self._hwm)
+        self._open(zmq, zmq.PULL, self._hwm)
         self.socket.bind(address)
         self._group.add_closer(functools.partial(self.context.destroy, linger=0))
 
     def _recv(self):
-        zmq = _workers.import_zmq(type(self).__name__)
-        self._group.watch()
-        try:
-            while not self.socket.poll(int(_workers.POLL_SECONDS * 1000)):
-                self._group.check_alive()
-            return raise_if_failure(loads(self.socket.recv(copy=False)))
-        except zmq.ZMQError as e:
-            if e.errno in (zmq.ENOTSOCK, zmq.ETERM):
-                raise DataFlowTerminated(f"{type(self).__name__} was closed.") from None
-            raise
+        return raise_if_failure(loads(self._recv_parts()[0]))
 
     def __iter__(self):
         self._check_reset()

@@ -13,12 +13,9 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import WorkerFailure, dumps, loads, raise_if_failure
-from tfloop.dataflow.base import (
-    DataFlow,
-    DataFlowTerminated,
-    ProxyDataFlow,
-)
+from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
+                                      raise_if_failure)
+from tfloop.dataflow.base import DataFlow, ProxyDataFlow
 from tfloop.dataflow.common import BatchData, RepeatedData
 from tfloop.dataflow.parallel import _positive, _ReentrantOnce
 
@@ -191,27 +188,7 @@ def _map_worker(map_func, address, hwm, index, label, parent_pid):
         _workers.worker_exit()
 
 
-class _ZMQConsumer:
-    """Polling ZMQ send/recv that notices dead workers instead of blocking forever."""
-
-    def _open(self, zmq, kind, hwm):
-        self.context = zmq.Context()
-        self.socket = self.context.socket(kind)
-        self.socket.set_hwm(hwm)
-
-    def _wait(self, flag):
-        zmq = _workers.import_zmq(type(self).__name__)
-        self._group.watch()
-        try:
-            while not self.socket.poll(int(_workers.POLL_SECONDS * 1000), flag):
-                self._group.check_alive()
-        except zmq.ZMQError as e:
-            if e.errno in (zmq.ENOTSOCK, zmq.ETERM):
-                raise DataFlowTerminated(f"{type(self).__name__} was closed.") from None
-            raise
-
-
-class MultiProcessMapDataZMQ(_ZMQConsumer, _ParallelMapData):
+class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
     """:class:`~tfloop.dataflow.MapData` with ``map_func`` run in ``num_proc`` forked processes,
     talking over ZMQ pipes: for map functions that hold the GIL (pure-Python decoding,
     augmentation). Needs pyzmq.
@@ -261,14 +238,10 @@ class MultiProcessMapDataZMQ(_ZMQConsumer, _ParallelMapData):
             self._recv()
 
     def _send(self, seq, dp):
-        zmq = _workers.import_zmq(type(self).__name__)
-        self._wait(zmq.POLLOUT)
-        self.socket.send_multipart([b"", dumps((seq, dp))], copy=False)
+        self._send_parts([b"", dumps((seq, dp))])
 
     def _recv(self):
-        zmq = _workers.import_zmq(type(self).__name__)
-        self._wait(zmq.POLLIN)
-        return loads(self.socket.recv_multipart(copy=False)[1])
+        return loads(self._recv_parts()[1])
 
 
 def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
@@ -322,7 +295,7 @@ def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index
         _workers.worker_exit()
 
 
-class MultiProcessMapAndBatchDataZMQ(_ZMQConsumer, _ReentrantOnce, DataFlow):
+class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
     """Like ``BatchData(MultiProcessMapData(ds, num_proc, map_func), batch_size)``, but each
     worker also batches, so batching runs in parallel too. Endless; with ``num_proc > 1`` a
     batch may hold datapoints of any order or pass. Needs pyzmq.
@@ -386,11 +359,9 @@ class MultiProcessMapAndBatchDataZMQ(_ZMQConsumer, _ReentrantOnce, DataFlow):
 
     def __iter__(self):
         self._check_reset()
-        zmq = _workers.import_zmq(type(self).__name__)
         with self._guard:
             while True:
-                self._wait(zmq.POLLIN)
-                yield raise_if_failure(loads(self.socket.recv(copy=False)))
+                yield raise_if_failure(loads(self._recv_parts()[0]))
 
 
 MultiProcessMapData = MultiProcessMapDataZMQ

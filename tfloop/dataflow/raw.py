@@ -10,7 +10,8 @@ class FakeData(RNGDataFlow):
     """Random arrays of the given shapes: a stand-in for a real dataset when measuring speed.
 
     Example:
-        >>> df = FakeData([[2, 3], [1]], size=4, dtype=["float32", "int32"], domain=[(0, 1), (0, 10)])
+        >>> df = FakeData([[2, 3], [1]], size=4, dtype=["float32", "int32"],
+        ...               domain=[(0, 1), (0, 10)])
         >>> df.reset_state(); [dp[0].shape for dp in df]
         [(2, 3), (2, 3), (2, 3), (2, 3)]
     """
@@ -100,7 +101,8 @@ class DataFromList(RNGDataFlow):
             yield from self.lst
         else:
             if self.rng is None:
-                raise RuntimeError("DataFromList(shuffle=True): call reset_state() before iterating.")
+                raise RuntimeError("DataFromList(shuffle=True): call reset_state() before "
+                                   "iterating.")
             for k in self.rng.permutation(len(self.lst)):
                 yield self.lst[k]
 

@@ -28,6 +28,7 @@ def fix_rng_seed(seed: int) -> None:
         >>> fix_rng_seed(0)
         >>> get_rng().randint(100) == get_rng().randint(100)
         True
+        >>> fix_rng_seed(None)  # back to different seeds
     """
     global _FIXED_SEED
     if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):

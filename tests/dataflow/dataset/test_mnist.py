@@ -26,7 +26,7 @@ def test_shuffles_each_pass(tmp_path):
     write_mnist(str(tmp_path), n_train=30, n_test=1)
     df = dataset.Mnist("train", dir=str(tmp_path))
     df.reset_state()
-    first, second = [int(l) for _, l in df], [int(l) for _, l in df]
+    first, second = [int(label) for _, label in df], [int(label) for _, label in df]
     assert sorted(first) == sorted(second)
     assert [img.sum() for img, _ in df] != [img.sum() for img, _ in dataset.Mnist(
         "train", shuffle=False, dir=str(tmp_path))]

@@ -20,7 +20,8 @@ def both(fn, monkeypatch):
     return with_cv, without
 
 
-@pytest.mark.parametrize("shape,new", [((6, 8, 3), (9, 5)), ((7, 7), (14, 3)), ((4, 6, 1), (8, 12))])
+@pytest.mark.parametrize("shape,new",
+                         [((6, 8, 3), (9, 5)), ((7, 7), (14, 3)), ((4, 6, 1), (8, 12))])
 def test_resize_linear_matches_opencv(shape, new, monkeypatch):
     img = np.random.RandomState(0).randint(0, 256, shape).astype(np.uint8)
     a, b = both(lambda: _backend.resize(img, *new, _backend.INTER_LINEAR), monkeypatch)

@@ -32,7 +32,8 @@ def test_brightness_scale_and_clip():
 
 
 def test_contrast_per_channel_and_grey_mean():
-    assert imgaug.Contrast((0.5, 0.5)).augment(U8).tolist() == [[68, 118], [168, 193]]  # truncated like tensorpack
+    # mean 137.5; results truncated to uint8 as in tensorpack
+    assert imgaug.Contrast((0.5, 0.5)).augment(U8).tolist() == [[68, 118], [168, 193]]
     grey = imgaug.Contrast((0.0, 0.0), rgb=True).augment(RGB)
     expected = np.mean(RGB.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32))
     assert np.abs(grey.astype(float) - expected).max() <= 1

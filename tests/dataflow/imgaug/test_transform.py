@@ -39,7 +39,8 @@ def test_resize_checks_the_size_and_scales_coordinates():
 def test_noop_photometric_factory():
     assert NoOpTransform().apply_image(IMG) is IMG
     photo = PhotometricTransform(lambda x: x + 1)
-    assert photo.apply_image(IMG)[0, 0] == 1 and photo.apply_coords(coords()).tolist() == coords().tolist()
+    assert photo.apply_image(IMG)[0, 0] == 1
+    assert photo.apply_coords(coords()).tolist() == coords().tolist()
     factory = TransformFactory(name="neg", apply_image=lambda x: -x)
     assert factory.apply_image(np.ones(1)).tolist() == [-1.0]
     with pytest.raises(NotImplementedError, match="cannot transform coordinates"):

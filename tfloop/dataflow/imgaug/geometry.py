@@ -358,7 +358,7 @@ class RandomPaste(CenterPaste):
 
     Example:
         >>> import numpy as np
-        >>> RandomPaste((4, 4)).augment(np.ones((2, 2), np.uint8)).sum()
+        >>> int(RandomPaste((4, 4)).augment(np.ones((2, 2), np.uint8)).sum())
         4
     """
 
