@@ -9,7 +9,8 @@ Usage::
 
 The model is the benchmarks' MLP (784-256-10, ReLU, softmax). In each round every method runs
 its calls back to back, and the methods' order rotates from round to round, so that load changes
-on a shared machine spread over all of them; the table gives each method's best and median round. Results go to ``bench/results/predict.json`` and ``bench/results/predict.md``.
+on a shared machine spread over all of them; the table gives each method's best and median
+round. Results go to ``bench/results/predict.json`` and ``bench/results/predict.md``.
 """
 import argparse
 import os

@@ -47,7 +47,7 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
         >>> DataParallelInferenceRunner(make_val_dataset, [ScalarStats("cost")], gpus=[0, 1])
     """
 
-    def __init__(self, input, infs, gpus, tower_name="InferenceTower", tower_func=None):
+    def __init__(self, input, infs, gpus, tower_name: str = "InferenceTower", tower_func=None):
         super().__init__(input, infs, tower_name, tower_func)
         self._devices = _check_gpus(gpus)
         self._tower_names = [f"{tower_name}{i}" for i in range(len(self._devices))]

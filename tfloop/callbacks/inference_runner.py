@@ -1,8 +1,9 @@
 """InferenceRunner: run inferencers over one full pass of validation data at each trigger.
 
 The runners build their predict towers the way ``trainer.get_predictor`` does (one path,
-:func:`tfloop.tfutils.predict_tower.build_predict_tower`): under ``TowerContext(is_training=False)``,
-sharing the training variables, with what the tower adds to graph collections kept out of training.
+:func:`tfloop.tfutils.predict_tower.build_predict_tower`): under
+``TowerContext(is_training=False)``, sharing the training variables, with what the tower adds to
+graph collections kept out of training.
 """
 import itertools
 import time

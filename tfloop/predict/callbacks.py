@@ -90,7 +90,7 @@ class CollectOutputs(PredictCallback):
     def _after_batch(self, inputs, outputs):
         self.outputs.append(list(outputs))
 
-    def concatenated(self):
+    def concatenated(self) -> list:
         """One array per output: the batches' values concatenated along axis 0."""
         if not self.outputs:
             raise ValueError("CollectOutputs has no outputs: the pass had no batch.")

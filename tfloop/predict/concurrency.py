@@ -1,4 +1,5 @@
-"""Asynchronous prediction: single examples queued, batched by worker threads, answered by futures."""
+"""Asynchronous prediction: single examples queued, batched by worker threads, answered by
+futures."""
 import queue
 import threading
 from concurrent.futures import Future
@@ -22,7 +23,7 @@ class AsyncPredictorBase(PredictorBase):
         >>> prob, = future.result()
     """
 
-    def put_task(self, dp, callback=None):
+    def put_task(self, dp, callback=None) -> Future:
         """Queue one datapoint; ``callback(outputs)`` runs when it is done.
 
         Returns:
@@ -30,7 +31,7 @@ class AsyncPredictorBase(PredictorBase):
         """
         raise TypeError(f"{type(self).__name__} must define put_task(dp, callback=None).")
 
-    def start(self):
+    def start(self) -> None:
         """Start the workers (call once, before the first task)."""
 
     def _do_call(self, dp):
@@ -46,8 +47,8 @@ class MultiThreadAsyncPredictor(AsyncPredictorBase):
     batch are set on the futures of its examples; the workers keep running.
 
     Args:
-        predictors (list[OnlinePredictor]): e.g. ``MultiTowerOfflinePredictor(...).get_predictors()``,
-            or the same thread-safe predictor several times.
+        predictors (list[OnlinePredictor]): e.g. the predictors of a
+            ``MultiTowerOfflinePredictor``, or one thread-safe predictor several times.
         batch_size (int): the most examples predicted together.
 
     Example:
@@ -58,7 +59,7 @@ class MultiThreadAsyncPredictor(AsyncPredictorBase):
         >>> async_pred.stop()
     """
 
-    def __init__(self, predictors, batch_size=5):
+    def __init__(self, predictors: list, batch_size: int = 5):
         predictors = list(predictors)
         if not predictors or not all(isinstance(p, PredictorBase) for p in predictors):
             raise TypeError(f"MultiThreadAsyncPredictor needs a non-empty list of predictors, got "
@@ -81,14 +82,14 @@ class MultiThreadAsyncPredictor(AsyncPredictorBase):
         for t in self._threads:
             t.start()
 
-    def stop(self):
+    def stop(self) -> None:
         """Let the workers finish the queued tasks, then end them."""
         for _ in self._threads:
             self._tasks.put(_STOP)
         for t in self._threads:
             t.join()
 
-    def put_task(self, dp, callback=None):
+    def put_task(self, dp, callback=None) -> Future:
         if not self._started:
             raise RuntimeError("MultiThreadAsyncPredictor: call start() before put_task().")
         future = Future()

@@ -51,9 +51,10 @@ class PredictConfig:
         >>> prob, = OfflinePredictor(config)(images)
     """
 
-    def __init__(self, model=None, tower_func=None, input_signature=None, input_names=None,
-                 output_names=None, session_creator=None, session_init=None,
-                 return_input=False, create_graph=True):
+    def __init__(self, model: ModelDescBase | None = None, tower_func=None,
+                 input_signature: list | None = None, input_names: list | None = None,
+                 output_names: list | None = None, session_creator=None, session_init=None,
+                 return_input: bool = False, create_graph: bool = True):
         if model is not None:
             if not isinstance(model, ModelDescBase):
                 raise TypeError(f"PredictConfig: model must be a ModelDesc, got {model!r}.")

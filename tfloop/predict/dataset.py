@@ -4,6 +4,7 @@ import tqdm
 
 from tfloop.compat import tf
 from tfloop.predict.callbacks import PredictCallback, StopPrediction
+from tfloop.predict.config import PredictConfig
 from tfloop.predict.multigpu import DataParallelOfflinePredictor, resolve_towers
 from tfloop.predict.offline import OfflinePredictor, check_config
 from tfloop.utils import logger
@@ -60,7 +61,7 @@ class DatasetPredictorBase:
         ...     print(prob.argmax(1))
     """
 
-    def __init__(self, config, dataset, callbacks=None):
+    def __init__(self, config: PredictConfig, dataset, callbacks: list | None = None):
         self.config = check_config(config, type(self).__name__)
         self.dataset = dataset
         callbacks = list(callbacks or [])
@@ -121,7 +122,7 @@ class DatasetPredictorBase:
             for cb in self.callbacks:
                 cb.after_predict()
 
-    def get_all_result(self):
+    def get_all_result(self) -> list:
         """The outputs of every batch, as a list."""
         return list(self.get_result())
 
@@ -167,7 +168,8 @@ class MultiTowerDatasetPredictor(DatasetPredictorBase):
         >>> outputs = predictor.get_all_result()
     """
 
-    def __init__(self, config, dataset, towers, callbacks=None):
+    def __init__(self, config: PredictConfig, dataset, towers: list,
+                 callbacks: list | None = None):
         super().__init__(config, dataset, callbacks)
         self.num_towers = len(resolve_towers(towers, type(self).__name__))
         self.predictor = DataParallelOfflinePredictor(config, towers)
@@ -183,7 +185,8 @@ class MultiTowerDatasetPredictor(DatasetPredictorBase):
             yield group
 
     def _predict(self, group):
-        # A short last group runs its last batch again on the idle towers; those outputs are dropped.
+        # A short last group runs its last batch again on the idle towers; their outputs are
+        # dropped.
         padded = group + [group[-1]] * (self.num_towers - len(group))
         outputs = self.predictor(*[value for batch in padded for value in batch])
         per_tower = len(self.config.output_names)

@@ -142,6 +142,6 @@ def _run(args):
         exporter.export_compact(args.output)
     else:
         exporter.export_serving(args.output, tags=args.tags, signature_name=args.signature_name)
-    print(f"Exported {description} as a {'frozen graph' if args.format == 'compact' else 'SavedModel'}"
-          f" to {args.output}.")
+    kind = "frozen graph" if args.format == "compact" else "SavedModel"
+    print(f"Exported {description} as a {kind} to {args.output}.")
     return 0

@@ -1,6 +1,7 @@
 """FeedfreePredictor: predict from an input pipeline inside the graph, one batch per call."""
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.dummy import DummyConstantInput
+from tfloop.predict.config import PredictConfig
 from tfloop.predict.offline import check_config
 from tfloop.tfutils.predict_tower import build_predict_tower, lookup_tensors
 from tfloop.tfutils.predictor import PredictorBase
@@ -23,7 +24,7 @@ class FeedfreePredictor(PredictorBase):
         >>> prob, = predictor()      # the first batch's outputs
     """
 
-    def __init__(self, config, input_source):
+    def __init__(self, config: PredictConfig, input_source):
         check_config(config, "FeedfreePredictor")
         if not isinstance(input_source, (DatasetInput, DummyConstantInput)):
             raise TypeError("FeedfreePredictor reads from an in-graph input (DatasetInput, "

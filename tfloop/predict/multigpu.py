@@ -10,7 +10,7 @@ from tfloop.utils import logger
 __all__ = ["MultiTowerOfflinePredictor", "DataParallelOfflinePredictor", "resolve_towers"]
 
 
-def resolve_towers(towers, who):
+def resolve_towers(towers, who: str) -> list:
     """Device strings for ``towers``: GPU indices (logical CPU devices on a machine without GPUs)
     or device strings such as ``"/cpu:1"``."""
     if isinstance(towers, (str, int)) or not hasattr(towers, "__iter__"):
@@ -29,7 +29,8 @@ def resolve_towers(towers, who):
         elif isinstance(t, str):
             devices.append(tf.DeviceSpec.from_string(t).to_string())
         else:
-            raise TypeError(f"{who}: towers items must be GPU indices or device strings, got {t!r}.")
+            raise TypeError(f"{who}: towers items must be GPU indices or device strings, got "
+                            f"{t!r}.")
     if len(set(devices)) != len(devices):
         raise ValueError(f"{who}: towers {towers} name a device twice.")
     if not gpus and all(isinstance(t, int) for t in towers):
@@ -92,14 +93,14 @@ class MultiTowerOfflinePredictor(PredictorBase):
     def _do_call(self, dp):
         return self.predictors[0]._do_call(dp)
 
-    def get_predictor(self, n):
+    def get_predictor(self, n: int) -> list:
         """The predictors for ``n`` workers: tower ``i % towers`` for worker ``i``."""
         if n > len(self.predictors):
             logger.warning(f"MultiTowerOfflinePredictor: {n} predictors asked for, "
                            f"{len(self.predictors)} towers: towers are shared round-robin.")
         return [self.predictors[k % len(self.predictors)] for k in range(n)]
 
-    def get_predictors(self):
+    def get_predictors(self) -> list:
         """One :class:`OnlinePredictor` per tower."""
         return list(self.predictors)
 

@@ -67,7 +67,8 @@ class MultiProcessDatasetPredictor(DatasetPredictorBase):
         >>> predictor.close()
     """
 
-    def __init__(self, config, dataset, nr_proc, use_gpu=True, ordered=True, callbacks=None):
+    def __init__(self, config, dataset, nr_proc: int, use_gpu: bool = True, ordered: bool = True,
+                 callbacks: list | None = None):
         super().__init__(config, dataset, callbacks)
         if isinstance(nr_proc, bool) or not isinstance(nr_proc, int) or nr_proc < 1:
             raise ValueError(f"MultiProcessDatasetPredictor: nr_proc must be a positive int, got "
@@ -135,7 +136,7 @@ class MultiProcessDatasetPredictor(DatasetPredictorBase):
                     raise RuntimeError(f"{self}: {len(dead)} worker process(es) died (exit codes "
                                        f"{codes}).") from None
 
-    def close(self):
+    def close(self) -> None:
         """Stop the worker processes (they are started again by the next pass)."""
         if self._finalizer is not None:
             self._finalizer()

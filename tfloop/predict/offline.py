@@ -1,6 +1,7 @@
 """OfflinePredictor: a predict graph of its own, built from a PredictConfig."""
 from tfloop.predict.config import PredictConfig
-from tfloop.tfutils.predict_tower import build_predict_tower, lookup_tensors, make_input_placeholders
+from tfloop.tfutils.predict_tower import (build_predict_tower, lookup_tensors,
+                                          make_input_placeholders)
 from tfloop.tfutils.predictor import OnlinePredictor
 
 __all__ = ["OfflinePredictor", "build_predict_graph"]
@@ -12,7 +13,8 @@ def check_config(config, who):
     return config
 
 
-def build_predict_graph(config, tower_name="", device=None, input_signature=None):
+def build_predict_graph(config: PredictConfig, tower_name: str = "", device=None,
+                        input_signature: list | None = None) -> tuple:
     """Build one predict tower of ``config`` in the default graph (placeholders as inputs).
 
     Returns:
@@ -42,7 +44,7 @@ class OfflinePredictor(OnlinePredictor):
         >>> prob, = predictor(images)
     """
 
-    def __init__(self, config):
+    def __init__(self, config: PredictConfig):
         check_config(config, "OfflinePredictor")
         self.config = config
         self.graph = config._maybe_create_graph()

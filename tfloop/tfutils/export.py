@@ -115,7 +115,8 @@ class ModelExporter:
         config.session_init.init(sess)
         return graph, sess, inputs, outputs
 
-    def export_compact(self, filename, optimize=True, toco_compatible=False):
+    def export_compact(self, filename: str, optimize: bool = True,
+                       toco_compatible: bool = False) -> None:
         """Write a frozen GraphDef: variables become constants, constant subgraphs are folded, and
         only what the outputs need is kept. Load it with ``tf.compat.v1.import_graph_def``; the
         input and output tensors keep their names (``"x:0"``, ``"prob:0"``).
@@ -147,7 +148,8 @@ class ModelExporter:
         os.replace(tmp, filename)
         logger.info(f"Frozen graph ({len(frozen.node)} nodes) written to {filename}.")
 
-    def export_serving(self, filename, tags=None, signature_name="serving_default"):
+    def export_serving(self, filename: str, tags: list | None = None,
+                       signature_name: str = "serving_default") -> None:
         """Write a SavedModel (``saved_model.pb`` + ``variables/``) that loads in plain TF2 eager
         (``tf.saved_model.load(dir).signatures[signature_name](**inputs)``) and that TensorFlow
         Serving accepts (export to ``<model dir>/<version>``).

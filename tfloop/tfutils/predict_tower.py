@@ -59,7 +59,7 @@ def _training_collections_guarded(graph):
                     "are left out of training.")
 
 
-def make_input_placeholders(input_signature, tower_name=""):
+def make_input_placeholders(input_signature: list, tower_name: str = "") -> list:
     """One placeholder per input spec, named like the input (inside the tower's name scope)."""
     scope = tf.name_scope(tower_name + "/") if tower_name else contextlib.nullcontext()
     with scope:
@@ -67,7 +67,8 @@ def make_input_placeholders(input_signature, tower_name=""):
                 for i, s in enumerate(input_signature)]
 
 
-def build_predict_tower(tower_func, inputs, tower_name, device=None, beside_training=False):
+def build_predict_tower(tower_func, inputs: list, tower_name: str, device=None,
+                        beside_training: bool = False):
     """Call ``tower_func(*inputs)`` under ``TowerContext(tower_name, is_training=False)``.
 
     Args:
@@ -109,7 +110,7 @@ def _close_names(tower, name):
                                      cutoff=0.5)
 
 
-def lookup_tensors(tower, names, what):
+def lookup_tensors(tower, names: list, what: str) -> list:
     """The tensors ``names`` of ``tower``; an unknown name is an error listing close matches.
 
     Args:
@@ -124,8 +125,8 @@ def lookup_tensors(tower, names, what):
         except UnknownNameError:
             close = _close_names(tower, name)
             hint = f" Close matches: {', '.join(close)}." if close else ""
-            raise UnknownNameError(f"{what}: no tensor named {name!r} in the predict graph.{hint}") \
-                from None
+            raise UnknownNameError(
+                f"{what}: no tensor named {name!r} in the predict graph.{hint}") from None
         if not isinstance(tensor, (tf.Tensor, tfv1.Variable)):
             raise TypeError(f"{what}: {name!r} is the op {tensor.name}, which has no output; give "
                             "the name of a tensor.")
@@ -146,7 +147,7 @@ def _source_names(init):
     return list(getattr(init, "values", {}))
 
 
-def check_session_init_complete(session_init, graph):
+def check_session_init_complete(session_init, graph) -> None:
     """Raise when a set-up checkpoint or dict leaves variables of a predict graph unloaded."""
     variables = sorted({v.op.name for v in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)})
     if not variables:
@@ -173,5 +174,5 @@ def check_session_init_complete(session_init, graph):
                           if not isinstance(leaf, JustCurrentSession))
         raise ValueError(
             f"session_init ({where}) does not hold {len(missing)} variable(s) of the model: "
-            f"{', '.join(missing)}. It holds {', '.join(unexpected) if unexpected else 'nothing else'}"
+            f"{', '.join(missing)}. It holds {', '.join(unexpected) or 'nothing else'}"
             " that the model does not have. Is it a checkpoint of another model?")

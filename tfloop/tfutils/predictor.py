@@ -87,7 +87,8 @@ class OnlinePredictor(PredictorBase):
 
     ACCEPT_OPTIONS = False
 
-    def __init__(self, input_tensors, output_tensors, return_input=False, sess=None):
+    def __init__(self, input_tensors: list, output_tensors: list, return_input: bool = False,
+                 sess=None):
         graph = None
         for t in list(input_tensors) + list(output_tensors):
             if isinstance(t, tf.Tensor):

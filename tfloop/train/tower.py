@@ -6,7 +6,8 @@ import numbers
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.tfutils.common import get_global_step_var
-from tfloop.tfutils.predict_tower import build_predict_tower, lookup_tensors, make_input_placeholders
+from tfloop.tfutils.predict_tower import (build_predict_tower, lookup_tensors,
+                                          make_input_placeholders)
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.summary import add_cost_summary
 from tfloop.tfutils.tower import TowerContext, TowerFunc
@@ -111,7 +112,8 @@ class TowerTrainer(Trainer):
         """Build the towers and return the training op."""
         raise TypeError("{} does not build a training graph.".format(type(self).__name__))
 
-    def get_predictor(self, input_names, output_names, device=0):
+    def get_predictor(self, input_names: list, output_names: list,
+                      device: int = 0) -> OnlinePredictor:
         """A predictor on the current weights: the tower function built for inference.
 
         The first call for a device builds a predict tower (``tower-pred-<device>``) under
