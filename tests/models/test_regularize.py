@@ -119,3 +119,10 @@ def test_rename_tflayer_get_variable():
             names = [tfv1.get_variable(n, [1]).op.name for n in
                      ("kernel", "bias", "moving_mean", "moving_variance", "other")]
     assert names == ["conv0/W", "conv0/b", "conv0/mean/EMA", "conv0/variance/EMA", "conv0/other"]
+
+
+def test_dropout_rate_can_be_a_tensor_as_in_cifar_convnet():
+    seen, _ = dropped_fraction(lambda x: Dropout(x, rate=tf.constant(0.25)))
+    assert abs(seen - 0.25) < 0.03
+    seen, _ = dropped_fraction(lambda x: Dropout(x, rate=tf.constant(0.0)))
+    assert seen == 0.0
