@@ -267,9 +267,9 @@ class ZMQConsumer:
             raise
 
     def _send_parts(self, parts):
-        self._blocking(lambda flags: self.socket.send_multipart(parts, flags, copy=False),
+        self._blocking(lambda flags: self.socket.send_multipart(parts, flags),
                        self._zmq.POLLOUT)
 
     def _recv_parts(self):
-        return self._blocking(lambda flags: self.socket.recv_multipart(flags, copy=False),
+        return self._blocking(lambda flags: self.socket.recv_multipart(flags),
                               self._zmq.POLLIN)

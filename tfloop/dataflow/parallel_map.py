@@ -172,16 +172,15 @@ def _map_worker(map_func, address, hwm, index, label, parent_pid):
     socket = context.socket(zmq.DEALER)
     socket.set_hwm(hwm)
     socket.connect(address)
-    socket.send_multipart([b"", dumps(index)])  # ready: the consumer waits for every worker
+    socket.send(dumps(index))  # ready: the consumer waits for every worker
     try:
         while True:
-            _, message = socket.recv_multipart(copy=False)
-            seq, dp = loads(message)
+            seq, dp = loads(socket.recv())
             try:
                 reply = dumps((seq, map_func(dp)))
             except Exception as e:
                 reply = dumps((seq, WorkerFailure(name, e, "while mapping a datapoint")))
-            socket.send_multipart([b"", reply], copy=False)
+            socket.send(reply)
     finally:
         socket.close(0)
         context.term()
@@ -238,10 +237,10 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
             self._recv()
 
     def _send(self, seq, dp):
-        self._send_parts([b"", dumps((seq, dp))])
+        self._send_parts([dumps((seq, dp))])
 
     def _recv(self):
-        return loads(self._recv_parts()[1])
+        return loads(self._recv_parts()[0])
 
 
 def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
