@@ -1,5 +1,9 @@
 """Input sources: where each step's input tensors come from."""
+# callbacks/ imports input/dataset.py (the inference runner); loading it first lets
+# `import tfloop.input` (e.g. `python -m tfloop.input.data_service`) start here without a cycle.
+import tfloop.callbacks  # noqa: F401  isort: skip
 from tfloop.input.base import InputSource
+from tfloop.input.data_service import DataServiceCluster, DataServiceInput
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.dummy import DummyConstantInput
 from tfloop.input.feed import FeedInput
@@ -9,5 +13,6 @@ from tfloop.input.staging import StagingInput
 
 __all__ = [
     "InputSource", "DatasetInput", "DummyConstantInput", "FeedInput", "QueueInput",
-    "BatchQueueInput", "StagingInput", "as_graph_dataset",
+    "BatchQueueInput", "StagingInput", "DataServiceInput", "DataServiceCluster",
+    "as_graph_dataset",
 ]
