@@ -194,3 +194,23 @@ def test_subclassed_model_needs_inputs():
     assert sorted(desc.graph_variable_names().values()) == ["linear/dense/bias",
                                                            "linear/dense/kernel"]
     assert not np.allclose(capture.before["linear/dense/kernel"], capture.after["linear/dense/kernel"])
+
+
+def test_two_inputs_and_two_outputs_with_a_loss_each():
+    keras.utils.set_random_seed(7)
+    a, b = keras.Input((N_IN,)), keras.Input((2,))
+    hidden = keras.layers.Concatenate()([keras.layers.Dense(4)(a), b])
+    model = keras.Model([a, b], [keras.layers.Dense(1)(hidden),
+                                 keras.layers.Dense(N_CLASSES, activation="softmax")(hidden)])
+    desc = KerasModelDesc(model, ["mse", "sparse_categorical_crossentropy"],
+                          tfv1.train.GradientDescentOptimizer(0.1))
+    assert [(s.name, s.shape.as_list(), s.dtype) for s in desc.inputs()] == [
+        ("input0", [None, N_IN], tf.float32), ("input1", [None, 2], tf.float32),
+        ("target0", [None, 1], tf.float32), ("target1", [None], tf.int32)]
+    x, label = make_data()
+    extra = np.random.RandomState(1).randn(len(x), 2).astype(np.float32)
+    trainer, capture = train(desc, (x, extra, x[:, :1], label))
+    graph = trainer.graph
+    assert graph.get_tensor_by_name("output0:0").shape.as_list() == [None, 1]
+    assert graph.get_tensor_by_name("output1:0").shape.as_list() == [None, N_CLASSES]
+    assert not np.allclose(capture.before["dense/kernel"], capture.after["dense/kernel"])

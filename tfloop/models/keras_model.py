@@ -90,8 +90,9 @@ class KerasModelDesc(ModelDesc):
             training graph, e.g. to create a ``learning_rate`` variable for a schedule). Keras
             optimizers do not work in ``tf.compat.v1`` graphs.
         inputs (list[tf.TensorSpec]): the data's components: the model's inputs, then one target per
-            model output. By default the model's inputs (``model.inputs``) and targets shaped like
-            the outputs (for a sparse categorical loss: integer labels without the class axis).
+            model output. By default the model's inputs (``model.inputs``, named ``input`` or
+            ``input0``, ``input1``, …) and targets shaped like the outputs (named ``target`` or
+            ``target0``, …; for a sparse categorical loss: integer labels without the class axis).
         metrics (dict): name → a Keras metric function name (``"sparse_categorical_accuracy"``) or
             ``fn(y_true, y_pred)``; the batch mean is the tensor ``name``, e.g. for ``ScalarStats``.
             Metrics use the first output.
@@ -152,8 +153,8 @@ class KerasModelDesc(ModelDesc):
                              f"outputs (a subclassed model): pass inputs=[tf.TensorSpec(...), ...] "
                              f"with the model's inputs, then its targets.")
         specs = [tf.TensorSpec(tf.TensorShape(t.shape), tf.as_dtype(t.dtype),
-                               t.name if len(model_inputs) > 1 else "input")
-                 for t in model_inputs]
+                               f"input{i}" if len(model_inputs) > 1 else "input")
+                 for i, t in enumerate(model_inputs)]
         specs += [_target_spec(out, loss, i, len(outputs))
                   for i, (out, loss) in enumerate(zip(outputs, self._loss_specs))]
         return specs
