@@ -5,7 +5,8 @@ from tfloop.train.base import Trainer
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, run_parameter_server,
                                   shard_dataset)
 from tfloop.train.config import TrainConfig, as_input_source
-from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.defaults import (DEFAULT_CALLBACKS, DEFAULT_MONITORS, default_callbacks,
+                                   default_monitors)
 from tfloop.train.distributed import (DistributedTrainerParameterServer,
                                       DistributedTrainerReplicated, trainer_from_tf_config)
 from tfloop.train.faults import SignalHandler
@@ -14,6 +15,7 @@ from tfloop.train.loop import TrainLoop
 from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
                                    SyncMultiGPUTrainerReplicated)
 from tfloop.train.resume import AutoResumeTrainConfig
+from tfloop.train.single_cost import QueueInputTrainer, SingleCostTrainer
 from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
 
 __all__ = [
@@ -21,7 +23,8 @@ __all__ = [
     "default_monitors", "launch_train_with_config", "TrainLoop", "NoOpTrainer", "SimpleTrainer",
     "TowerTrainer", "SignalHandler", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",
-    "AsyncMultiGPUTrainer",
+    "AsyncMultiGPUTrainer", "SingleCostTrainer", "QueueInputTrainer", "DEFAULT_CALLBACKS",
+    "DEFAULT_MONITORS",
     "ClusterError", "ClusterTask", "create_server", "run_parameter_server", "shard_dataset",
     "DistributedTrainerParameterServer", "DistributedTrainerReplicated", "trainer_from_tf_config",
 ]

@@ -6,7 +6,7 @@ from tfloop.monitors.json_writer import JSONWriter
 from tfloop.monitors.printer import ScalarPrinter
 from tfloop.monitors.tfevent import TFEventWriter
 
-__all__ = ["default_callbacks", "default_monitors"]
+__all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAULT_MONITORS"]
 
 
 def default_callbacks():
@@ -19,3 +19,7 @@ def default_monitors():
     """Monitor backends used when ``monitors=`` is not given: ``TFEventWriter``, ``JSONWriter``,
     ``ScalarPrinter``. Without a log directory the two file writers are skipped, with one warning."""
     return [TFEventWriter(), JSONWriter(), ScalarPrinter()]
+
+
+DEFAULT_CALLBACKS = default_callbacks  # tensorpack's names
+DEFAULT_MONITORS = default_monitors
