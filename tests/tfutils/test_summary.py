@@ -158,3 +158,23 @@ def test_param_summary_rejects_bad_pairs_and_skips_other_towers():
 def test_public_names():
     assert tfloop.add_moving_summary is add_moving_summary
     assert tfloop.MOVING_SUMMARY_OPS_KEY == "MOVING_SUMMARY_OPS"
+
+
+def test_activation_summary_adds_sparsity_rms_histogram_in_the_main_tower(log_warnings):
+    from tfloop.tfutils.summary import add_activation_summary
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant([[0.0, 3.0], [0.0, 4.0]], name="act")
+        with TowerContext("", is_training=True):
+            ops = add_activation_summary(x)
+        with TowerContext("tower1", is_training=True, index=1):
+            assert add_activation_summary(x) == []
+        assert add_activation_summary(tf.constant(1.0, name="scalar")) == []
+    assert len(ops) == 3
+    with tfv1.Session(graph=graph) as sess:
+        values = run_merged(graph, sess)
+    assert sorted(values) == ["act-histogram", "act-rms", "act-sparsity"]
+    assert values["act-sparsity"].simple_value == 0.5
+    np.testing.assert_allclose(values["act-rms"].simple_value, np.sqrt(25 / 4), rtol=1e-6)
+    assert log_warnings == ["add_activation_summary: scalar:0 has rank 0; activations of rank >= 2 "
+                            "are summarized, use add_tensor_summary for others."]

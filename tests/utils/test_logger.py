@@ -92,6 +92,27 @@ def test_a_log_dir_that_is_not_a_path(dirname):
     assert not os.path.exists("None")
 
 
+def test_tensorpack_logger_functions_set_level_filter_and_critical(tfloop_log):
+    import logging
+    seen = []
+
+    def keep(record):
+        seen.append(record.getMessage())
+        return "secret" not in record.getMessage()
+
+    logger.addFilter(keep)
+    try:
+        logger.setLevel(logging.WARNING)
+        logger.info("hidden by the level")
+        logger.critical("shown")
+        logger.warning("a secret")
+    finally:
+        logger.setLevel(logging.INFO)
+        logging.getLogger("tfloop").removeFilter(keep)
+    assert tfloop_log == [("CRITICAL", "shown")]
+    assert seen == ["shown", "a secret"]
+
+
 def test_a_log_file_that_cannot_be_written_is_reported_once_per_burst(tmp_path, capfd):
     path = str(tmp_path / "run")
     logger.set_logger_dir(path)

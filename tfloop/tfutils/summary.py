@@ -14,7 +14,8 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 
-__all__ = ["add_moving_summary", "add_tensor_summary", "add_param_summary",
+__all__ = ["add_moving_summary", "add_cost_summary", "add_tensor_summary", "add_param_summary",
+           "add_activation_summary",
            "MOVING_SUMMARY_OPS_KEY", "moving_summary_name"]
 
 MOVING_SUMMARY_OPS_KEY = "MOVING_SUMMARY_OPS"
@@ -89,6 +90,34 @@ def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=Tr
             ops.append(summary_fn("{}-{}".format(name, kind), statistic(value),
                                   collections=collections))
     return ops
+
+
+def add_activation_summary(x, types=None, name=None, collections=None):
+    """Summarize an activation (a tensor of rank >= 2): by default its sparsity, RMS and
+    histogram, under the tags ``<name>-<type>``. Does nothing outside the main training tower; a
+    tensor of rank < 2 is skipped with a warning.
+
+    Args:
+        x (tf.Tensor): the activation.
+        types (list[str]): as in :func:`add_tensor_summary`; ``["sparsity", "rms", "histogram"]``
+            by default.
+        name (str): the tag prefix; ``x``'s op name by default.
+        collections (list[str]): summary collections.
+
+    Returns:
+        list[tf.Tensor]: the summary ops created.
+
+    Example:
+        >>> add_activation_summary(tf.nn.relu(conv, name="relu0"))   # relu0-sparsity, ...
+    """
+    if not isinstance(x, (tf.Tensor, tf.Variable)):
+        raise TypeError(f"add_activation_summary needs a tf.Tensor, got {x!r}.")
+    if x.shape.rank is not None and x.shape.rank < 2:
+        logger.warning(f"add_activation_summary: {x.name} has rank {x.shape.rank}; activations "
+                       f"of rank >= 2 are summarized, use add_tensor_summary for others.")
+        return []
+    types = ["sparsity", "rms", "histogram"] if types is None else types
+    return add_tensor_summary(x, types, name=name, collections=collections)
 
 
 def add_param_summary(*summary_lists, collections=None):
@@ -212,6 +241,36 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
         graph.add_to_collection(collection, average)
         averages.append(average)
     return averages
+
+
+def add_cost_summary(cost, name="cost"):
+    """Average the training cost for the monitors, unless the model already averages it.
+
+    Trainers call this on the cost that the main training tower returns, so that every run records
+    ``cost`` in ``stats.json``, TensorBoard and on the console without user code. Nothing is added
+    outside the main training tower, or when a moving average named like the cost (or ``name``)
+    exists already (the model called ``add_moving_summary(cost)`` itself).
+
+    Args:
+        cost (tf.Tensor): the scalar cost.
+        name (str): the monitor name to use when the cost's own op name is not ``name``.
+
+    Returns:
+        tf.Tensor or None: the moving average, or None when none was added.
+
+    Example:
+        >>> add_cost_summary(tf.reduce_mean(loss))       # monitors get "cost"
+    """
+    if not _in_main_training_tower():
+        return None
+    graph = cost.graph
+    existing = {moving_summary_name(t) for t in graph.get_collection(MOVING_SUMMARY_OPS_KEY)}
+    own_name = _strip_tower_prefix(cost.op.name)
+    if own_name in existing or name in existing:
+        return None
+    if own_name != name:
+        cost = tf.identity(cost, name=name)
+    return add_moving_summary(cost)[0]
 
 
 def _build_moving_average(graph, tensor, name, decay):

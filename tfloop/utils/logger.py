@@ -18,9 +18,12 @@ from datetime import datetime
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
 
 __all__ = ["set_logger_dir", "get_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
-           "exception", "debug", "LOG_DIR_ACTIONS", "unset_logger_dir", "LogDirInUseError"]
+           "exception", "debug", "LOG_DIR_ACTIONS", "console_stream", "set_console_stream",
+           "is_debug_enabled", "unset_logger_dir", "LogDirInUseError",
+           "critical", "setLevel", "addFilter"]
 
 _LOGGER = logging.getLogger("tfloop")
+_logger = _LOGGER  # tensorpack's name for the logging.Logger (its unit tests use it)
 _LOGGER.propagate = False
 _LOGGER.setLevel(logging.INFO)
 
@@ -43,7 +46,24 @@ def _make_console_handler():
     return handler
 
 
-_LOGGER.addHandler(_make_console_handler())
+_CONSOLE_HANDLER = _make_console_handler()
+_LOGGER.addHandler(_CONSOLE_HANDLER)
+
+def console_stream():
+    """The stream console log lines go to (``sys.stdout`` unless changed); progress bars use it."""
+    return _CONSOLE_HANDLER.stream
+
+
+def is_debug_enabled():
+    """Whether DEBUG lines are logged (``logger.setLevel(logging.DEBUG)``)."""
+    return _LOGGER.isEnabledFor(logging.DEBUG)
+
+
+def set_console_stream(stream):
+    """Send console log lines, and progress bars made afterwards, to ``stream`` (e.g.
+    ``sys.stderr``)."""
+    _CONSOLE_HANDLER.setStream(stream)
+
 
 info = _LOGGER.info
 warning = _LOGGER.warning
@@ -51,6 +71,9 @@ warn = _LOGGER.warning
 error = _LOGGER.error
 exception = _LOGGER.exception
 debug = _LOGGER.debug
+critical = _LOGGER.critical
+setLevel = _LOGGER.setLevel  # noqa: N816  (tensorpack's names, from logging.Logger)
+addFilter = _LOGGER.addFilter  # noqa: N816
 
 LOG_DIR = None
 _FILE_HANDLER = None
