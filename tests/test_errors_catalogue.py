@@ -233,6 +233,40 @@ def _(tmp):
     train_linear(data=tfloop.DatasetInput(lambda: [1, 2, 3]))
 
 
+@case("input-queue-buffer")
+def _(tmp):
+    tfloop.QueueInput(batches(*make_regression_data(12), 4), queue=0)
+
+
+@case("input-queue-foreign-queue")
+def _(tmp):
+    with tf.Graph().as_default():
+        queue = tfv1.FIFOQueue(5, [tf.float32, tf.float32], name="my_queue")
+    train_linear(data=tfloop.QueueInput(batches(*make_regression_data(12), 4), queue=queue))
+
+
+@case("input-queue-datapoint")
+def _(tmp):
+    train_linear(data=tfloop.QueueInput([(np.zeros((4, 2), np.float32), np.zeros(4, np.float32))]))
+
+
+@case("input-staging-feed")
+def _(tmp):
+    train_linear(data=tfloop.StagingInput(_feed()))
+
+
+@case("input-staging-steps-per-run")
+def _(tmp):
+    train_linear(data=tfloop.StagingInput(tfloop.DatasetInput(
+        lambda: tf.data.Dataset.from_tensor_slices(make_regression_data(12)).batch(4))),
+        trainer=tfloop.SimpleTrainer(steps_per_run=3))
+
+
+@case("input-service-mode")
+def _(tmp):
+    tfloop.DataServiceInput(lambda: None, "grpc://localhost:5050", processing_mode="dynamic")
+
+
 # ---- tensor names -------------------------------------------------------------------------------
 @case("name-unknown-tensor")
 def _(tmp):

@@ -356,3 +356,27 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
     assert (config.starting_epoch, config.starting_local_step) == (3, 1)
     assert sorted(first) == list(range(1, 8)) and sorted(second) == [8, 9]
     assert {**first, **second} == reference
+
+
+# ---- tfloop.dataflow ------------------------------------------------------------------------------
+def test_a_batched_dataflow_trains_like_the_same_batches_fed():
+    from tfloop.dataflow import BatchData, DataFromList
+    x, y = make_regression_data(12)
+    fed, queued = CostLog(), CostLog()
+    train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=2)
+    df = BatchData(DataFromList([[x[i], y[i]] for i in range(12)], shuffle=False), 4)
+    train_linear([queued], data=df, max_epoch=2)
+    np.testing.assert_allclose(queued.costs, fed.costs, rtol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", [tfloop.QueueInput, tfloop.FeedInput])
+def test_worker_processes_of_a_dataflow_end_with_training(source):
+    pytest.importorskip("zmq")
+    import multiprocessing
+
+    from tfloop.dataflow import DataFromList, MultiProcessRunnerZMQ
+    df = MultiProcessRunnerZMQ(DataFromList(data(), shuffle=False), num_proc=2)
+    trainer = train_linear([], data=source(df), max_epoch=2)
+    assert trainer.global_step == 6
+    assert multiprocessing.active_children() == []

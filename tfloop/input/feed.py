@@ -2,7 +2,7 @@
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tfv1
 from tfloop.input.base import InputSource
-from tfloop.input.loader import (check_iterable, data_length, datapoint_components,
+from tfloop.input.loader import (check_iterable, close_data, data_length, datapoint_components,
                                  iter_datapoints, reset_data)
 
 __all__ = ["FeedInput"]
@@ -21,6 +21,9 @@ class _FeedNext(Callback):
 
     def _after_run(self, ctx, values):
         self._source.commit_fed()
+
+    def _after_train(self):
+        self._source.close()
 
     def _state_dict(self):
         pass_num, index = self._source.trained_position
@@ -91,6 +94,14 @@ class FeedInput(InputSource):
         if not self._reset_done:
             self._reset_done = True
             reset_data(self._data)
+
+    def close(self):
+        """End the current pass; a DataFlow that was reset is closed (its workers stop)."""
+        if self._datapoints is not None:
+            self._datapoints.close()
+            self._datapoints = None
+        if self._reset_done:
+            close_data(self._data, "FeedInput")
 
     def _next_datapoint(self):
         if self._datapoints is None:

@@ -3,8 +3,8 @@
 Shared by :class:`~tfloop.input.feed.FeedInput` (which reads in the training thread) and
 :class:`~tfloop.input.queue.QueueInput` (which reads in a :class:`LoaderThread`). ``data`` is
 anything iterable again and again: a list, a tensorpack-style DataFlow (``__iter__``,
-``__len__``, ``reset_state()``), or any object with ``__iter__``. Nothing here imports
-TensorFlow.
+``__len__``, ``reset_state()``), or any object with ``__iter__``; DataFlows are recognised by
+duck typing, without importing :mod:`tfloop.dataflow`.
 """
 import collections
 import threading
@@ -13,9 +13,10 @@ import time
 import numpy as np
 
 from tfloop.input.base import check_value_matches_spec
+from tfloop.utils import logger
 
-__all__ = ["LoaderThread", "StopWaiting", "check_iterable", "data_length", "datapoint_components",
-           "iter_datapoints", "reset_data"]
+__all__ = ["LoaderThread", "StopWaiting", "check_iterable", "close_data", "data_length",
+           "datapoint_components", "iter_datapoints", "reset_data"]
 
 
 def check_iterable(data, owner):
@@ -44,6 +45,19 @@ def reset_data(data):
     reset = getattr(data, "reset_state", None)
     if callable(reset):
         reset()
+
+
+def close_data(data, owner):
+    """Call ``data.close()`` when the data is a DataFlow (it has ``reset_state``) with a
+    ``close``: the input source that reset it, starting its worker threads or processes, stops
+    them at the end of training. An error is logged, not raised."""
+    close = getattr(data, "close", None)
+    if not (callable(close) and callable(getattr(data, "reset_state", None))):
+        return
+    try:
+        close()
+    except Exception as e:
+        logger.warning(f"{owner}: closing its data failed: {type(e).__name__}: {e}")
 
 
 def iter_datapoints(data, owner, start_index=0, repeat=True):

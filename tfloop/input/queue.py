@@ -12,8 +12,8 @@ the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource, describe_spec
-from tfloop.input.loader import (LoaderThread, StopWaiting, check_iterable, data_length,
-                                 datapoint_components, reset_data)
+from tfloop.input.loader import (LoaderThread, StopWaiting, check_iterable, close_data,
+                                 data_length, datapoint_components, reset_data)
 from tfloop.utils import logger
 
 __all__ = ["BatchQueueInput", "QueueInput"]
@@ -115,6 +115,7 @@ class _QueueFeeder(Callback):
             logger.warning(f"{self._source}'s loader thread did not end within {STOP_TIMEOUT_S:.0f}"
                            f" s of the end of training (the data's iterator is blocked); it is a "
                            f"daemon thread and ends with the process.")
+        close_data(self._source.data, str(self._source))
 
     def _state_dict(self):
         if self._thread is None:
