@@ -288,11 +288,15 @@ class ResumeStateSaver(Callback):
         """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``.
 
         The epoch counter moves on before ``before_epoch``; when training ended there (a callback
-        raised, a second Ctrl-C), none of that epoch's steps ran, so it is where to continue.
+        raised, a second Ctrl-C), none of that epoch's steps ran, so it is where to continue. The
+        step is the number of the epoch's steps that finished (by the global step), so a hook that
+        raised in the middle of a step does not skip it.
         """
         if self._ended_epoch == self.epoch_num:
             return self.epoch_num + 1, 0
-        return self.epoch_num, self.local_step + 1
+        # Counted from the global step: a hook that raised before or during a step leaves
+        # local_step at a step that did not finish.
+        return self.epoch_num, self.global_step - self.trainer.loop.epoch_first_global_step
 
     def _write_new(self, epoch, local_step):
         latest = self._latest()

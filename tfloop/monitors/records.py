@@ -200,12 +200,16 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
                          "tfloop)".format(*RECORD_KEYS))
             return []
         keep = self._resume_records
-        if keep is not None and len(records) >= keep:
-            logger.info("Found {} with {} records, {} of them written before the checkpoint this "
-                        "run resumes from: continuing after those.".format(self.path, len(records),
-                                                                           keep))
-            return records[:keep]
         predecessor = self.epoch_num  # starting_epoch - 1, before the first epoch
+        if keep is not None and len(records) >= keep:
+            # Records of finished epochs up to the restored step, made after the resume state was
+            # written (the record of an epoch that ended in after_train), belong to it too.
+            later = [r for r in records[keep:] if isinstance(r.get("global_step"), int)
+                     and r["global_step"] <= self.global_step and r["epoch_num"] <= predecessor]
+            logger.info("Found {} with {} records, {} of them written before the checkpoint this "
+                        "run resumes from: continuing after those.".format(
+                            self.path, len(records), keep + len(later)))
+            return records[:keep] + later
         last = records[-1]
         last_epoch, last_step = last.get("epoch_num"), last.get("global_step")
         # A run resumed mid-epoch may follow step records of its own starting epoch.

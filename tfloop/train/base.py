@@ -205,6 +205,7 @@ class Trainer:
                     logger.info("Start epoch {} at global step {} ...".format(
                         loop.epoch_num, loop.global_step))
                     loop.local_step = first_step - 1
+                    loop.epoch_first_global_step = loop.global_step - first_step
                     callbacks.before_epoch()
                     start = time.perf_counter()
                     try:

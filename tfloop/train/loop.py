@@ -11,6 +11,9 @@ class TrainLoop:
     each epoch; ``global_step`` counts every training step ever run (it continues on resume).
     ``starting_local_step`` is the step the first epoch starts at (a run resumed mid-epoch sets it
     before the main loop; ``steps_per_epoch`` means only that epoch's end is left).
+    ``epoch_first_global_step`` is the global step at the start of the current epoch's step 0
+    (for an epoch resumed mid-way, where it would have been), so the steps of the epoch that have
+    finished are ``global_step - epoch_first_global_step``, even when a hook raised mid-step.
     """
 
     def __init__(self):
@@ -22,6 +25,7 @@ class TrainLoop:
         self.local_step = -1
         self.global_step = 0
         self.starting_local_step = 0
+        self.epoch_first_global_step = 0
 
     def configure(self, steps_per_epoch, starting_epoch, max_epoch):
         """Check and set the loop's bounds; errors name the bad value and what is valid."""
