@@ -323,12 +323,17 @@ def test_tf_keras_layers_are_the_same_keras():
             assert sorted(KerasTowerScope.current().variables) == ["dense/bias", "dense/kernel"]
 
 
-def test_a_layer_built_in_another_graph_outside_a_tower_is_refused():
-    layer = keras.layers.Dense(3)
+def test_a_layer_made_in_another_graph_outside_a_tower_starts_from_its_initial_values():
     with tf.Graph().as_default():
+        layer = keras.layers.Dense(3, kernel_initializer="ones", bias_initializer="zeros")
         layer(tfv1.placeholder(tf.float32, [None, 2]))
+        dropout = keras.layers.Dropout(0.5, seed=3)      # its seed state: a variable of this graph
     with tf.Graph().as_default():
-        x = tfv1.placeholder(tf.float32, [None, 2])
-        with pytest.raises(ValueError, match="belongs to another TensorFlow graph.*Create the "
-                                             "layer eagerly"), TowerContext("", is_training=True):
-            layer(x)
+        with TowerContext("", is_training=True):
+            y = dropout(layer(tf.ones([4, 2])))
+            variables = KerasTowerScope.current().variables
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            np.testing.assert_array_equal(sess.run(variables["dense/kernel"]), np.ones([2, 3]))
+            assert sess.run(variables["seed_generator/seed_generator_state"]).tolist() == [3, 0]
+            assert sorted(np.unique(sess.run(y))) == [0.0, 4.0]

@@ -225,10 +225,12 @@ class KerasTowerScope(StatelessScope):
                                      dtype=tf.as_dtype(variable._dtype), initializer=initializer,
                                      trainable=trainable)
         except ValueError as error:
+            fix = ("This tower reuses the variables of the training tower: build the same layers "
+                   "in every tower." if tfv1.get_variable_scope().reuse is True else
+                   "Give Keras layers names that differ from other variables of the model.")
             raise ValueError(
                 f"The Keras variable {variable.path!r} cannot be created as graph variable "
-                f"{name!r} in tower {self.tower.name!r}: {error} Give Keras layers names that "
-                f"differ from other variables of the model.") from None
+                f"{name!r} in tower {self.tower.name!r}: {error} {fix}") from None
 
     @staticmethod
     def _initializer(variable):
@@ -238,15 +240,26 @@ class KerasTowerScope(StatelessScope):
             initializer = variable._initializer
             return lambda shape, dtype=None, partition_info=None: initializer(
                 tuple(shape), dtype=variable._dtype)
-        try:
-            with eager_context.eager_mode():  # the value of a variable Keras created eagerly
-                value = variable._value.numpy()
-        except (AttributeError, NotImplementedError, ValueError, TypeError):
-            raise ValueError(
-                f"The Keras variable {variable.path!r} belongs to another TensorFlow graph: its "
-                f"layer was first called in a graph outside a tfloop tower. Create the layer "
-                f"eagerly (e.g. in the model's __init__) or inside build_graph.") from None
-        return tfv1.constant_initializer(value)
+        return tfv1.constant_initializer(_initial_value(variable))
+
+
+def _initial_value(variable):
+    """The value of a Keras variable created eagerly, or the initial value of one that Keras
+    created in a graph (a layer made under ``graph.as_default()``, outside any tower)."""
+    try:
+        with eager_context.eager_mode():
+            return variable._value.numpy()
+    except (NotImplementedError, ValueError, TypeError):
+        pass
+    graph_var = variable._value
+    try:
+        with tfv1.Session(graph=graph_var.graph) as sess:
+            return sess.run(graph_var.initial_value)
+    except (AttributeError, tf.errors.OpError) as error:
+        raise ValueError(
+            f"The Keras variable {variable.path!r} has no value tfloop can read ({error}). "
+            f"Create the layer eagerly (e.g. in the model's __init__) or inside "
+            f"build_graph.") from None
 
 
 register_tower_scope(KerasTowerScope)
