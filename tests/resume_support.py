@@ -1,7 +1,7 @@
 """A deterministic training run for the resume and fault tests, in-process or as a subprocess.
 
-As a script: ``python resume_support.py LOGDIR OUTDIR [BLOCK]`` trains (resuming from LOGDIR) and
-writes ``OUTDIR/final.npy`` at the end. ``BLOCK`` names a point where the process writes
+As a script: ``python resume_support.py LOGDIR OUTDIR [BLOCK [MAX_EPOCH]]`` trains (resuming from
+LOGDIR) and writes ``OUTDIR/final.npy`` at the end. ``BLOCK`` names a point where the process writes
 ``OUTDIR/blocked`` and then hangs, for the test to kill it there (see :func:`install_block`).
 """
 import json
@@ -234,7 +234,7 @@ def worker(argv):
 def main(argv):
     logdir, outdir = argv[1], argv[2]
     spec = argv[3] if len(argv) > 3 else ""
-    max_epoch = int(os.environ.get("RESUME_TEST_MAX_EPOCH", "6"))
+    max_epoch = int(argv[4] if len(argv) > 4 else os.environ.get("RESUME_TEST_MAX_EPOCH", "6"))
     save_every = int(os.environ.get("RESUME_TEST_SAVE_EVERY", "1"))
     extra = install_block(spec, os.path.join(outdir, "blocked"))
     _, weights, _ = train(logdir, max_epoch=max_epoch, save_every=save_every, extra=extra,
