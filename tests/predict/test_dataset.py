@@ -159,3 +159,14 @@ def _empty_collect():
     collect = CollectOutputs()
     SimpleDatasetPredictor(config(), [], callbacks=[collect]).get_all_result()
     return collect.concatenated()
+
+
+def test_return_input_yields_inputs_with_outputs():
+    batches = [X[:4], X[4:]]
+    for predictor in (SimpleDatasetPredictor(config(return_input=True), batches),
+                      tfloop.MultiTowerDatasetPredictor(config(return_input=True), batches,
+                                                        ["/cpu:0", "/cpu:1"])):
+        results = predictor.get_all_result()
+        for (inputs, (pred,)), x in zip(results, batches):
+            np.testing.assert_array_equal(inputs[0], x)
+            np.testing.assert_allclose(pred, (x @ W)[:, 0], rtol=1e-6)

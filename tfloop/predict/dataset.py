@@ -89,7 +89,8 @@ class DatasetPredictorBase:
 
     def get_result(self):
         """Yield the outputs (a list of arrays, in output order) of each batch, with a progress
-        bar; the callbacks run around the pass and each batch."""
+        bar; the callbacks run around the pass and each batch. With the config's
+        ``return_input``, yield ``(inputs, outputs)``."""
         batches, size = _open(self.dataset, str(self))
         for cb in self.callbacks:
             cb.predictor = self
@@ -112,7 +113,7 @@ class DatasetPredictorBase:
                                 stop = e
                         index += 1
                         bar.update()
-                        yield outputs
+                        yield (batch, outputs) if self.config.return_input else outputs
                         if stop is not None:
                             logger.info(f"{self}: prediction stopped: {stop}")
                             return
@@ -151,7 +152,7 @@ class SimpleDatasetPredictor(DatasetPredictorBase):
         self.predictor = OfflinePredictor(config)
 
     def _predict(self, group):
-        return [self.predictor(*batch) for batch in group]
+        return [self.predictor._do_call(batch) for batch in group]
 
 
 class MultiTowerDatasetPredictor(DatasetPredictorBase):
@@ -188,6 +189,6 @@ class MultiTowerDatasetPredictor(DatasetPredictorBase):
         # A short last group runs its last batch again on the idle towers; their outputs are
         # dropped.
         padded = group + [group[-1]] * (self.num_towers - len(group))
-        outputs = self.predictor(*[value for batch in padded for value in batch])
+        outputs = self.predictor._do_call([value for batch in padded for value in batch])
         per_tower = len(self.config.output_names)
         return [outputs[i * per_tower:(i + 1) * per_tower] for i in range(len(group))]

@@ -29,7 +29,7 @@ def _worker(config_bytes, tasks, results):
             return
         index, inputs = task
         try:
-            results.put((index, predictor(*inputs)))
+            results.put((index, predictor._do_call(inputs)))
         except Exception as e:  # the batch's error goes back to the parent
             results.put((index, RuntimeError(f"{type(e).__name__}: {e}")))
 
