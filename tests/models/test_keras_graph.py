@@ -337,3 +337,18 @@ def test_a_layer_made_in_another_graph_outside_a_tower_starts_from_its_initial_v
             np.testing.assert_array_equal(sess.run(variables["dense/kernel"]), np.ones([2, 3]))
             assert sess.run(variables["seed_generator/seed_generator_state"]).tolist() == [3, 0]
             assert sorted(np.unique(sess.run(y))) == [0.0, 4.0]
+
+
+def test_another_training_tower_drops_other_units_at_every_step():
+    layer = keras.layers.Dropout(0.5)
+    with tf.Graph().as_default():
+        x = tf.ones([4, 64])
+        with TowerContext("", is_training=True):
+            first = layer(x)
+        with TowerContext("tower1", is_training=True, index=1):
+            second = layer(x)
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            (a1, b1), (a2, b2) = sess.run([first, second]), sess.run([first, second])
+    np.testing.assert_array_equal(a1, a2)       # the first tower's seed advances with UPDATE_OPS
+    assert not np.array_equal(a1, b1) and not np.array_equal(b1, b2)

@@ -15,7 +15,8 @@ variables through a "stateless scope" when one is active; this scope answers tho
 * **Trainable**: a variable is trainable when Keras says so and the layer using it is trainable.
 * **Updates** a layer makes in ``call`` (batch-norm moving statistics, a dropout layer's random
   seed) become ``assign`` ops in ``UPDATE_OPS`` of the first training tower, run each step by
-  ``RunUpdateOps``; other towers' updates are dropped, as for :func:`tfloop.models.BatchNorm`.
+  ``RunUpdateOps``; other towers' updates are dropped, as for :func:`tfloop.models.BatchNorm`
+  (their dropout seeds are offset so that they still draw differently at every step).
 * **Training flag**: a layer called without ``training=`` gets the tower's ``is_training``.
 
 Example:
@@ -182,12 +183,17 @@ class KerasTowerScope(StatelessScope):
         self._current[id(variable)] = value
 
     def _seed_for_tower(self, graph_var):
-        """A seed state read by a tower other than the first training tower: the first tower's
-        state (which advances every step), offset by the tower's index so that the towers'
-        random draws differ."""
-        offset = tf.constant([self.tower.index if self.tower.is_training else 0, 0],
-                             dtype=graph_var.dtype)
-        return tf.convert_to_tensor(graph_var) + offset
+        """A seed state read by a tower other than the first training tower. Its updates are
+        dropped, so a training tower (another device, or the in-graph loop of
+        ``steps_per_run``) offsets the state by its index and by a number drawn at each
+        execution: its random draws differ from the first tower's and from one step to the
+        next."""
+        value = tf.convert_to_tensor(graph_var)
+        if not self.tower.is_training:
+            return value
+        offset = tf.stack([tf.constant(self.tower.index, value.dtype),
+                           tfv1.random_uniform([], maxval=2 ** 31 - 1, dtype=value.dtype)])
+        return value + offset
 
     def _first_tower_variable(self, name):
         """The first training tower's variable for ``name`` in a replica's variable scope."""
