@@ -1,9 +1,10 @@
 """Helpers with no TensorFlow graph code: the logger, timing and small utilities."""
 from tfloop.utils import logger
+from tfloop.utils.dirlock import LogDirInUseError
 from tfloop.utils.timer import Clock
 from tfloop.utils import gpu, stats, utils
 from tfloop.utils.utils import (change_env, execute_only_once, fix_rng_seed, get_rng, get_tqdm,
                                 humanize_time_delta)
 
 __all__ = ["logger", "Clock", "change_env", "execute_only_once", "fix_rng_seed", "get_rng",
-           "get_tqdm", "humanize_time_delta"]
+           "get_tqdm", "humanize_time_delta", "LogDirInUseError"]
