@@ -13,13 +13,17 @@ from tfloop.version import __version__
 
 # The modules whose __all__ make up the flat API, in the order a star import of each would bind
 # them (a later module's name wins).
-_API_MODULES = ("tfloop.compat", "tfloop.callbacks", "tfloop.dataflow", "tfloop.input",
+_API_MODULES = ("tfloop.utils", "tfloop.compat", "tfloop.callbacks", "tfloop.dataflow",
+                "tfloop.input", "tfloop.input_source",
                 "tfloop.model", "tfloop.models", "tfloop.monitors", "tfloop.predict",
                 "tfloop.tfutils", "tfloop.train")
 # Names bound besides those __all__s: tfloop.tf and tfloop.tfv1 stay reachable as attributes,
 # but `from tfloop import *` never binds tf (a script's own `tf` keeps its meaning).
 _EXTRA = {"tf": "tfloop.compat", "tfv1": "tfloop.compat", "logger": "tfloop.utils"}
 _NOT_STARRED = {"tf"}
+# Subpackages and modules bound by name, as tensorpack's star import binds its own.
+_SUBMODULES = ("callbacks", "compat", "dataflow", "graph_builder", "input_source", "libinfo",
+               "models", "predict", "tfutils", "train", "utils")
 _loaded = False
 
 
@@ -34,6 +38,8 @@ def _load():
             namespace[name] = getattr(module, name)
     for name, module_name in _EXTRA.items():
         namespace[name] = getattr(importlib.import_module(module_name), name)
+    for name in _SUBMODULES:
+        namespace[name] = importlib.import_module(f"tfloop.{name}")
     _loaded = True
 
 
@@ -43,6 +49,7 @@ def _public_names():
     for module_name in _API_MODULES:
         names.extend(getattr(importlib.import_module(module_name), "__all__", ()))
     names.extend(_EXTRA)
+    names.extend(_SUBMODULES)
     return sorted(set(names) - _NOT_STARRED)
 
 

@@ -25,6 +25,7 @@ from tfloop.callbacks.state import ResumeStateSaver
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
 from tfloop.callbacks.tensor_printer import TensorPrinter
+from tfloop.callbacks.tfdebug import TFLocalCLIDebugHook
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
 from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
@@ -42,7 +43,7 @@ __all__ = [
     "NaNLossError", "NonFiniteError",
     "InjectShell", "DumpTensors", "DumpTensorAsImage", "HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker",
     "DumpTensor", "DumpParamAsImage", "StartProcOrThread", "SimpleMovingAverage", "TensorPrinter",
-    "SessionRunTimeout",
+    "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
     "ThroughputTracker", "ResumeStateSaver",

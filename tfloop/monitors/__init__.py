@@ -5,9 +5,11 @@ from tfloop.monitors.json_writer import JSONWriter
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.monitors.printer import ScalarPrinter
 from tfloop.monitors.records import RecordMonitor
+from tfloop.monitors.send import SendMonitorData
 from tfloop.monitors.tfevent import TFEventWriter
 
 __all__ = [
     "MonitorBase", "Monitors", "NoOpMonitor",
     "CSVWriter", "JSONWriter", "LogDirMonitor", "ScalarPrinter", "RecordMonitor", "TFEventWriter",
+    "SendMonitorData",
 ]

@@ -1,10 +1,13 @@
 """Graph-side helpers: towers, name lookup, sessions, session initializers, summaries."""
-from tfloop.tfutils import gradproc, optimizer, scope_utils, sesscreate, sessinit, summary, tower
+from tfloop.tfutils import (gradproc, optimizer, scope_utils, sesscreate, sessinit, summary, tower,
+                            varreplace)
 from tfloop.tfutils.common import (UnknownNameError, get_global_step_value, get_global_step_var,
-                                   get_op_or_tensor_by_name, get_op_tensor_name)
+                                   get_op_or_tensor_by_name, get_op_tensor_name,
+                                   get_tf_version_tuple)
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
-from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
+from tfloop.tfutils.sesscreate import (NewSessionCreator, default_session_config,
+                                      get_default_sess_config)
 from tfloop.tfutils.sessinit import (ChainInit, DictRestore, JustCurrentSession, SaverRestore,
                                     SaverRestoreRelaxed, SessionInit, SmartInit, get_model_loader)
 from tfloop.tfutils.summary import (MOVING_SUMMARY_OPS_KEY, add_activation_summary,
@@ -24,4 +27,5 @@ __all__ = [
     "get_checkpoint_path", "load_chkpt_vars",
     "add_activation_summary",
     "gradproc", "optimizer", "scope_utils", "sesscreate", "sessinit", "summary", "tower",
+    "varreplace", "get_default_sess_config", "get_tf_version_tuple",
 ]

@@ -4,7 +4,7 @@ import difflib
 from tfloop.compat import tf, tfv1
 
 __all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name", "get_global_step_var",
-           "get_global_step_value"]
+           "get_global_step_value", "get_tf_version_tuple"]
 
 
 class UnknownNameError(KeyError):
@@ -78,3 +78,8 @@ def get_global_step_value(sess=None):
     """The value of the global step variable in the default session."""
     sess = sess or tfv1.get_default_session()
     return int(sess.run(tfv1.train.get_global_step(sess.graph)))
+
+
+def get_tf_version_tuple():
+    """TensorFlow's (major, minor) version, e.g. ``(2, 21)``."""
+    return tuple(int(part) for part in tf.__version__.split(".")[:2])

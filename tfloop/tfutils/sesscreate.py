@@ -1,7 +1,7 @@
 """Creating the training session."""
 from tfloop.compat import tfv1
 
-__all__ = ["NewSessionCreator", "default_session_config"]
+__all__ = ["NewSessionCreator", "default_session_config", "get_default_sess_config"]
 
 
 def default_session_config():
@@ -9,6 +9,18 @@ def default_session_config():
     demand (so several processes can share a GPU)."""
     config = tfv1.ConfigProto(allow_soft_placement=True)
     config.gpu_options.allow_growth = True
+    return config
+
+
+def get_default_sess_config(mem_fraction=0.99):
+    """tensorpack's default session config: :func:`default_session_config` with at most
+    ``mem_fraction`` of each GPU's memory for this process.
+
+    Example:
+        >>> TrainConfig(..., session_config=get_default_sess_config(0.5))
+    """
+    config = default_session_config()
+    config.gpu_options.per_process_gpu_memory_fraction = mem_fraction
     return config
 
 

@@ -3,8 +3,10 @@ from tfloop.utils import logger
 from tfloop.utils.dirlock import LogDirInUseError
 from tfloop.utils.timer import Clock
 from tfloop.utils import gpu, stats, utils
+from tfloop.utils.env_info import collect_env_info
 from tfloop.utils.utils import (change_env, execute_only_once, fix_rng_seed, get_rng, get_tqdm,
                                 humanize_time_delta)
 
 __all__ = ["logger", "Clock", "change_env", "execute_only_once", "fix_rng_seed", "get_rng",
-           "get_tqdm", "humanize_time_delta", "LogDirInUseError"]
+           "get_tqdm", "humanize_time_delta", "collect_env_info",
+           "LogDirInUseError"]
