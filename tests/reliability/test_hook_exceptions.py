@@ -9,9 +9,9 @@ import json
 import os
 
 import pytest
+from resume_support import STEPS_PER_EPOCH, read_stats, train
 
 import tfloop
-from resume_support import STEPS_PER_EPOCH, read_stats, train
 from tfloop.callbacks.state import read_resume_state
 from tfloop.tfutils.varmanip import checkpoint_step
 from tfloop.train.resume import find_resume_checkpoint
@@ -41,8 +41,7 @@ class RaiseOnce(tfloop.Callback):
                "_trigger_epoch": self.epoch_num == 2}.get(self.hook, self.global_step >= 4)
         if due and self.raised_at is None:
             self.raised_at = self.global_step
-            raise self.error("{} raised in {} at global step {}".format(
-                type(self).__name__, self.hook, self.global_step))
+            raise self.error(f"{type(self).__name__} raised in {self.hook} at global step {self.global_step}")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +72,7 @@ def check_log_dir(logdir):
 def test_a_raising_hook_then_auto_resume_ends_at_the_right_step(tmp_path, reference, hook, kind):
     logdir = str(tmp_path / "log")
     raiser = RaiseOnce(hook, ERRORS[kind])
-    with pytest.raises(ERRORS[kind], match="RaiseOnce raised in {}".format(hook)):
+    with pytest.raises(ERRORS[kind], match=f"RaiseOnce raised in {hook}"):
         train(logdir, max_epoch=MAX_EPOCH, extra=[raiser])
     assert raiser.raised_at is not None
     check_log_dir(logdir)
@@ -83,7 +82,7 @@ def test_a_raising_hook_then_auto_resume_ends_at_the_right_step(tmp_path, refere
             train(logdir, max_epoch=MAX_EPOCH)
         final = tfloop.load_chkpt_vars(prefix)["w"]
     else:
-        config, weights, counter = train(logdir, max_epoch=MAX_EPOCH)
+        _, weights, counter = train(logdir, max_epoch=MAX_EPOCH)
         assert counter.steps == TOTAL_STEPS
         final = weights.final
     check_log_dir(logdir)

@@ -12,11 +12,11 @@ import threading
 import time
 
 import pytest
-
 import resume_support
-import tfloop
 from resume_support import STEPS_PER_EPOCH, read_stats, train
 from support import LinearModel, make_regression_data
+
+import tfloop
 from tfloop.callbacks.state import RESUME_SUFFIX, read_resume_state
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
@@ -49,7 +49,7 @@ def _start(processes, logdir, outdir, spec, max_epoch=MAX_EPOCH):
     while not os.path.exists(marker):
         if not process.is_alive():
             return process, False
-        assert time.monotonic() < deadline, "{} never started training".format(outdir)
+        assert time.monotonic() < deadline, f"{outdir} never started training"
         time.sleep(0.01)
     return process, True
 
@@ -85,7 +85,7 @@ def test_twenty_random_kill_9s_then_an_exact_finish(tmp_path, processes):
     rng = random.Random(15)
     kills, steps_at_kill = 0, []
     for i in range(KILLS * 3):
-        process, started = _start(processes, logdir, str(tmp_path / "run{}".format(i)),
+        process, started = _start(processes, logdir, str(tmp_path / f"run{i}"),
                                   "slow:0.01")
         if started and process.is_alive():
             time.sleep(rng.uniform(0.0, 0.4))   # anywhere: a step, a checkpoint write, a record
@@ -99,12 +99,12 @@ def test_twenty_random_kill_9s_then_an_exact_finish(tmp_path, processes):
             assert process.exitcode == 0
         if kills == KILLS or process.exitcode == 0:
             break
-    assert kills == KILLS, "the run finished after {} kills".format(kills)
+    assert kills == KILLS, f"the run finished after {kills} kills"
     assert steps_at_kill == sorted(steps_at_kill)      # never back to an older checkpoint
     if checkpoint_step(find_resume_checkpoint(logdir)) < TOTAL_STEPS:
         train(logdir, max_epoch=MAX_EPOCH, save_every=1, max_to_keep=3)
     check_every_file(logdir)
-    final = tfloop.load_chkpt_vars(os.path.join(logdir, "model-{}".format(TOTAL_STEPS)))["w"]
+    final = tfloop.load_chkpt_vars(os.path.join(logdir, f"model-{TOTAL_STEPS}"))["w"]
     assert final.tobytes() == reference.final.tobytes()
     assert read_stats(logdir) == read_stats(reference_dir)
 
@@ -117,7 +117,7 @@ def test_a_second_run_never_touches_a_live_runs_log_dir(tmp_path, processes, act
         assert started
         time.sleep(0.5)
         before = {n for n in os.listdir(logdir) if not n.startswith(".")}
-        with pytest.raises(LogDirInUseError, match="in use by process {} ".format(process.pid)):
+        with pytest.raises(LogDirInUseError, match=f"in use by process {process.pid} "):
             train(logdir, max_epoch=MAX_EPOCH) if action == "keep" else \
                 logger.set_logger_dir(logdir, action=action)
         assert sorted(os.listdir(str(tmp_path))) == ["first", "log"]
@@ -158,9 +158,8 @@ def test_twenty_thousand_steps_with_default_callbacks_stay_flat(tmp_path):
     warm = usage.samples[4]       # after 5 epochs: caches, first files and threads exist
     last = usage.samples[-1]
     growth_mb = (max(s[1] for s in usage.samples[4:]) - warm[1]) / 2 ** 20
-    print("soak: 20000 steps in {:.1f} s; RSS {:.1f} MB at epoch 5, growth {:.2f} MB after; "
-          "fds {} -> {}; threads {} -> {}".format(elapsed, warm[1] / 2 ** 20, growth_mb, warm[2],
-                                                  last[2], warm[3], last[3]))
+    print(f"soak: 20000 steps in {elapsed:.1f} s; RSS {warm[1] / 2 ** 20:.1f} MB at epoch 5, growth {growth_mb:.2f} MB after; "
+          f"fds {warm[2]} -> {last[2]}; threads {warm[3]} -> {last[3]}")
     assert growth_mb < 16
     assert {s[2] for s in usage.samples[4:]} == {warm[2]}
     assert {s[3] for s in usage.samples[4:]} == {warm[3]}

@@ -36,8 +36,7 @@ def other_run(tmp_path):
 def test_a_live_runs_directory_is_refused_and_left_alone(tmp_path, other_run, action):
     path, process = other_run
     before = sorted(os.listdir(path))
-    with pytest.raises(LogDirInUseError, match="is in use by process {} on host".format(
-            process.pid)) as info:
+    with pytest.raises(LogDirInUseError, match=f"is in use by process {process.pid} on host") as info:
         logger.set_logger_dir(path, action=action)
     assert info.value.owner["pid"] == process.pid
     assert sorted(os.listdir(path)) == before
@@ -50,7 +49,7 @@ def test_the_lock_of_a_killed_run_is_taken_over(tmp_path, other_run, log_lines):
     os.kill(process.pid, signal.SIGKILL)
     process.join(10)
     assert logger.set_logger_dir(path, action="keep") == path
-    assert any("the lock of process {}".format(process.pid) in line and "no longer running" in line
+    assert any(f"the lock of process {process.pid}" in line and "no longer running" in line
                for line in log_lines)
     with open(os.path.join(path, LOCK_FILE_NAME)) as f:
         assert json.load(f)["pid"] == os.getpid()

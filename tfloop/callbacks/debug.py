@@ -14,7 +14,7 @@ __all__ = ["InjectShell"]
 _SHELLS = ("ipython", "pdb")
 
 
-def stdin_is_terminal():
+def stdin_is_terminal() -> bool:
     """Whether a person can type into this process: its stdin is a terminal."""
     try:
         return sys.stdin is not None and sys.stdin.isatty()

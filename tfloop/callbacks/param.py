@@ -135,7 +135,7 @@ class GraphVarParam(HyperParam):
         if self.var is None:
             raise RuntimeError("{}.setup_graph() was not called yet.".format(self))
 
-    def check_value(self, value):
+    def check_value(self, value) -> np.ndarray:
         """``value`` as an array of the variable's dtype and shape.
 
         Raises:

@@ -44,7 +44,7 @@ class SessionInit:
     def _run_init(self, sess):
         """Load values into the session."""
 
-    def check_holds_the_model(self):
+    def check_holds_the_model(self) -> None:
         """After ``setup_graph``: raise ValueError when the source is plainly of another model
         (it holds none of the model's trainable variables). Trainers call it before training, so
         that such a run stops instead of training from scratch at the other model's step."""
@@ -145,7 +145,7 @@ class _MatchingInit(SessionInit):
 
     foreign_message = None
 
-    def check_holds_the_model(self):
+    def check_holds_the_model(self) -> None:
         if self.foreign_message is not None:
             raise ValueError(self.foreign_message)
 
@@ -353,7 +353,7 @@ class ChainInit(SessionInit):
             missing = set.intersection(*(set(s.missing) for s in matching))
             _warn_initial_values(sorted(missing))
 
-    def check_holds_the_model(self):
+    def check_holds_the_model(self) -> None:
         messages = [s.foreign_message for s in self.inits if isinstance(s, _MatchingInit)]
         if messages and len(messages) == len(self.inits) and all(messages):
             raise ValueError(messages[0])

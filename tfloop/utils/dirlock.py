@@ -13,8 +13,9 @@ import os
 import socket
 import sys
 import time
+from typing import ClassVar
 
-__all__ = ["DirLock", "LogDirInUseError", "LOCK_FILE_NAME"]
+__all__ = ["LOCK_FILE_NAME", "DirLock", "LogDirInUseError"]
 
 LOCK_FILE_NAME = ".tfloop.lock"
 
@@ -68,9 +69,9 @@ class DirLock:
         >>> lock.release()
     """
 
-    _held = {}  # realpath of the directory -> the DirLock this process holds there
+    _held: ClassVar[dict] = {}  # realpath of the directory -> the DirLock this process holds there
 
-    def __init__(self, dirname):
+    def __init__(self, dirname: str):
         self.dirname = os.path.realpath(dirname)
         self.path = os.path.join(self.dirname, LOCK_FILE_NAME)
         self.taken_over = None
@@ -78,12 +79,12 @@ class DirLock:
         self._pid = None
 
     @classmethod
-    def held_by_this_process(cls, dirname):
+    def held_by_this_process(cls, dirname: str) -> "DirLock | None":
         """The lock this process holds on ``dirname``, or None."""
         lock = cls._held.get(os.path.realpath(dirname))
         return lock if lock is not None and lock._pid == os.getpid() else None
 
-    def read_owner(self):
+    def read_owner(self) -> "dict | None":
         """What the lock file says about its owner (a dict), or None when it says nothing."""
         try:
             with open(self.path, encoding="utf-8") as f:
@@ -92,7 +93,7 @@ class DirLock:
             return None
         return owner if isinstance(owner, dict) else None
 
-    def acquire(self):
+    def acquire(self) -> None:
         """Take the lock.
 
         Raises:
@@ -131,12 +132,12 @@ class DirLock:
 
     def _in_use(self, owner):
         return LogDirInUseError(
-            "Log directory {} is in use by {}: two runs in one log directory would mix their "
+            f"Log directory {self.dirname} is in use by {_describe(owner)}: two runs in one log directory would mix their "
             "checkpoints and stats. Wait for that run to end (or stop it), or use another "
-            "directory. (A lock of a process that died is freed by the system; its lock file {} "
-            "then does not block.)".format(self.dirname, _describe(owner), self.path), owner)
+            f"directory. (A lock of a process that died is freed by the system; its lock file {self.path} "
+            "then does not block.)", owner)
 
-    def release(self):
+    def release(self) -> None:
         """Give the lock up (the file stays, naming its last owner)."""
         if self._fd is None:
             return
