@@ -217,7 +217,8 @@ class ResumeStateSaver(Callback):
 
     Args:
         input_source: the training InputSource; a ``DatasetInput``'s iterator position is saved
-            when its pipeline allows it (otherwise a resumed run restarts the input, said once).
+            when its pipeline allows it (otherwise a resumed run restarts the input, said once);
+            a ``QueueInput``'s or ``FeedInput``'s position is its feeder callback's state.
 
     Attributes:
         iterator_state (IteratorState): saves the input position, or None when it cannot.
