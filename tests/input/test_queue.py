@@ -380,3 +380,36 @@ def test_worker_processes_of_a_dataflow_end_with_training(source):
     trainer = train_linear([], data=source(df), max_epoch=2)
     assert trainer.global_step == 6
     assert multiprocessing.active_children() == []
+
+
+class TowerInputs(tfloop.Callback):
+    """The ``x`` batch of every training tower at every step."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.steps = []
+
+    def _setup_graph(self):
+        self._inputs = [tower.inputs[0] for tower in self.trainer.towers.training()]
+
+    def _before_run(self, ctx):
+        return self._inputs
+
+    def _after_run(self, ctx, values):
+        self.steps.append(sorted((np.asarray(v) for v in values.results), key=lambda a: a[0, 0]))
+
+
+@pytest.mark.parametrize("queue", [None, "tf"])
+def test_each_training_tower_gets_a_datapoint_of_its_own(queue):
+    x, y = make_regression_data(16)
+    record = TowerInputs()
+    data = tfloop.QueueInput(batches(x, y, 2), tf_queue() if queue else None)
+    train_linear([record], data=data, steps_per_epoch=4, max_epoch=1,
+                 trainer=tfloop.SyncMultiGPUTrainerReplicated(2))
+    assert len(record.steps) == 4
+    for step, seen in enumerate(record.steps):
+        want = sorted([x[4 * step:4 * step + 2], x[4 * step + 2:4 * step + 4]],
+                      key=lambda a: a[0, 0])
+        for got, expected in zip(seen, want):
+            np.testing.assert_array_equal(got, expected)
