@@ -27,6 +27,7 @@ Example:
     ...         ...
 """
 import re
+from typing import Optional
 
 import keras
 from keras.src.backend.common import global_state
@@ -36,7 +37,7 @@ from keras.src.utils.naming import to_snake_case
 from tensorflow.python.eager import context as eager_context
 
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.tower import register_tower_scope
+from tfloop.tfutils.tower import TowerContext, register_tower_scope
 
 __all__ = ["KerasTowerScope"]
 
@@ -125,21 +126,21 @@ class KerasTowerScope(StatelessScope):
     Example:
         >>> with TowerContext("", is_training=True):
         ...     y = keras.layers.Dense(3)(x)
-        ...     KerasTowerScope.current().variables   # {"dense/kernel": <tf.Variable 'dense/kernel:0'>, ...}
+        ...     names = sorted(KerasTowerScope.current().variables)   # dense/bias, dense/kernel
     """
 
-    def __init__(self, tower):
+    def __init__(self, tower: TowerContext) -> None:
         super().__init__(collect_losses=True, initialize_variables=False)
         self.tower = tower
         self.graph = tfv1.get_default_graph()
-        self.variables = {}
-        self._resolved = {}
-        self._current = {}
+        self.variables: dict[str, tf.Variable] = {}
+        self._resolved: dict[int, tuple] = {}
+        self._current: dict[int, tf.Tensor] = {}
         self._names = _CanonicalNames()
         self._saved_call_context = None
 
     @staticmethod
-    def current():
+    def current() -> Optional["KerasTowerScope"]:
         """The scope of the tower being built, or None outside any tower."""
         scope = global_state.get_global_attribute("stateless_scope")
         return scope if isinstance(scope, KerasTowerScope) else None
@@ -158,7 +159,7 @@ class KerasTowerScope(StatelessScope):
         global_state.set_global_attribute("current_call_ctx", self._saved_call_context)
         return super().__exit__(*exc)
 
-    def graph_variable(self, variable):
+    def graph_variable(self, variable: keras.Variable) -> Optional[tf.Variable]:
         """The graph variable this tower uses for the Keras ``variable``, or None if unused."""
         entry = self._resolved.get(id(variable))
         return entry[1] if entry is not None else None

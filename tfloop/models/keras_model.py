@@ -7,6 +7,8 @@ names that do not depend on Keras' automatic numbering. After training,
 :meth:`KerasModelDesc.restore_keras_weights` copies a checkpoint back into the Keras model, ready
 for ``model.predict`` or ``model.save``.
 """
+from typing import Callable, Optional, Sequence, Union
+
 import keras
 import numpy as np
 
@@ -18,6 +20,8 @@ from tfloop.tfutils.varmanip import get_checkpoint_path
 
 __all__ = ["KerasModelDesc"]
 
+LossSpec = Union[str, Callable, Sequence[Union[str, Callable]]]
+OptimizerSpec = Union[tfv1.train.Optimizer, Callable[[], tfv1.train.Optimizer]]
 _SPARSE_LOSSES = ("sparse_categorical_crossentropy",)
 _SEED_STATE = "seed_generator_state"  # a dropout layer's random state: not a weight
 
@@ -102,11 +106,14 @@ class KerasModelDesc(ModelDesc):
         >>> desc = KerasModelDesc(model, "sparse_categorical_crossentropy",
         ...                       lambda: tf.compat.v1.train.AdamOptimizer(1e-3),
         ...                       metrics={"accuracy": "sparse_categorical_accuracy"})
-        >>> launch_train_with_config(TrainConfig(model=desc, data=..., max_epoch=3), SimpleTrainer())
+        >>> launch_train_with_config(TrainConfig(model=desc, data=data, max_epoch=3),
+        ...                          SimpleTrainer())
         >>> desc.restore_keras_weights(logger.get_logger_dir()).save("model.keras")
     """
 
-    def __init__(self, model, loss, optimizer, inputs=None, metrics=None):
+    def __init__(self, model: keras.Model, loss: LossSpec, optimizer: OptimizerSpec,
+                 inputs: Optional[Sequence[tf.TensorSpec]] = None,
+                 metrics: Optional[dict[str, Union[str, Callable]]] = None) -> None:
         self.model = _check_model(model)
         outputs = self._model_outputs()
         losses = list(loss) if isinstance(loss, (list, tuple)) else [loss] * len(outputs)
@@ -191,7 +198,7 @@ class KerasModelDesc(ModelDesc):
             return self._optimizer_arg
         return self._optimizer_arg()
 
-    def graph_variable_names(self):
+    def graph_variable_names(self) -> dict[str, str]:
         """The graph (and checkpoint) name of each of the model's variables that a tower uses,
         as ``{keras_variable.path: name}``."""
         pairs = self._variable_names()
@@ -206,7 +213,7 @@ class KerasModelDesc(ModelDesc):
                 pairs = [(v, scope.graph_variable(v)) for v in self.model.variables]
         return [(v, graph_var.op.name) for v, graph_var in pairs if graph_var is not None]
 
-    def restore_keras_weights(self, checkpoint):
+    def restore_keras_weights(self, checkpoint: Union[str, dict]) -> keras.Model:
         """Copy the model's weights from a tfloop checkpoint into the Keras model.
 
         Args:

@@ -6,6 +6,7 @@ once per device, an ``InferenceRunner`` builds a predict tower that shares the t
 and callbacks find any tower's tensors by name through :class:`TowerTensorHandle`.
 """
 import inspect
+from typing import Callable, ContextManager
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
@@ -15,10 +16,10 @@ __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTenso
 
 _CURRENT_TOWER = []
 # Context-manager factories entered inside every tower, after its variable and name scopes.
-_TOWER_SCOPES = []
+_TOWER_SCOPES: list = []
 
 
-def register_tower_scope(factory):
+def register_tower_scope(factory: Callable[["TowerContext"], ContextManager]) -> None:
     """Enter ``factory(tower_context)`` inside every :class:`TowerContext` (e.g. the Keras
     interop of :mod:`tfloop.models.keras_graph`)."""
     if factory not in _TOWER_SCOPES:
