@@ -42,7 +42,8 @@ def check_value_matches_spec(value, spec, where):
         raise ValueError("{}: got dtype {} for input {}.".format(where, arr.dtype,
                                                                  describe_spec(spec)))
     if kind == SAFE:
-        note_fed_cast(spec.name, arr.dtype, spec.dtype)
+        # ``where`` starts with the source's name, e.g. "FeedInput datapoint 3".
+        note_fed_cast(where.split(" ", 1)[0], spec.name, arr.dtype, spec.dtype)
     return arr
 
 

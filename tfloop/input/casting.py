@@ -76,13 +76,14 @@ _noted = set()
 _noted_lock = threading.Lock()
 
 
-def note_fed_cast(input_name, got, want):
-    """Log, once per process for each input and pair of dtypes, that fed values are cast."""
-    key = (input_name, str(got), str(want))
+def note_fed_cast(source, input_name, got, want):
+    """Log, once per process for each source kind, input and pair of dtypes, that values fed by
+    ``source`` (``"FeedInput"``, ``"QueueInput"`` ...) are cast."""
+    key = (source, input_name, str(got), str(want))
     with _noted_lock:
         if key in _noted:
             return
         _noted.add(key)
-    logger.info(f"FeedInput: input {input_name or '<unnamed>'} is fed {np.dtype(got).name} "
+    logger.info(f"{source}: input {input_name or '<unnamed>'} is fed {np.dtype(got).name} "
                 f"values, cast to {tf.as_dtype(want).name} as inputs() declares (a safe cast; "
                 f"this note is logged once).")
