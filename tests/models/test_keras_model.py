@@ -69,6 +69,7 @@ SEQUENTIAL_WEIGHTS = {
     "sequential/dense_1/bias": "sequential/dense_1/bias"}
 
 
+@pytest.mark.slow
 def test_trains_saves_and_loads_back_into_keras(logdir, tmp_path):
     classifier()                       # Keras' counters move on: the next is sequential_1
     model = classifier()
