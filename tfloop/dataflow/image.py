@@ -4,11 +4,13 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from tfloop.dataflow.base import RNGDataFlow
 from tfloop.dataflow.common import MapData, MapDataComponent
 from tfloop.dataflow.imgaug.base import AugmentorList, check_dtype
 from tfloop.utils import logger
 
-__all__ = ["AugmentImageComponent", "AugmentImageComponents", "AugmentImageCoordinates"]
+__all__ = ["AugmentImageComponent", "AugmentImageComponents", "AugmentImageCoordinates",
+           "ImageFromFile"]
 
 
 def _as_list(augmentors):
@@ -176,3 +178,49 @@ class AugmentImageComponents(MapData):
                 _check_coords(dp[idx])
                 dp[idx] = tfms.apply_coords(maybe_copy(dp[idx]))
             return dp
+
+
+class ImageFromFile(RNGDataFlow):
+    """Datapoints ``[image]`` read from image files with OpenCV: ``uint8`` of shape ``(h, w, 3)``
+    (BGR) or ``(h, w, 1)`` for ``channel=1``.
+
+    Args:
+        files (list[str]): the image paths.
+        channel (int): 3 (color) or 1 (grayscale).
+        resize (tuple[int, int]): resize every image to ``(h, w)``.
+        shuffle (bool): a new random order at every pass.
+
+    Example:
+        >>> df = ImageFromFile(glob.glob("images/*.jpg"), resize=(224, 224))  # doctest: +SKIP
+    """
+
+    def __init__(self, files, channel=3, resize=None, shuffle=False):
+        super().__init__()
+        files = list(files)
+        if not files:
+            raise ValueError("ImageFromFile: no files given.")
+        if channel not in (1, 3):
+            raise ValueError(f"ImageFromFile: channel must be 1 or 3, got {channel!r}.")
+        self.files = files
+        self.channel = channel
+        self.resize = tuple(resize) if resize is not None else None
+        self.shuffle = bool(shuffle)
+
+    def __len__(self):
+        return len(self.files)
+
+    def __iter__(self):
+        import cv2
+        mode = cv2.IMREAD_GRAYSCALE if self.channel == 1 else cv2.IMREAD_COLOR
+        order = list(self.files)
+        if self.shuffle:
+            self.rng.shuffle(order)
+        for path in order:
+            image = cv2.imread(path, mode)
+            if image is None:
+                raise OSError(f"ImageFromFile: cannot read an image from {path!r}.")
+            if self.resize is not None:
+                image = cv2.resize(image, self.resize[::-1])
+            if self.channel == 1:
+                image = image[:, :, np.newaxis]
+            yield [image]

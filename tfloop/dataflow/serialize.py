@@ -14,7 +14,8 @@ from tfloop.dataflow.common import FixedSizeData, MapData
 from tfloop.dataflow.raw import DataFromGenerator, DataFromList
 from tfloop.utils import logger
 
-__all__ = ["LMDBData", "LMDBSerializer", "NumpySerializer", "TFRecordSerializer"]
+__all__ = ["LMDBData", "LMDBDataDecoder", "LMDBSerializer", "NumpySerializer",
+           "TFRecordSerializer"]
 
 _KEYS = b"__keys__"
 
@@ -113,6 +114,18 @@ class LMDBData(RNGDataFlow):
             for k in order:
                 key = self.keys[k]
                 yield [key, txn.get(key)]
+
+
+def LMDBDataDecoder(lmdb_data, decoder):
+    """Decode each ``[key, value]`` of an :class:`LMDBData` into a datapoint with
+    ``decoder(key, value)``; a None result skips the entry.
+
+    Example:
+        >>> df = LMDBDataDecoder(LMDBData("x.lmdb"), lambda k, v: [len(v)])  # doctest: +SKIP
+    """
+    if not isinstance(lmdb_data, LMDBData):
+        raise TypeError(f"LMDBDataDecoder decodes an LMDBData, got {lmdb_data!r}.")
+    return MapData(lmdb_data, lambda dp: decoder(dp[0], dp[1]))
 
 
 class LMDBSerializer:

@@ -1,5 +1,6 @@
 """Monitors: callbacks that receive scalars, images, summaries and events and write them somewhere."""
 from tfloop.monitors.base import MonitorBase, Monitors, NoOpMonitor
+from tfloop.monitors.cometml import CometMLMonitor
 from tfloop.monitors.csv_writer import CSVWriter
 from tfloop.monitors.json_writer import JSONWriter
 from tfloop.monitors.logdir import LogDirMonitor
@@ -11,5 +12,5 @@ from tfloop.monitors.tfevent import TFEventWriter
 __all__ = [
     "MonitorBase", "Monitors", "NoOpMonitor",
     "CSVWriter", "JSONWriter", "LogDirMonitor", "ScalarPrinter", "RecordMonitor", "TFEventWriter",
-    "SendMonitorData",
+    "SendMonitorData", "CometMLMonitor",
 ]
