@@ -53,3 +53,10 @@ def test_setup_py_version_matches():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "setup.py")) as f:
         assert re.search(r'version="([^"]+)"', f.read()).group(1) == __version__
+
+
+def test_export_help_lists_the_exporter_options():
+    out = subprocess.run([sys.executable, "-m", "tfloop", "export", "--help"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: tfloop export") and "--output-names" in out.stdout

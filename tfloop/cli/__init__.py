@@ -40,6 +40,10 @@ def _parser():
 
 def main(argv=None):
     """Entry point of the ``tfloop`` command; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["export"]:  # its options, --help first among them, are the exporter's
+        from tfloop.cli.export import run_arguments
+        return run_arguments(argv[1:])
     args = _parser().parse_args(argv)
     return importlib.import_module(f"tfloop.cli.{args.command}").run(args)
 

@@ -14,8 +14,13 @@ def add_arguments(parser):
 
 
 def run(args):
+    return run_arguments(args.arguments)
+
+
+def run_arguments(arguments):
+    """Parse ``tfloop export``'s own options (``--help`` included) and export."""
     from tfloop.predict import export_command
     parser = argparse.ArgumentParser(prog="tfloop export",
                                      description="Export a log directory's checkpoint.")
     export_command.add_arguments(parser)
-    return export_command.run(parser.parse_args(args.arguments))
+    return export_command.run(parser.parse_args(arguments))
