@@ -11,6 +11,7 @@ from typing import Callable, Optional, Sequence, Union
 
 import keras
 import numpy as np
+from tensorflow.python.eager import context as eager_context
 
 from tfloop.compat import tf, tfv1
 from tfloop.model import ModelDesc
@@ -223,6 +224,7 @@ class KerasModelDesc(ModelDesc):
         Returns:
             keras.Model: the model, with the checkpoint's weights (ready for ``predict``/``save``).
         """
+        pairs = self._variable_names()
         if isinstance(checkpoint, dict):
             values = dict(checkpoint)
             source = "the given dict"
@@ -230,15 +232,15 @@ class KerasModelDesc(ModelDesc):
             source = get_checkpoint_path(checkpoint)
             reader = tf.train.load_checkpoint(source)
             values = {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-        pairs = self._variable_names()
         missing = [name for v, name in pairs if name not in values and v.name != _SEED_STATE]
         if missing:
             raise ValueError(f"{source} has no value for the model's variable(s) {missing}: it was "
                              f"not written by training this model.")
-        for variable, name in pairs:
-            if name not in values:
-                continue
-            if variable._value is None:
-                variable._deferred_initialize()
-            variable.assign(np.asarray(values[name]).reshape(tuple(variable.shape)))
+        with eager_context.eager_mode():  # Keras' variables are eager, even under a graph
+            for variable, name in pairs:
+                if name not in values:
+                    continue
+                if variable._value is None:
+                    variable._deferred_initialize()
+                variable.assign(np.asarray(values[name]).reshape(tuple(variable.shape)))
         return self.model
