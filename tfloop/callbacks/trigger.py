@@ -32,8 +32,8 @@ class PeriodicTrigger(ProxyCallback):
         >>> PeriodicTrigger(ModelSaver(), every_k_steps=500, every_k_epochs=1)
     """
 
-    def __init__(self, triggerable, every_k_steps=None, every_k_epochs=None, every_k_seconds=None,
-                 before_train=False, clock=None):
+    def __init__(self, triggerable, every_k_steps=None, every_k_epochs=None, before_train=False,
+                 *, every_k_seconds=None, clock=None):
         super().__init__(triggerable)
         self._step_k = _check_period("every_k_steps", every_k_steps)
         self._epoch_k = _check_period("every_k_epochs", every_k_epochs)

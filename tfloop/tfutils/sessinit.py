@@ -384,17 +384,18 @@ def _load_npz(path):
                 path, type(e).__name__, e)) from None
 
 
-def get_model_loader(path, ignore_mismatch=False):
+def get_model_loader(obj, *, ignore_mismatch=False):
     """A loader for a model file: :class:`DictRestore` for ``.npz``, :class:`SaverRestore` for a
-    checkpoint (prefix, file or directory).
+    checkpoint (prefix, file or directory); anything else :func:`SmartInit` takes.
 
     Args:
+        obj: the model file path (or what :func:`SmartInit` accepts).
         ignore_mismatch (bool): skip (and list) variables whose shape differs instead of raising.
 
     Example:
         >>> session_init = get_model_loader("pretrained/model.npz")
     """
-    return SmartInit(path, ignore_mismatch=ignore_mismatch)
+    return SmartInit(obj, ignore_mismatch=ignore_mismatch)
 
 
 def SmartInit(obj, ignore_mismatch=False):

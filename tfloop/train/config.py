@@ -75,9 +75,9 @@ class TrainConfig:
         >>> launch_train_with_config(config, SimpleTrainer())
     """
 
-    def __init__(self, model=None, data=None, dataflow=None, callbacks=None, extra_callbacks=None,
+    def __init__(self, dataflow=None, data=None, model=None, callbacks=None, extra_callbacks=None,
                  monitors=None, session_creator=None, session_config=None, session_init=None,
-                 steps_per_epoch=None, starting_epoch=1, max_epoch=99999, steps_per_run=None):
+                 starting_epoch=1, steps_per_epoch=None, max_epoch=99999, *, steps_per_run=None):
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
