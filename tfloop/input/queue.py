@@ -4,8 +4,8 @@ The loader thread iterates the data and checks each datapoint against ``inputs()
 it puts them in a bounded buffer and each step feeds the next ones to placeholders through the
 step's one session call; with a TensorFlow queue (``queue=``) it enqueues them with session calls
 of its own and the step dequeues inside the graph (which also works inside ``steps_per_run``
-loops). Feeding is the default because it measured faster (``bench/python_loader.py``): an
-enqueue op costs the loader thread more than a feed costs the step. Before each step the
+loops). Feeding is the default: an enqueue costs the loader thread a whole session call per
+datapoint, and the queue was not faster in ``bench/python_loader.py``. Before each step the
 training thread waits, in Python where Ctrl-C, SIGTERM and the loader's errors reach it, until
 the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 """
