@@ -143,17 +143,72 @@ def test_virtual_batch_size_normalizes_each_ghost_batch():
     np.testing.assert_allclose(mean, x[:2].mean(axes), rtol=1e-5)   # from the first ghost batch
 
 
-def test_sync_statistics_single_tower_warns_and_many_towers_refuse(log_warnings):
+def test_sync_statistics_single_tower_warns(log_warnings):
     with tf.Graph().as_default():
         inp = tfv1.placeholder(tf.float32, [None, 3])
         with TowerContext("", is_training=True):
             BatchNorm("bn", inp, sync_statistics="nccl")
         assert any("only one tower" in w for w in log_warnings)
+
+
+TWO_CPUS = tfv1.ConfigProto(device_count={"CPU": 2})
+
+
+def two_synced_towers(x, sync_statistics="nccl", devices=("/cpu:0", "/cpu:1")):
+    """BatchNorm in two training towers (total=2), each on half of ``x``; with a loss of both."""
+    inp = tfv1.placeholder(tf.float32, x.shape)
+    outs = []
+    for i, device in enumerate(devices):
+        with TowerContext(f"tower{i}", is_training=True, index=i, total=2), tf.device(device):
+            half = inp[i * len(x) // 2:(i + 1) * len(x) // 2]
+            outs.append(BatchNorm("bn", half, momentum=0.8, sync_statistics=sync_statistics))
+    return inp, outs
+
+
+def test_sync_statistics_averages_the_towers_like_one_tower_on_the_combined_batch():
+    x = RNG.rand(8, 2, 2, 3).astype(np.float32) * 3 + 1
+    weights = np.arange(1.0, 4.0, dtype=np.float32)   # a loss that is not flat
     with tf.Graph().as_default():
-        inp = tfv1.placeholder(tf.float32, [None, 3])
-        with TowerContext("tower1", is_training=True, index=1):
-            with pytest.raises(ValueError, match="does not synchronize batch statistics"):
-                BatchNorm("bn", inp, sync_statistics="nccl")
+        inp, outs = two_synced_towers(x)
+        grad = tf.gradients(tf.add_n([tf.reduce_sum(tf.square(o * weights)) for o in outs]),
+                            inp)[0]
+        ema = [variables_by_name()[n] for n in ("bn/mean/EMA", "bn/variance/EMA")]
+        assert not tfv1.get_collection(tfv1.GraphKeys.UPDATE_OPS)     # updated internally
+        with tfv1.Session(config=TWO_CPUS) as sess:
+            sess.run(tfv1.global_variables_initializer())
+            out, synced_grad = sess.run([tf.concat(outs, 0), grad], {inp: x})
+            synced_ema = sess.run(ema)
+    with tf.Graph().as_default():
+        inp = tfv1.placeholder(tf.float32, x.shape)
+        with TowerContext("", is_training=True):
+            y = BatchNorm("bn", inp, momentum=0.8, ema_update="internal")
+        grad = tf.gradients(tf.reduce_sum(tf.square(y * weights)), inp)[0]
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            ref_out, ref_grad = sess.run([y, grad], {inp: x})
+            ref_ema = sess.run([variables_by_name()[n] for n in ("bn/mean/EMA",
+                                                                 "bn/variance/EMA")])
+    axes = (0, 1, 2)
+    np.testing.assert_allclose(out, np_bn(x, x.mean(axes), x.var(axes)), atol=1e-4)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+    np.testing.assert_allclose(synced_grad, ref_grad, atol=1e-4)
+    for synced, ref in zip(synced_ema, ref_ema):
+        np.testing.assert_allclose(synced, ref, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(synced_ema[0], 0.2 * x.mean(axes), rtol=1e-5)
+
+
+def test_sync_statistics_refusals():
+    x = np.zeros([4, 3], np.float32)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="tfloop has no Horovod"):
+        two_synced_towers(x, "horovod")
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="both on '/device:CPU:0'"):
+        two_synced_towers(x, devices=("/cpu:0", "/cpu:0"))
+    with tf.Graph().as_default(), TowerContext("tower0", is_training=True, total=2), \
+            pytest.raises(ValueError, match="built without a device"):
+        BatchNorm("bn", tfv1.placeholder(tf.float32, [None, 3]), sync_statistics="nccl")
+    with tf.Graph().as_default(), TowerContext("tower1", is_training=True, index=1), \
+            pytest.raises(ValueError, match="says total=1.*TowerContext.*total="):
+        BatchNorm("bn", tfv1.placeholder(tf.float32, [None, 3]), sync_statistics="nccl")
 
 
 def test_batchnorm_errors():
@@ -227,3 +282,54 @@ def test_batchnorm_trains_in_a_data_parallel_trainer():
     tfloop.launch_train_with_config(config, tfloop.SyncMultiGPUTrainerReplicated(2))
     assert np.abs(means[0]).max() > 0.01
     assert all(name.startswith("tower0/") for name in means[1]) and len(means[1]) == 2
+
+
+def train_synced_bn(trainer, towers, steps=3, batch=8):
+    """FC -> BatchNorm(sync_statistics) -> FC trained ``steps`` steps of ``batch`` datapoints in
+    all (``batch // towers`` per tower); the global variables' values after training."""
+    rng = np.random.RandomState(2)
+    x = rng.randn(steps * batch, 4).astype(np.float32) * 2 + 1
+    y = np.sin(x.sum(axis=1)).astype(np.float32)
+    w1, w2 = rng.randn(4, 3).astype(np.float32), rng.randn(3, 1).astype(np.float32)
+    values = {}
+
+    class Model(tfloop.ModelDesc):
+        def inputs(self):
+            return [tf.TensorSpec([None, 4], tf.float32, "x"),
+                    tf.TensorSpec([None], tf.float32, "y")]
+
+        def build_graph(self, x, y):
+            h = tf.matmul(x, tfv1.get_variable("fc1/W", initializer=w1))
+            h = tf.tanh(BatchNorm("bn", h, sync_statistics="nccl" if towers > 1 else None))
+            pred = tf.squeeze(tf.matmul(h, tfv1.get_variable("fc2/W", initializer=w2)), 1)
+            return tf.reduce_mean(tf.square(pred - y), name="cost")
+
+        def optimizer(self):
+            return tfv1.train.GradientDescentOptimizer(0.3)
+
+    class Capture(tfloop.Callback):
+        def _after_train(self):
+            variables = tfv1.global_variables()
+            values.update(zip([v.op.name for v in variables], self.trainer.sess.run(variables)))
+
+    def dataset():
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch // towers)
+
+    config = tfloop.TrainConfig(model=Model(), data=tfloop.DatasetInput(dataset),
+                                callbacks=[Capture()], monitors=[], max_epoch=1,
+                                steps_per_epoch=steps)
+    tfloop.launch_train_with_config(config, trainer)
+    return values
+
+
+@pytest.mark.parametrize("make_trainer", [
+    lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="add_n"),
+    lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="collective"),
+    lambda: tfloop.SyncMultiGPUTrainerParameterServer(2)], ids=["add_n", "collective", "ps"])
+def test_two_towers_with_sync_statistics_train_like_one_tower_on_the_combined_batch(make_trainer):
+    reference = train_synced_bn(tfloop.SimpleTrainer(), towers=1)
+    synced = train_synced_bn(make_trainer(), towers=2)
+    assert np.abs(reference["bn/mean/EMA"]).max() > 0.01 and np.abs(reference["bn/beta"]).max() > 0
+    for name in ("fc1/W", "fc2/W", "bn/beta", "bn/gamma", "bn/mean/EMA", "bn/variance/EMA"):
+        np.testing.assert_allclose(synced[name], reference[name], rtol=1e-4, atol=1e-5,
+                                   err_msg=name)

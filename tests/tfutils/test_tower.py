@@ -47,6 +47,18 @@ def test_no_tower_context_outside_and_nesting_is_an_error():
     assert tfloop.get_current_tower_context() is None
 
 
+def test_total_counts_the_training_towers():
+    assert tfloop.TowerContext("", is_training=True).total == 1
+    ctx = tfloop.TowerContext("tower1", is_training=True, vs_name="tower1", index=1, total=2)
+    assert (ctx.index, ctx.total, ctx.is_main_training_tower) == (1, 2, False)
+    with pytest.raises(ValueError, match="total .* must be a positive int, got 0"):
+        tfloop.TowerContext("tower0", is_training=True, total=0)
+    with pytest.raises(ValueError, match="index 2 is not the index of one of total=2 towers"):
+        tfloop.TowerContext("tower2", is_training=True, index=2, total=2)
+    with pytest.raises(TypeError):
+        tfloop.TowerContext("tower0", True, "", 0, 2)     # total is keyword only
+
+
 def test_tower_function_arity_is_checked():
     specs = LinearModel().get_input_signature()
     with pytest.raises(TypeError, match="takes \\(x\\) but the model declares 2 inputs"):

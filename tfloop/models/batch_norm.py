@@ -9,6 +9,7 @@ not training at all but was asked for ``training=True`` (it may be the only one)
 towers read the same variables and leave them alone.
 """
 from tfloop.compat import tf, tfv1
+from tfloop.models.batch_norm_sync import sync_tower_count, synced_moments
 from tfloop.models.layer_args import convert_args, data_format_of
 from tfloop.models.registry import VariableHolder, layer_register
 from tfloop.tfutils.tower import get_current_tower_context
@@ -54,19 +55,6 @@ def _layout(ndims, axis, data_format):
     return 3, [0, 1, 2], lambda c: [1, 1, 1, c]
 
 
-def _sync_on_one_tower(sync_statistics, ctx):
-    """Synchronized statistics need every tower's batch; tfloop can average them only when the
-    tower is the only training tower (SimpleTrainer), where they equal its own statistics."""
-    if ctx is not None and ctx.name:
-        raise ValueError(
-            f"BatchNorm(sync_statistics={sync_statistics!r}) in training tower {ctx.name!r}: "
-            f"tfloop does not synchronize batch statistics across towers; use "
-            f"sync_statistics=None (each tower normalizes with its own batch), or train on one "
-            f"tower (SimpleTrainer), where the statistics are the batch's.")
-    logger.warning(f"BatchNorm(sync_statistics={sync_statistics!r}) is used with only one "
-                   f"tower: the statistics are this tower's batch's.")
-
-
 @layer_register()
 @convert_args(dict(_BN_ALIASES, use_local_stat="training"))
 def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, center=True,
@@ -88,8 +76,12 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
         ema_update (str): ``'default'`` (= ``'collection'``): the update ops go to
             ``UPDATE_OPS``, which the default callback ``RunUpdateOps`` runs each step;
             ``'internal'``: the output depends on the updates; ``'skip'``: no update.
-        sync_statistics: ``None``; ``'nccl'``/``'horovod'`` work on a single training tower
-            only (with a warning, as tensorpack does), and are refused in a multi-tower trainer.
+        sync_statistics: ``None`` (each tower normalizes with its own batch), or ``'nccl'``:
+            in training, the mean and variance are averaged over the training towers of this
+            process (``TowerContext.total``), so every tower normalizes as one tower on the
+            combined batch would (equal per-tower batches), and the moving averages follow
+            them (``ema_update`` becomes ``'internal'``). ``'horovod'`` (across processes) is
+            accepted on a single tower only. With one tower either warns and uses its batch.
 
     Variables: ``beta``, ``gamma``, ``mean/EMA``, ``variance/EMA``; the output's
     ``variables`` also names them ``moving_mean``, ``mean``, ``moving_variance``, ``variance``.
@@ -127,8 +119,8 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     if channels is None:
         raise ValueError(f"BatchNorm needs a known number of channels (axis {channel_axis}), got "
                          f"shape {inputs.shape}.")
-    if training and sync_statistics is not None:
-        _sync_on_one_tower(sync_statistics, ctx)
+    sync_towers = sync_tower_count(sync_statistics, ctx) \
+        if training and sync_statistics is not None else 1
     ema_update = "collection" if ema_update == "default" else ema_update
     do_ema_update = training and ema_update != "skip" and \
         (ctx is None or ctx.is_main_training_tower or not ctx.is_training)
@@ -159,7 +151,10 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     else:
         if sync_statistics is not None:
             ema_update = "internal"
-        mean, var = tf.nn.moments(inputs, red_axes)
+        if sync_towers > 1:
+            mean, var = synced_moments(inputs, red_axes, ctx)
+        else:
+            mean, var = tf.nn.moments(inputs, red_axes)
         xn = normalize(inputs, mean, var)
     if training and do_ema_update:
         updates = [_ema_update(moving_mean, mean, momentum, "mean_ema_op"),

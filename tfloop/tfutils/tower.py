@@ -37,17 +37,29 @@ class TowerContext:
             Later training towers reuse variables (``reuse=True``); so do inference towers in a
             graph that already has trainable variables (e.g. beside the training tower). An
             inference tower in a fresh graph (a predictor's) creates them.
+        index (int): the tower's position among the training towers (0: the first, which owns
+            summaries and update ops).
+        total (int): how many training towers the trainer builds (keyword only; 1 by default,
+            as for a single tower). Layers that combine the towers (``BatchNorm`` with
+            ``sync_statistics``) read it; when it is above 1, ``index`` must be below it.
 
     Example:
         >>> with TowerContext("", is_training=True):
         ...     cost = model.build_graph(*inputs)
     """
 
-    def __init__(self, tower_name, is_training, vs_name="", index=0):
+    def __init__(self, tower_name, is_training, vs_name="", index=0, *, total: int = 1):
+        if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+            raise ValueError(f"TowerContext {tower_name!r}: total (the number of training towers) "
+                             f"must be a positive int, got {total!r}.")
+        if total > 1 and not 0 <= index < total:
+            raise ValueError(f"TowerContext {tower_name!r}: index {index!r} is not the index of "
+                             f"one of total={total} towers (0 to {total - 1}).")
         self.name = tower_name
         self.is_training = bool(is_training)
         self.vs_name = vs_name
         self.index = index
+        self.total = total
         self._contexts = []
 
     @property

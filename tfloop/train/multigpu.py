@@ -66,7 +66,8 @@ class DataParallelTrainer(TowerTrainer):
         for i, device in enumerate(self.devices):
             before = set(tfv1.get_collection(trainable))
             vs_name = "tower{}".format(i) if replicated and i > 0 else ""
-            with TowerContext("tower{}".format(i), is_training=True, vs_name=vs_name, index=i):
+            with TowerContext("tower{}".format(i), is_training=True, vs_name=vs_name, index=i,
+                              total=self.num_towers):
                 inputs = input.get_input_tensors()
                 with tfv1.device(device_fn(i) if device_fn is not None else device):
                     costs.append(check_cost(self.tower_func(*inputs)))
