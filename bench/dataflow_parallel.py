@@ -2,12 +2,12 @@
 
 Usage::
 
-    python bench/dataflow_parallel.py                 # 5 interleaved rounds of 400 datapoints
+    python bench/dataflow_parallel.py                 # 5 interleaved rounds of 300 datapoints
     python bench/dataflow_parallel.py --quick         # 2 rounds of 100
     python bench/dataflow_parallel.py --work 40000 --workers 4
 
 Every method maps the same datapoints with the same function (``--work`` iterations of a Python
-loop, about 1-2 ms). One process (``MapData``, iterated by the consumer) is the baseline; the
+loop, about 2 ms). One process (``MapData``, iterated by the consumer) is the baseline; the
 methods are timed one after the other, in a rotating order, for ``--rounds`` rounds, so that the
 load of a shared machine hits every method alike; each timing starts a fresh flow (forking is not
 timed), drains what its workers buffered, then times the steady state. The ratio is taken per
@@ -93,8 +93,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--methods", default=",".join(DESCRIPTIONS))
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--work", type=int, default=10000, help="Python loop iterations per map")
-    parser.add_argument("--datapoints", type=int, default=400, help="per method and round")
+    parser.add_argument("--work", type=int, default=40000, help="Python loop iterations per map")
+    parser.add_argument("--datapoints", type=int, default=300, help="per method and round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--name", default="dataflow_parallel")

@@ -7,8 +7,9 @@ import pytest
 
 from dataflow_support import alive, read_until, start_script, wait_gone
 from tfloop.dataflow import (DataFlow, DataFlowWorkerError, DataFromList, FakeData,
-                             MultiProcessRunner, MultiProcessRunnerZMQ, MultiThreadRunner,
-                             PrefetchData, PrefetchDataZMQ, fix_rng_seed)
+                             MultiProcessPrefetchData, MultiProcessRunner, MultiProcessRunnerZMQ,
+                             MultiThreadPrefetchData, MultiThreadRunner, PrefetchData,
+                             PrefetchDataZMQ, fix_rng_seed)
 
 
 class Failing(DataFlow):
@@ -103,6 +104,8 @@ def test_arguments_are_checked():
     with pytest.raises(ValueError, match="positive int num_prefetch"):
         MultiProcessRunner(FakeData([[1]]), num_prefetch=0, num_proc=1)
     assert PrefetchData is MultiProcessRunner and PrefetchDataZMQ is MultiProcessRunnerZMQ
+    assert MultiProcessPrefetchData is MultiProcessRunner
+    assert MultiThreadPrefetchData is MultiThreadRunner
 
 
 def test_multi_thread_runner_collects_from_every_thread():

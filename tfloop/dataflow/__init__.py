@@ -6,15 +6,16 @@ A DataFlow is an iterable of datapoints (lists or dicts of components) with an o
     from tfloop.dataflow import BatchData, MapData, MultiProcessRunnerZMQ, dataset
     df = BatchData(MapData(dataset.Mnist("train", dir="~/data/mnist"), augment), 128)
 """
-from tfloop.dataflow import (base as _base, combine as _combine, common as _common,  # noqa: I001
-                             debug as _debug, image as _image, parallel as _parallel,
-                             parallel_map as _parallel_map, raw as _raw, rng as _rng,
-                             serialize as _serialize)
+from tfloop.dataflow import (base as _base, batch as _batch, combine as _combine,  # noqa: I001
+                             common as _common, debug as _debug, image as _image,
+                             parallel as _parallel, parallel_map as _parallel_map, raw as _raw,
+                             rng as _rng, serialize as _serialize)
 from tfloop.dataflow import dataset, imgaug  # noqa: F401
 from tfloop.dataflow._workers import DataFlowWorkerError  # noqa: F401
 from tfloop.dataflow.rng import *  # noqa: F401,F403
 from tfloop.dataflow.base import *  # noqa: F401,F403
 from tfloop.dataflow.raw import *  # noqa: F401,F403
+from tfloop.dataflow.batch import *  # noqa: F401,F403
 from tfloop.dataflow.common import *  # noqa: F401,F403
 from tfloop.dataflow.combine import *  # noqa: F401,F403
 from tfloop.dataflow.debug import *  # noqa: F401,F403
@@ -23,6 +24,6 @@ from tfloop.dataflow.parallel_map import *  # noqa: F401,F403
 from tfloop.dataflow.serialize import *  # noqa: F401,F403
 from tfloop.dataflow.image import *  # noqa: F401,F403
 
-__all__ = (_rng.__all__ + _base.__all__ + _raw.__all__ + _common.__all__ + _combine.__all__
-           + _debug.__all__ + ["DataFlowWorkerError"] + _parallel.__all__ + _parallel_map.__all__
-           + _serialize.__all__ + _image.__all__ + ["dataset", "imgaug"])
+__all__ = (_rng.__all__ + _base.__all__ + _raw.__all__ + _batch.__all__ + _common.__all__
+           + _combine.__all__ + _debug.__all__ + ["DataFlowWorkerError"] + _parallel.__all__
+           + _parallel_map.__all__ + _serialize.__all__ + _image.__all__ + ["dataset", "imgaug"])

@@ -232,12 +232,12 @@ class WorkerGroup:
                     proc.join(1)
 
 
-def Process(target, args, name):
+def fork_process(target, args, name):
     """A forked worker process (not a daemon, so that workers may run parallel DataFlows too)."""
     return _CONTEXT.Process(target=target, args=args, name=name, daemon=False)
 
 
-def Queue(maxsize):
+def make_queue(maxsize):
     return _CONTEXT.Queue(maxsize)
 
 

@@ -110,13 +110,13 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
 
     def reset_state(self):
         self._mark_reset()
-        self.queue = _workers.Queue(self.num_prefetch)
+        self.queue = _workers.make_queue(self.num_prefetch)
         label = type(self).__name__
 
         def make(index, parent):
-            return _workers.Process(_produce_forever,
-                                    (self.ds, self.queue.put, index, label, parent),
-                                    name=f"{label}-{index}")
+            return _workers.fork_process(
+                _produce_forever, (self.ds, self.queue.put, index, label, parent),
+                name=f"{label}-{index}")
         self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
 
@@ -179,8 +179,9 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
         label, hwm = type(self).__name__, self._hwm
 
         def make(index, parent):
-            return _workers.Process(_zmq_producer, (self.ds, address, hwm, index, label, parent),
-                                    name=f"{label}-{index}")
+            return _workers.fork_process(
+                _zmq_producer, (self.ds, address, hwm, index, label, parent),
+                name=f"{label}-{index}")
         self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
         # ZMQ objects are made after the fork: children must not inherit their descriptors

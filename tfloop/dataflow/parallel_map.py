@@ -16,7 +16,8 @@ from tfloop.dataflow import _workers
 from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
                                       raise_if_failure)
 from tfloop.dataflow.base import DataFlow, ProxyDataFlow
-from tfloop.dataflow.common import BatchData, RepeatedData
+from tfloop.dataflow.batch import BatchData
+from tfloop.dataflow.common import RepeatedData
 from tfloop.dataflow.parallel import _positive, _ReentrantOnce
 
 __all__ = [
@@ -225,8 +226,9 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
         worker_hwm = max(2, self._buffer_size * 2 // self.num_proc)
 
         def make(index, parent):
-            return _workers.Process(_map_worker, (func, address, worker_hwm, index, label, parent),
-                                    name=f"{label}-{index}")
+            return _workers.fork_process(
+                _map_worker, (func, address, worker_hwm, index, label, parent),
+                name=f"{label}-{index}")
         self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
         self._group.start()
         # ZMQ objects are made after the fork: children must not inherit their descriptors
@@ -342,10 +344,10 @@ class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
 
         def make(index, parent):
             if index == self.num_proc:
-                return _workers.Process(
+                return _workers.fork_process(
                     _dispatch, (ds, job_address, result_address, buffer_size, label, parent),
                     name=f"{label}-dispatcher")
-            return _workers.Process(
+            return _workers.fork_process(
                 _map_and_batch,
                 (func, batch, job_address, result_address, worker_hwm, index, label, parent),
                 name=f"{label}-{index}")

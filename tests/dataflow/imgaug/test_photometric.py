@@ -76,23 +76,3 @@ def test_gamma_saturation_lighting(backend):
         light.augment(U8)
     with pytest.raises(ValueError, match="3 eigenvalues and a 3x3 eigvec"):
         imgaug.Lighting(0.1, [1, 1], np.eye(3))
-
-
-def test_noise():
-    noisy = imgaug.GaussianNoise(5).augment(np.full((50, 50), 100, np.uint8))
-    assert noisy.dtype == np.uint8 and 3 < noisy.astype(float).std() < 7
-    sp = imgaug.SaltPepperNoise(0.2, 0.2).augment(np.full((40, 40), 100, np.uint8))
-    assert 0.1 < (sp == 255).mean() < 0.3 and 0.1 < (sp == 0).mean() < 0.3
-    with pytest.raises(ValueError, match="at most 1"):
-        imgaug.SaltPepperNoise(0.6, 0.6)
-
-
-def test_conversions():
-    assert imgaug.ToUint8().augment(np.array([-5.0, 10.4, 300.0])).tolist() == [0, 10, 255]
-    assert imgaug.ToFloat32().augment(U8).dtype == np.float32
-    grey = imgaug.Grayscale(rgb=True).augment(RGB)
-    assert grey.shape == (3, 4, 1) and grey.dtype == np.uint8
-    assert imgaug.Grayscale(keepdims=False).augment(RGB).shape == (3, 4)
-    assert imgaug.Grayscale(keepshape=True).augment(RGB).shape == (3, 4, 3)
-    with pytest.raises(ValueError, match="keepshape=True needs keepdims=True"):
-        imgaug.Grayscale(keepdims=False, keepshape=True)

@@ -1,27 +1,12 @@
-"""Augmentors that change pixel values only: brightness, contrast, normalization, blur, noise,
-colour, type conversion. Results keep the input dtype unless the augmentor says otherwise."""
+"""Augmentors that change pixel values only: brightness, contrast, normalization, blur, colour.
+Results keep the input dtype unless the augmentor says otherwise."""
 import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import PhotometricAugmentor
 
-__all__ = [
-    "Brightness",
-    "BrightnessScale",
-    "Clip",
-    "Contrast",
-    "Gamma",
-    "GaussianBlur",
-    "GaussianNoise",
-    "Grayscale",
-    "Lighting",
-    "MeanVarianceNormalize",
-    "MinMaxNormalize",
-    "SaltPepperNoise",
-    "Saturation",
-    "ToFloat32",
-    "ToUint8",
-]
+__all__ = ["Brightness", "BrightnessScale", "Contrast", "MeanVarianceNormalize", "GaussianBlur",
+           "Gamma", "Clip", "Saturation", "Lighting", "MinMaxNormalize"]
 
 
 def _finish(img, old_dtype, clip):
@@ -306,112 +291,3 @@ class MinMaxNormalize(PhotometricAugmentor):
         low = np.min(img, axis=axes, keepdims=True)
         high = np.max(img, axis=axes, keepdims=True)
         return (self.max - self.min) * (img - low) / np.maximum(high - low, 1e-12) + self.min
-
-
-class GaussianNoise(PhotometricAugmentor):
-    """Add noise drawn from N(0, sigma^2) to every value.
-
-    Example:
-        >>> import numpy as np
-        >>> GaussianNoise(1).augment(np.full((2, 2), 100, np.uint8)).dtype
-        dtype('uint8')
-    """
-
-    def __init__(self, sigma=1, clip=True):
-        """
-        Args:
-            sigma (float): standard deviation.
-            clip (bool): clip to [0, 255].
-        """
-        self.sigma, self.clip = sigma, clip
-        super().__init__()
-
-    def _get_augment_params(self, img):
-        return self.rng.randn(*img.shape)
-
-    def _augment(self, img, noise):
-        return _finish(img + noise * self.sigma, img.dtype, self.clip)
-
-
-class SaltPepperNoise(PhotometricAugmentor):
-    """Set random values to 255 (probability ``white_prob``) or 0 (``black_prob``).
-
-    Example:
-        >>> import numpy as np
-        >>> out = SaltPepperNoise(0.5, 0.5).augment(np.full((8, 8), 100, np.uint8))
-        >>> sorted(set(out.ravel().tolist())) == [0, 255]
-        True
-    """
-
-    def __init__(self, white_prob=0.05, black_prob=0.05):
-        if white_prob + black_prob > 1:
-            raise ValueError(f"SaltPepperNoise: white_prob + black_prob must be at most 1, got "
-                             f"{white_prob} + {black_prob}.")
-        self.white_prob, self.black_prob = white_prob, black_prob
-        super().__init__()
-
-    def _get_augment_params(self, img):
-        return self.rng.uniform(size=img.shape)
-
-    def _augment(self, img, draws):
-        img = img.copy()
-        img[draws > 1 - self.white_prob] = 255
-        img[draws < self.black_prob] = 0
-        return img
-
-
-class ToUint8(PhotometricAugmentor):
-    """Clip to [0, 255] and convert to uint8 (smaller datapoints to send between processes).
-
-    Example:
-        >>> import numpy as np
-        >>> ToUint8().augment(np.array([-3.0, 300.0])).tolist()
-        [0, 255]
-    """
-
-    def _augment(self, img, _):
-        return np.clip(img, 0, 255).astype(np.uint8)
-
-
-class ToFloat32(PhotometricAugmentor):
-    """Convert to float32.
-
-    Example:
-        >>> import numpy as np
-        >>> ToFloat32().augment(np.zeros(1, np.uint8)).dtype
-        dtype('float32')
-    """
-
-    def _augment(self, img, _):
-        return img.astype(np.float32)
-
-
-class Grayscale(PhotometricAugmentor):
-    """Convert a BGR (or RGB) image to grey: ``(h, w, 1)``, ``(h, w)``, or ``(h, w, 3)`` with
-    ``keepshape``.
-
-    Example:
-        >>> import numpy as np
-        >>> Grayscale(rgb=True).augment(np.zeros((2, 2, 3), np.uint8)).shape
-        (2, 2, 1)
-    """
-
-    def __init__(self, keepdims=True, rgb=False, keepshape=False):
-        """
-        Args:
-            keepdims (bool): return ``(h, w, 1)`` instead of ``(h, w)``.
-            rgb (bool): the input is RGB (else BGR).
-            keepshape (bool): repeat the grey image into 3 channels.
-        """
-        if keepshape and not keepdims:
-            raise ValueError("Grayscale: keepshape=True needs keepdims=True.")
-        self.keepdims, self.rgb, self.keepshape = keepdims, rgb, keepshape
-        super().__init__()
-
-    def _augment(self, img, _):
-        grey = _backend.to_gray(img, self.rgb)
-        grey = np.clip(np.rint(grey), 0, 255) if img.dtype == np.uint8 else grey
-        grey = grey.astype(img.dtype)
-        if self.keepshape:
-            return np.repeat(grey[:, :, np.newaxis], 3, axis=2)
-        return grey[:, :, np.newaxis] if self.keepdims else grey

@@ -1,0 +1,19 @@
+"""Type and colour conversions."""
+import numpy as np
+import pytest
+
+from tfloop.dataflow import imgaug
+
+RGB = np.random.RandomState(0).randint(0, 256, (3, 4, 3)).astype(np.uint8)
+U8 = np.array([[0, 100], [200, 250]], np.uint8)
+
+
+def test_conversions():
+    assert imgaug.ToUint8().augment(np.array([-5.0, 10.4, 300.0])).tolist() == [0, 10, 255]
+    assert imgaug.ToFloat32().augment(U8).dtype == np.float32
+    grey = imgaug.Grayscale(rgb=True).augment(RGB)
+    assert grey.shape == (3, 4, 1) and grey.dtype == np.uint8
+    assert imgaug.Grayscale(keepdims=False).augment(RGB).shape == (3, 4)
+    assert imgaug.Grayscale(keepshape=True).augment(RGB).shape == (3, 4, 3)
+    with pytest.raises(ValueError, match="keepshape=True needs keepdims=True"):
+        imgaug.Grayscale(keepdims=False, keepshape=True)
