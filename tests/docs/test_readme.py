@@ -23,6 +23,18 @@ def test_readme_python_example_trains(tmp_path):
     assert (logdir / "checkpoint").exists()
     records = json.loads((logdir / "stats.json").read_text())
     assert [r["epoch_num"] for r in records] == [1, 2]
+    assert all(isinstance(r["cost"], float) for r in records), records
+    assert [line for line in out.stdout.splitlines() if " · cost " in line][-1].split(
+        "] ", 1)[1].startswith("epoch 2 · step 64 · cost ")
+    event_files = list(logdir.glob("events.out.tfevents.*"))
+    assert event_files
+    from tfloop.compat import tfv1
+    tags, has_graph = set(), False
+    for event_file in event_files:
+        for event in tfv1.train.summary_iterator(str(event_file)):
+            has_graph |= bool(event.graph_def)
+            tags.update(value.tag for value in event.summary.value)
+    assert has_graph and "cost" in tags
 
 
 def test_readme_test_command_is_what_ci_runs():

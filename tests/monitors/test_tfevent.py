@@ -91,6 +91,17 @@ class ReadEventsAtEpochStart(Callback):
         self.trainer.monitors.put_scalar("epoch", self.epoch_num)
 
 
+@pytest.mark.parametrize("write_graph", [True, False])
+def test_the_training_graph_is_written_once(tmp_path, write_graph):
+    train_linear([], monitors=[TFEventWriter(str(tmp_path), write_graph=write_graph)])
+    graphs = [tfv1.GraphDef.FromString(e.graph_def)
+              for path in glob.glob(str(tmp_path / "events.out.tfevents.*"))
+              for e in tfv1.train.summary_iterator(path) if e.graph_def]
+    assert len(graphs) == int(write_graph)
+    if write_graph:
+        assert {"w", "cost"} <= {node.name for node in graphs[0].node}
+
+
 def test_events_are_on_disk_after_every_epoch(tmp_path):
     reader = ReadEventsAtEpochStart(str(tmp_path))
     train_linear([reader], monitors=[TFEventWriter(str(tmp_path), max_queue=1000, flush_secs=1000)],

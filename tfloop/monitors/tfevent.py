@@ -98,14 +98,18 @@ class TFEventWriter(LogDirMonitor):
         flush_secs (float): flush at least this often.
         split_files (bool): close the event file after every epoch and write the next epoch's
             events to a new one, for file systems where appending is expensive.
+        write_graph (bool): write the training graph when training starts (TensorBoard's Graphs
+            tab).
 
     Example:
         >>> TrainConfig(..., monitors=[TFEventWriter(flush_secs=30), ScalarPrinter()])
         >>> # then: tensorboard --logdir train_log/run1
     """
 
-    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False):
+    def __init__(self, logdir=None, max_queue=10, flush_secs=120, split_files=False,
+                 write_graph=True):
         super().__init__(logdir)
+        self._write_graph = bool(write_graph)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue <= 0:
             raise ValueError("TFEventWriter: max_queue must be a positive int, got {!r}.".format(
                 max_queue))
@@ -170,6 +174,9 @@ class TFEventWriter(LogDirMonitor):
 
     def _before_train(self):
         self._failing = self._paused = False
+        if self.logdir is not None and self._write_graph:
+            self._add(tfv1.Event(wall_time=time.time(), step=self.global_step,
+                                 graph_def=self.graph.as_graph_def().SerializeToString()))
         if self.logdir is not None and self.global_step > 0:
             # A resumed run: TensorBoard drops what a killed run wrote after this step.
             self._add(tfv1.Event(wall_time=time.time(), step=self.global_step,
