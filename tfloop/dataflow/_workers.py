@@ -117,6 +117,13 @@ def worker_bootstrap(index, parent_pid):
     _LIVE_GROUPS.clear()  # the parent's groups are not this process's to shut down
 
 
+def park():
+    """After reporting its failure a worker waits to be stopped instead of exiting, so that the
+    consumer reads the failure (sent in the background) rather than finding a dead worker."""
+    while True:
+        time.sleep(3600)
+
+
 def worker_exit():
     """Last thing a worker does when it stops by itself: shut down the groups it started."""
     _shutdown_all()

@@ -51,6 +51,7 @@ def _produce_forever(ds, send, index, label, parent_pid):
                 send(dumps(dp))
     except Exception as e:
         send(dumps(WorkerFailure(name, e, "while producing datapoints")))
+        _workers.park()
     finally:
         _workers.worker_exit()
 

@@ -260,6 +260,7 @@ def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
     except Exception as e:
         name = f"{label} dispatcher (pid {os.getpid()})"
         results.send(dumps(WorkerFailure(name, e, "while producing datapoints")))
+        _workers.park()
     finally:
         jobs.close(0)
         results.close(linger=5000)
@@ -289,6 +290,7 @@ def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index
                 batch = []
     except Exception as e:
         results.send(dumps(WorkerFailure(name, e, "while mapping or batching")))
+        _workers.park()
     finally:
         jobs.close(0)
         results.close(linger=5000)
