@@ -2,7 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 
-__all__ = ["HookToCallback", "CallbackToHook"]
+__all__ = ["CallbackToHook", "HookToCallback"]
 
 
 def _graph_elements(value, depth=2):
@@ -65,7 +65,7 @@ class HookToCallback(Callback):
             self._factory, hook = hook, None
         else:
             raise TypeError("HookToCallback needs a tf.compat.v1.train.SessionRunHook or a "
-                            "function that builds one, got {!r}.".format(hook))
+                            f"function that builds one, got {hook!r}.")
         self._hook = hook
         self._fetches_checked = False
 
@@ -114,8 +114,8 @@ class HookToCallback(Callback):
 
     def __str__(self):
         if self._hook is None:
-            return "HookToCallback({})".format(getattr(self._factory, "__name__", "factory"))
-        return "HookToCallback({})".format(type(self._hook).__name__)
+            return f"HookToCallback({getattr(self._factory, '__name__', 'factory')})"
+        return f"HookToCallback({type(self._hook).__name__})"
 
 
 class CallbackToHook(tfv1.train.SessionRunHook):
@@ -128,7 +128,7 @@ class CallbackToHook(tfv1.train.SessionRunHook):
 
     def __init__(self, cb):
         if not isinstance(cb, Callback):
-            raise TypeError("CallbackToHook needs a Callback, got {!r}.".format(cb))
+            raise TypeError(f"CallbackToHook needs a Callback, got {cb!r}.")
         self._cb = cb
 
     def before_run(self, run_context):
