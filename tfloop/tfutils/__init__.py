@@ -5,6 +5,7 @@ from tfloop.tfutils.common import (UnknownNameError, get_global_step_value, get_
                                    get_op_or_tensor_by_name, get_op_tensor_name,
                                    get_tf_version_tuple)
 from tfloop.tfutils.hooked_session import HookedSession
+from tfloop.utils.env_info import collect_env_info
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import (NewSessionCreator, default_session_config,
                                       get_default_sess_config)
@@ -27,5 +28,5 @@ __all__ = [
     "get_checkpoint_path", "load_chkpt_vars",
     "add_activation_summary",
     "gradproc", "optimizer", "scope_utils", "sesscreate", "sessinit", "summary", "tower",
-    "varreplace", "get_default_sess_config", "get_tf_version_tuple",
+    "varreplace", "get_default_sess_config", "get_tf_version_tuple", "collect_env_info",
 ]

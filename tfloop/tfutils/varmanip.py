@@ -19,7 +19,7 @@ from tfloop.utils import logger
 __all__ = ["get_checkpoint_path", "find_latest_checkpoint", "list_checkpoints", "checkpoint_step",
            "is_complete_checkpoint", "load_chkpt_vars", "is_optimizer_slot", "restore_report",
            "SessionUpdate", "dump_session_params", "save_checkpoint_vars", "get_all_checkpoints",
-           "load_checkpoint_vars"]
+           "load_checkpoint_vars", "save_chkpt_vars"]
 
 _STEP_SUFFIX = re.compile(r"-(\d+)$")
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-(\d{5})$")
@@ -270,6 +270,9 @@ def save_checkpoint_vars(dic: dict, path: str) -> None:
         with tfv1.Session() as sess:
             sess.run(tfv1.variables_initializer(variables))
             tfv1.train.Saver(variables).save(sess, path, write_meta_graph=False)
+
+
+save_chkpt_vars = save_checkpoint_vars  # tensorpack's older name
 
 
 def dump_session_params(path: str) -> None:

@@ -1,5 +1,6 @@
 """Trainers, the training configuration, and the main loop."""
 from tfloop.callbacks.base import StopTraining
+from tfloop.model import ModelDesc, ModelDescBase
 from tfloop.train.async_multigpu import AsyncMultiGPUTrainer
 from tfloop.train.base import Trainer
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, run_parameter_server,
@@ -24,7 +25,7 @@ __all__ = [
     "TowerTrainer", "SignalHandler", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",
     "AsyncMultiGPUTrainer", "SingleCostTrainer", "QueueInputTrainer", "DEFAULT_CALLBACKS",
-    "DEFAULT_MONITORS",
+    "DEFAULT_MONITORS", "ModelDesc", "ModelDescBase",
     "ClusterError", "ClusterTask", "create_server", "run_parameter_server", "shard_dataset",
     "DistributedTrainerParameterServer", "DistributedTrainerReplicated", "trainer_from_tf_config",
 ]
