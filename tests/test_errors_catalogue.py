@@ -666,6 +666,32 @@ def _(tmp):
         debug_module.stdin_is_terminal = terminal
 
 
+# ---- optimizers and gradient processors -------------------------------------------------------
+def _model_with_optimizer(make):
+    return _Model(optimizer=lambda self: make(tfv1.train.GradientDescentOptimizer(0.1)))
+
+
+@case("gradproc-not-a-processor")
+def _(tmp):
+    from tfloop.tfutils.optimizer import apply_grad_processors
+    train_linear(model=_model_with_optimizer(
+        lambda opt: apply_grad_processors(opt, [lambda grad: grad * 2])))
+
+
+@case("gradproc-freezes-everything")
+def _(tmp):
+    from tfloop.tfutils import gradproc
+    from tfloop.tfutils.optimizer import apply_grad_processors
+    train_linear(model=_model_with_optimizer(
+        lambda opt: apply_grad_processors(opt, [gradproc.ScaleGradient(("w", 0.0),
+                                                                       verbose=False)])))
+
+
+@case("max-saver-reverse")
+def _(tmp):
+    tfloop.MaxSaver("val-accuracy", True)
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 

@@ -251,6 +251,11 @@ class MinSaver(StatMonitorCallback):
         super().__init__(monitor_stat, mode="max" if reverse else "min")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError("top_k must be an int >= 1, got {!r}.".format(top_k))
+        if isinstance(filename, bool):
+            raise TypeError(f"{type(self).__name__}({monitor_stat!r}, {filename}): the file name "
+                            f"is a string; as in tensorpack, MaxSaver's second argument is the "
+                            f"file name and MinSaver's is reverse (MinSaver(stat, True) keeps the "
+                            f"maximum).")
         if filename is not None and (not isinstance(filename, str) or not filename
                                      or os.sep in filename or "/" in filename):
             raise ValueError("filename must be a plain file name without a directory, got {!r}; "

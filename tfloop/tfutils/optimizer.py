@@ -72,8 +72,9 @@ class _ApplyGradientProcessor(ProxyOptimizer):
                     group = proc.process(group)
             processed.extend(group)
         if not processed:
-            raise ValueError(f"The gradient processors {self._gradprocs} left no gradient to "
-                             f"apply: every variable would stay unchanged.")
+            names = ", ".join(type(p).__name__ for p in self._gradprocs)
+            raise ValueError(f"The gradient processors ({names}) left no gradient to apply: "
+                             f"every variable would stay unchanged.")
         return self._opt.apply_gradients(processed, global_step, name)
 
 
@@ -95,10 +96,12 @@ def apply_grad_processors(opt, gradprocs):
     if not isinstance(gradprocs, (list, tuple)):
         raise TypeError(f"apply_grad_processors takes a list of GradientProcessor, got "
                         f"{gradprocs!r}.")
-    for proc in gradprocs:
+    for i, proc in enumerate(gradprocs):
         if not isinstance(proc, GradientProcessor):
-            raise TypeError(f"apply_grad_processors: {proc!r} is not a GradientProcessor (e.g. "
-                            f"gradproc.GlobalNormClip(5)).")
+            kind = "a function" if callable(proc) else f"{proc!r} ({type(proc).__name__})"
+            raise TypeError(f"apply_grad_processors takes GradientProcessor objects (e.g. "
+                            f"gradproc.GlobalNormClip(5)); item {i} is {kind}. Wrap a function "
+                            f"of the gradient in gradproc.MapGradient(func).")
     return _ApplyGradientProcessor(opt, gradprocs)
 
 
