@@ -2,16 +2,17 @@
 
 Usage::
 
-    python bench/dataflow_parallel.py                 # 5 interleaved rounds of 300 datapoints
+    python bench/dataflow_parallel.py                 # 5 rounds of 200 datapoints per method
     python bench/dataflow_parallel.py --quick         # 2 rounds of 100
     python bench/dataflow_parallel.py --work 40000 --workers 4
+    python bench/dataflow_parallel.py --kind sleep --name dataflow_parallel_sleep
 
 Every method maps the same datapoints with the same function (``--work`` iterations of a Python
 loop, about 2 ms). One process (``MapData``, iterated by the consumer) is the baseline; the
-methods are timed one after the other, in a rotating order, for ``--rounds`` rounds, so that the
-load of a shared machine hits every method alike; each timing starts a fresh flow (forking is not
-timed), drains what its workers buffered, then times the steady state. The ratio is taken per
-round against that round's baseline; the table shows the median.
+parallel methods are timed in a rotating order for ``--rounds`` rounds, each right after a run of
+the baseline, and the ratio is taken within each such pair (so that both see the same load of a
+shared machine); the table shows the median ratio. Each timing starts a fresh flow (forking is not
+timed), drains what its workers buffered, then times the steady state.
 Results go to ``bench/results/dataflow_parallel.json`` and ``.md``.
 """
 import argparse
@@ -39,13 +40,26 @@ DESCRIPTIONS = {
 }
 
 
-def make_work(iterations):
+def make_work(iterations, kind="python"):
+    """The map function: ``iterations`` of a Python loop (holds the GIL), or with
+    ``kind="sleep"`` a sleep of the same length in one process (uses no CPU: it shows what the
+    loader itself costs, whatever the load of the machine)."""
     def work(dp):
         total = 0
         for k in range(iterations):
             total += k * k % 7
         return [dp[0], total]
-    return work
+    if kind == "python":
+        return work
+    start = time.perf_counter()
+    for _ in range(20):
+        work([0])
+    seconds = (time.perf_counter() - start) / 20
+
+    def sleep(dp):
+        time.sleep(seconds)
+        return [dp[0], 0]
+    return sleep
 
 
 def build(method, n, workers, work):
@@ -94,7 +108,9 @@ def main():
     parser.add_argument("--methods", default=",".join(DESCRIPTIONS))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--work", type=int, default=40000, help="Python loop iterations per map")
-    parser.add_argument("--datapoints", type=int, default=300, help="per method and round")
+    parser.add_argument("--kind", choices=["python", "sleep"], default="python",
+                        help="a GIL-bound Python loop, or a sleep as long (the loader's own cost)")
+    parser.add_argument("--datapoints", type=int, default=200, help="per method and round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--name", default="dataflow_parallel")
@@ -105,19 +121,24 @@ def main():
     methods = args.methods.split(",")
     if "one_process" not in methods:
         methods.insert(0, "one_process")
-    work = make_work(args.work)
+    work = make_work(args.work, args.kind)
 
     load_before = os.getloadavg()
     speeds = {m: [] for m in methods}
     ratios = {m: [] for m in methods}
+    others = [m for m in methods if m != "one_process"]
     for r in range(args.rounds):
-        order = methods[r % len(methods):] + methods[:r % len(methods)]
-        this_round = {m: run_once(m, args, work) for m in order}
-        for m in methods:
-            speeds[m].append(this_round[m])
-            ratios[m].append(this_round[m] / this_round["one_process"])
-        print(f"round {r + 1}: " + ", ".join(f"{m} {this_round[m]:.0f}/s" for m in methods),
-              flush=True)
+        order = others[r % len(others):] + others[:r % len(others)]
+        line = []
+        for m in order:  # each method right after a baseline run: the pair sees the same load
+            base = run_once("one_process", args, work)
+            speed = run_once(m, args, work)
+            speeds["one_process"].append(base)
+            ratios["one_process"].append(1.0)
+            speeds[m].append(speed)
+            ratios[m].append(speed / base)
+            line.append(f"{m} {speed:.0f}/s vs {base:.0f}/s")
+        print(f"round {r + 1}: " + ", ".join(line), flush=True)
     load_after = os.getloadavg()
 
     info = report.machine_info()
@@ -127,15 +148,18 @@ def main():
                      f"{min(speeds[m]):.0f}-{max(speeds[m]):.0f}",
                      f"**{statistics.median(ratios[m]):.2f}x**"])
     text = "\n".join([
-        f"MultiProcess DataFlows, {args.workers} workers, map = {args.work} Python loop "
-        f"iterations ({1e3 / statistics.median(speeds['one_process']):.2f} ms per datapoint in "
-        f"one process); {args.rounds} interleaved rounds of {args.datapoints} datapoints.",
+        f"MultiProcess DataFlows, {args.workers} workers, map = "
+        + (f"{args.work} Python loop iterations" if args.kind == "python" else
+           f"a sleep as long as {args.work} Python loop iterations")
+        + f" ({1e3 / statistics.median(speeds['one_process']):.2f} ms per datapoint in "
+        f"one process); {args.rounds} rounds of {args.datapoints} datapoints, each method paired "
+        "with a baseline run just before it.",
         "",
         report.machine_line(info),
         f"Load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after.",
         "",
         report.table(["method", "what", "datapoints/s (median)", "min-max",
-                      "vs one process (median of per-round ratios)"], rows),
+                      "vs one process (median of paired ratios)"], rows),
         ""])
     print(text)
     report.write_json(os.path.join(args.out, f"{args.name}.json"), {
