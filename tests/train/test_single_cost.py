@@ -76,3 +76,11 @@ def test_default_callbacks_and_monitors_under_tensorpack_names():
         "MovingAverageSummary", "ProgressBar", "MergeAllSummaries", "RunUpdateOps"]
     assert [type(m).__name__ for m in DEFAULT_MONITORS()] == [
         "TFEventWriter", "JSONWriter", "ScalarPrinter"]
+
+
+def test_register_callback_takes_a_list_as_tensorpack_does():
+    log = []
+    trainer = tfloop.SimpleTrainer()
+    callbacks = [RecordingCallback("a", log), RecordingCallback("b", log)]
+    assert trainer.register_callback(callbacks) is True
+    assert trainer.callbacks == callbacks

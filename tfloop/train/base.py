@@ -96,11 +96,14 @@ class Trainer:
 
     # ---- building ----------------------------------------------------------------------------------
     def register_callback(self, cb):
-        """Add a callback; chief-only callbacks are skipped on non-chief workers.
+        """Add a callback (or, as in tensorpack, a list of them); chief-only callbacks are
+        skipped on non-chief workers.
 
         Returns:
-            bool: whether it was added.
+            bool: whether it was added (for a list: whether all were).
         """
+        if isinstance(cb, (list, tuple)):
+            return all([self.register_callback(c) for c in cb])
         if not isinstance(cb, Callback):
             raise TypeError("register_callback needs a tfloop Callback, got {!r} ({}).".format(
                 cb, type(cb).__name__))

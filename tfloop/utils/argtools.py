@@ -1,0 +1,129 @@
+"""Decorators and argument helpers (tensorpack's ``utils.argtools``): memoization, call-once
+methods, argument mapping, and 2-D/4-D shape arguments."""
+import functools
+import inspect
+import weakref
+
+__all__ = ["map_arg", "memoized", "memoized_method", "graph_memoized", "memoized_ignoreargs",
+           "call_only_once", "shape2d", "shape4d"]
+
+memoized = functools.lru_cache(maxsize=None)
+memoized.__doc__ = """Cache a function's results by its (hashable) arguments."""
+
+
+def memoized_ignoreargs(func):
+    """Call ``func`` once; every later call, whatever its arguments, returns the first result.
+
+    Example:
+        >>> @memoized_ignoreargs
+        ... def load_vocabulary():
+        ...     return read_file("vocab.txt")
+    """
+    results = []
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if not results:
+            results.append(func(*args, **kwargs))
+        return results[0]
+    return wrapper
+
+
+def memoized_method(func):
+    """Cache a method's results per instance and arguments (the cache lives on the instance).
+
+    Example:
+        >>> class Model:
+        ...     @memoized_method
+        ...     def get_optimizer(self):
+        ...         return tf.compat.v1.train.AdamOptimizer(1e-3)
+    """
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        cache = self.__dict__.setdefault("_MEMOIZED_CACHE", {})
+        key = (func.__name__, args, tuple(sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = func(self, *args, **kwargs)
+        return cache[key]
+    return wrapper
+
+
+def graph_memoized(func):
+    """Cache a function's results per TensorFlow default graph and arguments.
+
+    Example:
+        >>> @graph_memoized
+        ... def get_dropout_rate():
+        ...     return tf.compat.v1.placeholder_with_default(0.5, [], "rate")
+    """
+    caches = weakref.WeakKeyDictionary()
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from tfloop.compat import tfv1
+        cache = caches.setdefault(tfv1.get_default_graph(), {})
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = func(*args, **kwargs)
+        return cache[key]
+    return wrapper
+
+
+def call_only_once(func):
+    """Make a method (or property getter) raise when called a second time on the same instance.
+
+    Example:
+        >>> class Trainer:
+        ...     @call_only_once
+        ...     def setup_graph(self):
+        ...         ...
+    """
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        called = self.__dict__.setdefault("_CALL_ONLY_ONCE_CACHE", set())
+        if func.__name__ in called:
+            raise RuntimeError(f"{type(self).__name__}.{func.__name__} can only be called once "
+                               f"per object.")
+        called.add(func.__name__)
+        return func(self, *args, **kwargs)
+    return wrapper
+
+
+def map_arg(**maps):
+    """Transform named arguments before the call: ``@map_arg(gpus=int_to_list)``.
+
+    Example:
+        >>> @map_arg(gpus=lambda g: list(range(g)) if isinstance(g, int) else g)
+        ... def train(gpus): ...
+    """
+    def decorate(func):
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            for name, fn in maps.items():
+                if name in bound.arguments:
+                    bound.arguments[name] = fn(bound.arguments[name])
+            return func(*bound.args, **bound.kwargs)
+        return wrapper
+    return decorate
+
+
+def shape2d(a):
+    """``[h, w]`` from an int or a pair: ``shape2d(3) == [3, 3]``."""
+    if isinstance(a, int) and not isinstance(a, bool):
+        return [a, a]
+    if isinstance(a, (list, tuple)) and len(a) == 2:
+        return list(a)
+    raise ValueError(f"shape2d takes an int or a pair of ints, got {a!r}.")
+
+
+def shape4d(a, data_format="NHWC"):
+    """A 4-D shape for a 2-D one: ``[1, h, w, 1]`` (NHWC) or ``[1, 1, h, w]`` (NCHW)."""
+    h, w = shape2d(a)
+    if data_format in ("NHWC", "channels_last"):
+        return [1, h, w, 1]
+    if data_format in ("NCHW", "channels_first"):
+        return [1, 1, h, w]
+    raise ValueError(f"shape4d: data_format must be 'NHWC' or 'NCHW', got {data_format!r}.")
