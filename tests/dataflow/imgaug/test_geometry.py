@@ -1,4 +1,4 @@
-"""Crops, flips, resizes, transposes and pastes."""
+"""Flips, resizes, transposes and pastes."""
 import numpy as np
 import pytest
 
@@ -11,27 +11,6 @@ IMG = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
 @pytest.fixture(params=["opencv", "numpy"])
 def backend(request, monkeypatch):
     monkeypatch.setattr(_backend, "use_opencv", request.param == "opencv")
-
-
-def test_random_crop_covers_every_position_and_checks_size():
-    aug = imgaug.RandomCrop((2, 3))
-    corners = {tuple(aug.augment(IMG)[0, 0]) for _ in range(200)}
-    expected = {tuple(IMG[y, x]) for y in range(3) for x in range(4)}
-    assert corners == expected
-    with pytest.raises(ValueError, match=r"smaller than the crop \(5, 5\)"):
-        imgaug.RandomCrop(5).augment(IMG)
-    with pytest.raises(ValueError, match="int or an \\(h, w\\) pair"):
-        imgaug.RandomCrop((1, 2, 3))
-
-
-def test_center_crop():
-    assert np.array_equal(imgaug.CenterCrop((2, 2)).augment(IMG), IMG[1:3, 2:4])
-
-
-def test_random_crop_random_shape_stays_in_range():
-    aug = imgaug.RandomCropRandomShape(2, 1, 4, 3)
-    shapes = {aug.augment(IMG).shape[:2] for _ in range(200)}
-    assert shapes == {(h, w) for h in (1, 2, 3) for w in (2, 3, 4)}
 
 
 def test_flip_probability_and_direction():

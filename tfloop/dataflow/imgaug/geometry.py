@@ -1,31 +1,13 @@
-"""Augmentors that move pixels: crops, flips, resizing, transposing, pasting on a canvas."""
+"""Augmentors that move pixels: flips, resizing, transposing, pasting on a canvas."""
 import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
-from tfloop.dataflow.imgaug.transform import (
-    CropTransform,
-    FlipTransform,
-    NoOpTransform,
-    ResizeTransform,
-    TransformFactory,
-    TransposeTransform,
-)
+from tfloop.dataflow.imgaug.transform import (FlipTransform, NoOpTransform, ResizeTransform,
+                                              TransformFactory, TransposeTransform)
 
-__all__ = [
-    "BackgroundFiller",
-    "CenterCrop",
-    "CenterPaste",
-    "ConstantBackgroundFiller",
-    "Flip",
-    "RandomCrop",
-    "RandomCropRandomShape",
-    "RandomPaste",
-    "RandomResize",
-    "Resize",
-    "ResizeShortestEdge",
-    "Transpose",
-]
+__all__ = ["Flip", "Resize", "ResizeShortestEdge", "RandomResize", "Transpose", "CenterPaste",
+           "RandomPaste", "BackgroundFiller", "ConstantBackgroundFiller"]
 
 
 def shape2d(value, owner="shape"):
@@ -35,91 +17,6 @@ def shape2d(value, owner="shape"):
     if isinstance(value, (list, tuple)) and len(value) == 2:
         return int(value[0]), int(value[1])
     raise ValueError(f"{owner} must be an int or an (h, w) pair, got {value!r}.")
-
-
-def _check_fits(owner, img, shape):
-    if img.shape[0] < shape[0] or img.shape[1] < shape[1]:
-        raise ValueError(f"{owner}: the image of shape {img.shape} is smaller than the crop "
-                         f"{shape}; resize it first (e.g. imgaug.ResizeShortestEdge).")
-
-
-class RandomCrop(ImageAugmentor):
-    """Crop a window of ``crop_shape`` at a random position.
-
-    Example:
-        >>> import numpy as np
-        >>> RandomCrop((30, 30)).augment(np.zeros((32, 32, 3), np.uint8)).shape
-        (30, 30, 3)
-    """
-
-    def __init__(self, crop_shape):
-        """
-        Args:
-            crop_shape: ``(h, w)`` or an int.
-        """
-        self.crop_shape = shape2d(crop_shape, "RandomCrop crop_shape")
-        super().__init__()
-
-    def get_transform(self, img):
-        _check_fits("RandomCrop", img, self.crop_shape)
-        y0 = self.rng.randint(img.shape[0] - self.crop_shape[0] + 1)
-        x0 = self.rng.randint(img.shape[1] - self.crop_shape[1] + 1)
-        return CropTransform(y0, x0, *self.crop_shape)
-
-
-class CenterCrop(ImageAugmentor):
-    """Crop a window of ``crop_shape`` at the centre.
-
-    Example:
-        >>> import numpy as np
-        >>> CenterCrop(2).augment(np.arange(16, dtype=np.uint8).reshape(4, 4)).tolist()
-        [[5, 6], [9, 10]]
-    """
-
-    def __init__(self, crop_shape):
-        """
-        Args:
-            crop_shape: ``(h, w)`` or an int.
-        """
-        self.crop_shape = shape2d(crop_shape, "CenterCrop crop_shape")
-        super().__init__()
-
-    def get_transform(self, img):
-        _check_fits("CenterCrop", img, self.crop_shape)
-        y0 = int((img.shape[0] - self.crop_shape[0]) * 0.5)
-        x0 = int((img.shape[1] - self.crop_shape[1]) * 0.5)
-        return CropTransform(y0, x0, *self.crop_shape)
-
-
-class RandomCropRandomShape(ImageAugmentor):
-    """Crop a window of random size (``h`` in ``[hmin, hmax]``, ``w`` in ``[wmin, wmax]``, the
-    image size when a max is None) at a random position.
-
-    Example:
-        >>> import numpy as np
-        >>> out = RandomCropRandomShape(2, 2, 3, 3).augment(np.zeros((5, 5), np.uint8))
-        >>> 2 <= out.shape[0] <= 3
-        True
-    """
-
-    def __init__(self, wmin, hmin, wmax=None, hmax=None, max_aspect_ratio=None):
-        """
-        Args:
-            wmin, hmin, wmax, hmax (int): the range of the window size (inclusive).
-            max_aspect_ratio: ignored (kept for tensorpack's signature).
-        """
-        self.wmin, self.hmin, self.wmax, self.hmax = wmin, hmin, wmax, hmax
-        self.max_aspect_ratio = max_aspect_ratio
-        super().__init__()
-
-    def get_transform(self, img):
-        hmax, wmax = self.hmax or img.shape[0], self.wmax or img.shape[1]
-        h = self.rng.randint(self.hmin, hmax + 1)
-        w = self.rng.randint(self.wmin, wmax + 1)
-        _check_fits("RandomCropRandomShape", img, (h, w))
-        y0 = self.rng.randint(img.shape[0] - h + 1)
-        x0 = self.rng.randint(img.shape[1] - w + 1)
-        return CropTransform(y0, x0, h, w)
 
 
 class Flip(ImageAugmentor):
