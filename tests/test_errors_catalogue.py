@@ -536,6 +536,11 @@ def _(tmp):
     train_linear(data=_dataset_input(lambda ds: ds.filter(lambda x, y: False)), steps_per_epoch=3)
 
 
+@case("input-empty-dataset")
+def _(tmp):
+    train_linear(data=_dataset_input(lambda ds: ds.take(0)))
+
+
 @case("schedule-float32-overflow")
 def _(tmp):
     train_linear([tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1), (2, 1e39)])],

@@ -202,3 +202,9 @@ def _dataset(transform):
 def test_an_input_that_runs_out_is_named(data, message):
     with pytest.raises(ValueError, match=message):
         train_linear(data=data, steps_per_epoch=3)
+
+
+def test_an_empty_dataset_without_steps_per_epoch_is_reported_as_empty():
+    with pytest.raises(ValueError, match="The input DatasetInput is an empty dataset: it has no "
+                                         "elements to train on"):
+        train_linear(data=tfloop.DatasetInput(_dataset(lambda ds: ds.take(0))))

@@ -1,10 +1,11 @@
 """The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
+import functools
 import time
 
 from tfloop.callbacks.base import Callback, ProxyCallback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
-from tfloop.compat import tf
+from tfloop.compat import tf, tfv1
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
@@ -56,8 +57,26 @@ class Trainer:
 
     is_chief = True
 
+    def __init_subclass__(cls, **kwargs):
+        """Run every subclass's ``__init__`` with the trainer's graph as the default graph, so a
+        trainer that builds its model in the constructor (as tensorpack's GAN trainers do)
+        builds it in that graph."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def init_in_graph(self, *args, **kwargs):
+            if "graph" not in self.__dict__:
+                self.graph = tf.Graph()
+            with self.graph.as_default():
+                init(self, *args, **kwargs)
+        cls.__init__ = init_in_graph
+
     def __init__(self):
-        self.graph = tf.Graph()
+        if "graph" not in self.__dict__:
+            self.graph = tf.Graph()
         self.loop = TrainLoop()
         self.train_op = None
         self.sess = None
@@ -246,6 +265,21 @@ class Trainer:
         if error is not None:
             raise error
 
+    def _dataset_is_empty(self):
+        """Whether the input is a tf.data pipeline whose cardinality is 0 (its size is then
+        unknown to the input source, like an infinite one's)."""
+        iterator = getattr(self._input_source, "iterator", None)
+        initializer = getattr(iterator, "initializer", None)
+        if initializer is None or not initializer.inputs:
+            return False
+        with self.graph.as_default(), tf.name_scope("EmptyInputCheck"):
+            cardinality = tf.raw_ops.DatasetCardinality(input_dataset=initializer.inputs[0])
+        try:
+            with tfv1.Session(graph=self.graph) as sess:
+                return int(sess.run(cardinality)) == 0
+        except tf.errors.OpError:
+            return False
+
     def _input_ran_out(self):
         loop = self.loop
         source = self._input_source if self._input_source is not None else "input"
@@ -298,6 +332,10 @@ class Trainer:
         monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None
+            if size is None and self._dataset_is_empty():
+                raise ValueError("The input {} is an empty dataset: it has no elements to train on. "
+                                 "Check what builds it (a take(0), a filter that drops everything, "
+                                 "an empty file list).".format(self._input_source))
             if size is None:
                 raise ValueError("steps_per_epoch is required: the input source {} does not know its "
                                  "size (e.g. an infinite dataset or a generator).".format(
