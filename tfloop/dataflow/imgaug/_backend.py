@@ -107,3 +107,58 @@ def to_gray(img, rgb=True):
     if not rgb:
         weights = weights[::-1]
     return np.tensordot(img.astype(np.float32), weights, axes=([2], [0]))
+
+
+BORDER_CONSTANT, BORDER_REPLICATE = 0, 1
+
+
+def rotation_matrix(center, degrees, scale=1.0):
+    """OpenCV's getRotationMatrix2D: a 2x3 matrix rotating by ``degrees`` (counter-clockwise)
+    about ``center = (x, y)``."""
+    theta = np.deg2rad(degrees)
+    a, b = scale * np.cos(theta), scale * np.sin(theta)
+    cx, cy = center
+    return np.array([[a, b, (1 - a) * cx - b * cy], [-b, a, b * cx + (1 - a) * cy]])
+
+
+def warp_affine(img, mat, dsize, interp=INTER_LINEAR, border=BORDER_CONSTANT, value=0):
+    """``img`` mapped by the 2x3 matrix ``mat`` (source to destination) into an image of
+    ``dsize = (w, h)``; borders replicated or filled with ``value``."""
+    cv = cv2()
+    if cv is not None:
+        fill = (value,) * 4 if np.isscalar(value) else tuple(value)  # every channel, not one
+        out = cv.warpAffine(img, np.asarray(mat, np.float64), tuple(int(v) for v in dsize),
+                            flags=interp, borderMode=border, borderValue=fill)
+        return out[:, :, np.newaxis] if img.ndim == 3 and out.ndim == 2 else out
+    full = np.vstack([np.asarray(mat, np.float64), [0, 0, 1]])
+    inverse = np.linalg.inv(full)[:2]
+    w, h = int(dsize[0]), int(dsize[1])
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    sx = inverse[0, 0] * xs + inverse[0, 1] * ys + inverse[0, 2]
+    sy = inverse[1, 0] * xs + inverse[1, 1] * ys + inverse[1, 2]
+    src_h, src_w = img.shape[:2]
+    inside = (sx > -1) & (sx < src_w) & (sy > -1) & (sy < src_h)
+    src = img.astype(np.float32)
+    if interp == INTER_NEAREST:
+        out = src[np.clip(np.rint(sy), 0, src_h - 1).astype(int),
+                  np.clip(np.rint(sx), 0, src_w - 1).astype(int)]
+        inside = (np.rint(sx) >= 0) & (np.rint(sx) < src_w) & (np.rint(sy) >= 0) \
+            & (np.rint(sy) < src_h)
+    else:
+        x0, y0 = np.floor(sx), np.floor(sy)
+        wx, wy = sx - x0, sy - y0
+        if img.ndim == 3:
+            wx, wy = wx[..., None], wy[..., None]
+
+        def at(yy, xx):
+            pixels = src[np.clip(yy, 0, src_h - 1).astype(int),
+                         np.clip(xx, 0, src_w - 1).astype(int)]
+            if border == BORDER_CONSTANT:
+                outside = (xx < 0) | (xx >= src_w) | (yy < 0) | (yy >= src_h)
+                pixels[outside] = value
+            return pixels
+        out = ((at(y0, x0) * (1 - wx) + at(y0, x0 + 1) * wx) * (1 - wy)
+               + (at(y0 + 1, x0) * (1 - wx) + at(y0 + 1, x0 + 1) * wx) * wy)
+    if border == BORDER_CONSTANT:
+        out[~inside] = value
+    return _cast_like(out, img.dtype)

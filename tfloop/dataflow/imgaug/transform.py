@@ -15,6 +15,7 @@ __all__ = [
     "TransformFactory",
     "TransformList",
     "TransposeTransform",
+    "WarpAffineTransform",
 ]
 
 
@@ -137,6 +138,29 @@ class TransposeTransform(Transform):
 
     def apply_coords(self, coords):
         return coords[:, ::-1].copy()
+
+
+class WarpAffineTransform(Transform):
+    """Map the image by a 2x3 affine matrix ``mat`` into an image of ``dsize = (w, h)``.
+
+    Example:
+        >>> import numpy as np
+        >>> t = WarpAffineTransform(np.array([[1.0, 0, 1], [0, 1.0, 0]]), (3, 1))
+        >>> t.apply_image(np.array([[1, 2, 3]], np.uint8)).tolist()
+        [[0, 1, 2]]
+    """
+
+    def __init__(self, mat, dsize, interp=_backend.INTER_LINEAR,
+                 borderMode=_backend.BORDER_CONSTANT, borderValue=0):
+        self.mat, self.dsize = np.asarray(mat, np.float64), tuple(dsize)
+        self.interp, self.borderMode, self.borderValue = interp, borderMode, borderValue
+
+    def apply_image(self, img):
+        return _backend.warp_affine(img, self.mat, self.dsize, self.interp, self.borderMode,
+                                    self.borderValue)
+
+    def apply_coords(self, coords):
+        return coords @ self.mat[:, :2].T + self.mat[:, 2]
 
 
 class PhotometricTransform(Transform):
