@@ -97,6 +97,44 @@ class Loader:
             yield batch
 
 
+# Graphs are built one at a time (tfloop's tower context is per process, not per thread).
+BUILD_LOCK = threading.Lock()
+
+
+class Gate:
+    """Lets a method run only in its turns (bursts of steps); its loader waits between turns."""
+
+    def __init__(self):
+        self.active = threading.Event()
+        self.finished = threading.Event()
+        self.stopping = False
+        self.times = []
+
+    def wait_turn(self):
+        self.active.wait()
+
+    def end_turn(self, wall, cpu, steps):
+        self.times.append((wall / steps, cpu / steps))
+        self.active.clear()
+        self.finished.set()
+
+
+class GatedLoader(Loader):
+    """:class:`Loader` that makes each batch only during its method's turn."""
+
+    def __init__(self, work, gate):
+        super().__init__(work)
+        self.gate = gate
+
+    def __iter__(self):
+        for batch in self.batches:
+            self.gate.active.wait()
+            if self.gate.stopping:
+                return
+            python_work(self.work)
+            yield batch
+
+
 def forever(loader):
     while True:
         yield from loader
@@ -128,6 +166,22 @@ def raw_graph(loader, from_generator):
 
 
 def run_raw(method, loader, warmup, steps):
+    sess, train_op, step, stop, thread = raw_loop(method, loader)
+    window = Window()
+    for i in range(warmup + steps):
+        if i == warmup:
+            window.open()
+        step()
+    window.close()
+    stop.set()
+    if thread is not None:
+        thread.join()
+    sess.close()
+    return window.result(steps)
+
+
+def raw_loop(method, loader):
+    """``(sess, train_op, step, stop, thread)``: one step of the raw loop ``method``."""
     sess, train_op, x, y = raw_graph(loader, method == "raw_from_generator")
     stop = threading.Event()
     thread = None
@@ -159,17 +213,21 @@ def run_raw(method, loader, warmup, steps):
     else:
         def step():
             sess.run(train_op)
-    window = Window()
-    for i in range(warmup + steps):
-        if i == warmup:
-            window.open()
-        step()
-    window.close()
+    return sess, train_op, step, stop, thread
+
+
+def raw_bursts(method, gate, work, bursts, burst_steps, skip):
+    with BUILD_LOCK:
+        sess, _, step, stop, _ = raw_loop(method, GatedLoader(work, gate))
+    for _ in range(bursts):
+        gate.wait_turn()
+        for i in range(burst_steps):
+            if i == skip:
+                start, cpu = time.perf_counter(), time.process_time()
+            step()
+        gate.end_turn(time.perf_counter() - start, time.process_time() - cpu, burst_steps - skip)
     stop.set()
-    if thread is not None:
-        thread.join()
     sess.close()
-    return window.result(steps)
 
 
 # ---- tfloop ------------------------------------------------------------------------------------
@@ -180,11 +238,7 @@ def run_tfloop(method, loader, warmup, steps):
         raise ValueError(f"--steps ({steps}) must be a multiple of --warmup ({warmup}).")
     window = Window()
     opener, closer = common.timing_callbacks(window)
-    data = loader
-    if method == "tfloop_feed":
-        data = tfloop.FeedInput(loader)
-    elif method == "tfloop_tf_queue":
-        data = tfloop.QueueInput(loader, queue=lambda: tfv1.FIFOQueue(50, [tf.float32, tf.int32]))
+    data = tfloop_data(method, loader)
     kwargs = {}
     if method == "tfloop_default_cb":
         logger.set_logger_dir(os.path.join(tempfile.mkdtemp(prefix="tfloop-bench-"), "log"),
@@ -199,6 +253,85 @@ def run_tfloop(method, loader, warmup, steps):
     finally:
         logger.unset_logger_dir()
     return window.result(steps)
+
+
+def tfloop_data(method, loader):
+    import tfloop
+    if method == "tfloop_feed":
+        return tfloop.FeedInput(loader)
+    if method == "tfloop_tf_queue":
+        return tfloop.QueueInput(loader, queue=lambda: tfv1.FIFOQueue(50, [tf.float32, tf.int32]))
+    return loader
+
+
+def tfloop_bursts(method, gate, work, bursts, burst_steps, skip):
+    """One epoch of ``burst_steps`` steps per turn; the steps after ``skip`` are timed."""
+    import tfloop
+    built = threading.Event()
+
+    class Turns(tfloop.Callback):
+        _chief_only = False
+
+        def _before_train(self):
+            built.set()
+            BUILD_LOCK.release()
+
+        def _before_epoch(self):
+            gate.wait_turn()
+
+        def _trigger_step(self):
+            if self.local_step == skip - 1:
+                self.start, self.cpu = time.perf_counter(), time.process_time()
+
+        def _after_epoch(self):
+            if self.epoch_num == bursts:
+                gate.stopping = True
+            gate.end_turn(time.perf_counter() - self.start, time.process_time() - self.cpu,
+                          burst_steps - skip)
+            if gate.stopping:
+                gate.active.set()
+
+    kwargs = {"extra_callbacks": [], "monitors": []}
+    if method == "tfloop_default_cb":
+        kwargs = {}
+    config = tfloop.TrainConfig(model=common.tfloop_model(SPEC),
+                                data=tfloop_data(method, GatedLoader(work, gate)),
+                                callbacks=[Turns()], steps_per_epoch=burst_steps,
+                                max_epoch=bursts, **kwargs)
+    BUILD_LOCK.acquire()
+    try:
+        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    finally:
+        if not built.is_set():
+            BUILD_LOCK.release()
+
+
+def run_bursts(methods, work, rounds, burst_steps, skip):
+    """Every method in a thread of its own; they take turns, one burst each per round (in an
+    order that rotates), so that the bursts compared are seconds apart. The first round warms up
+    and is left out. Returns ``{method: [(wall s/step, cpu s/step) per round]}``."""
+    gates = {m: Gate() for m in methods}
+    threads = []
+    for m in methods:
+        target = tfloop_bursts if m.startswith("tfloop") else raw_bursts
+        thread = threading.Thread(target=target, args=(m, gates[m], work, rounds + 1, burst_steps,
+                                                       skip), name=m, daemon=True)
+        thread.start()
+        threads.append(thread)
+    for r in range(rounds + 1):
+        for m in methods[r % len(methods):] + methods[:r % len(methods)]:
+            gate = gates[m]
+            gate.finished.clear()
+            gate.active.set()
+            if not gate.finished.wait(600):
+                raise RuntimeError(f"{m} did not finish its burst of round {r} in 600 s.")
+            log(f"round {r}/{rounds} {m}: {1e3 * gate.times[-1][0]:.3f} ms/step")
+    for gate in gates.values():
+        gate.stopping = True
+        gate.active.set()
+    for thread in threads:
+        thread.join(60)
+    return {m: gates[m].times[1:] for m in methods}
 
 
 def run_method(method, loader, warmup, steps):
@@ -252,7 +385,11 @@ def markdown(rows, best, info):
         report.machine_line(info),
         f"MLP 784-256-10, batch {BATCH}; the loader does {info['work_ms']:.2f} ms of Python work "
         f"per batch (thread CPU time, measured alone); {info['rounds']} interleaved rounds in one "
-        f"process, each method {info['warmup']} warm-up + {info['steps']} timed steps per round.",
+        + (f"process, each method {info['warmup']} warm-up + {info['steps']} timed steps per round."
+           if not info.get("bursts") else
+           f"process; methods take turns in threads, one burst of {info['bursts']} steps each per "
+           f"round (the last {info['bursts'] - info['warmup']} timed, the others paused), after a "
+           f"warm-up round."),
         "",
         report.table(headers, lines),
         "",
@@ -267,6 +404,11 @@ def main():
     parser.add_argument("--warmup", type=int, default=100, help="warm-up steps per run")
     parser.add_argument("--steps", type=int, default=500,
                         help="timed steps per run (a multiple of --warmup)")
+    parser.add_argument("--bursts", type=int, default=0,
+                        help="take turns instead: every method trains in a thread of its own, "
+                             "one burst of this many steps per round (the first --warmup of "
+                             "each burst untimed), the others paused; an extra first round warms "
+                             "up")
     parser.add_argument("--name", default="python_loader", help="results file name")
     parser.add_argument("--out", default=RESULTS)
     args = parser.parse_args()
@@ -283,9 +425,17 @@ def main():
         cpu.append(time.thread_time() - start)
     info = report.machine_info()
     info.update(methods=methods, rounds=args.rounds, warmup=args.warmup, steps=args.steps,
-                work_iterations=work, work_ms=1e3 * statistics.median(cpu))
+                bursts=args.bursts, work_iterations=work, work_ms=1e3 * statistics.median(cpu))
+    if args.bursts and args.bursts <= args.warmup:
+        parser.error("--bursts must be larger than --warmup (the untimed steps of each burst)")
     runs = []
-    for r in range(args.rounds):
+    if args.bursts:
+        timed = args.bursts - args.warmup
+        for method, times in run_bursts(methods, work, args.rounds, args.bursts,
+                                        args.warmup).items():
+            runs += [{"method": method, "round": r, "steps": timed, "wall_s": wall * timed,
+                      "cpu_s": cpu * timed} for r, (wall, cpu) in enumerate(times)]
+    for r in range(0 if args.bursts else args.rounds):
         order = methods[r % len(methods):] + methods[:r % len(methods)]
         for method in order:
             result = run_method(method, loader, args.warmup, args.steps)
