@@ -129,18 +129,20 @@ def test_multi_thread_runner_reraises_a_thread_exception():
 
 SCRIPT = """
 import os, time
-from tfloop.dataflow import FakeData, MultiProcessRunnerZMQ, MultiProcessMapData, DataFromList
-df = MultiProcessRunnerZMQ(FakeData([[100]], size=10 ** 6), num_proc=2)
-df.reset_state()
-mp = MultiProcessMapData(DataFromList([[i] for i in range(100)]), 2, lambda dp: dp)
-mp.reset_state()
-pids = [w.pid for w in df._group.workers] + [w.pid for w in mp._group.workers]
-print("PIDS", *pids, flush=True)
-itr, mitr = iter(df), iter(mp)
+from tfloop.dataflow import (DataFromList, FakeData, MultiProcessMapAndBatchData,
+                             MultiProcessMapData, MultiProcessRunner, MultiProcessRunnerZMQ)
+flows = [MultiProcessRunnerZMQ(FakeData([[100]], size=10 ** 6), num_proc=2),
+         MultiProcessRunner(FakeData([[100]], size=10 ** 6), num_prefetch=4, num_proc=2),
+         MultiProcessMapData(DataFromList([[i] for i in range(100)]), 2, lambda dp: dp),
+         MultiProcessMapAndBatchData(DataFromList([[i] for i in range(100)]), 2, lambda dp: dp, 4)]
+for df in flows:
+    df.reset_state()
+print("PIDS", *[w.pid for df in flows for w in df._group.workers], flush=True)
+iterators = [iter(df) for df in flows]
 print("READY", flush=True)
 while True:
-    next(itr)
-    next(mitr)
+    for itr in iterators:
+        next(itr)
     time.sleep(0.001)
 """
 
