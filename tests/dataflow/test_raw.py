@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tfloop.dataflow import (DataFromGenerator, DataFromIterable, DataFromList, DataFromQueue,
-                             FakeData)
+                             FakeData, NoLength)
 
 
 def test_fake_data_shapes_dtypes_domains_and_size():
@@ -48,8 +48,10 @@ def test_data_from_list_shuffle_needs_reset():
 
 def test_data_from_generator_restarts_a_function_and_has_no_length():
     df = DataFromGenerator(lambda: ([i] for i in range(3)))
-    assert list(df) == list(df) == [[0], [1], [2]]
-    with pytest.raises(NotImplementedError):
+    assert list(df) == list(df) == [[0], [1], [2]]  # list() accepts a DataFlow without length
+    with pytest.raises(NotImplementedError):  # tensorpack's exception for "no length"
+        len(df)
+    with pytest.raises(NoLength, match="DataFromGenerator has no length"):
         len(df)
     assert len(DataFromGenerator([[1], [2]])) == 2
 
