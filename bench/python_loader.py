@@ -4,11 +4,12 @@ The loader spends about 1 ms of pure-Python work (holding the GIL) per batch, th
 batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on the same batches:
 
 * ``tfloop_default``: ``TrainConfig(data=loader)`` (a Python iterable becomes a
-  :class:`~tfloop.QueueInput`), ``SimpleTrainer``, no callbacks or monitors;
+  :class:`~tfloop.QueueInput`: a loader thread enqueues into a ``FIFOQueue``, the step dequeues
+  in the graph), ``SimpleTrainer``, no callbacks or monitors;
 * ``tfloop_default_cb``: the same with tfloop's default callbacks and monitors;
 * ``tfloop_feed``: ``FeedInput(loader)`` (the loader runs in the training thread), no callbacks;
-* ``tfloop_tf_queue``: ``QueueInput(loader, queue=<a FIFOQueue>)``: the loader thread enqueues
-  into a TensorFlow queue, the step dequeues in the graph (QueueInput's other mode);
+* ``tfloop_buffer``: ``QueueInput(loader, queue=50)``: the loader thread fills a Python buffer
+  and each step feeds from it (QueueInput's other mode);
 * ``(a) raw_feed_sync``: a raw session loop, ``next(loader)`` then ``sess.run(train_op, feed_dict)``;
 * ``(b) raw_prefetch``: a raw loop fed by ``feed_dict`` from a ``queue.Queue(50)`` that a thread
   fills from the loader;
@@ -43,11 +44,13 @@ SPEC = common.MODELS["mlp"]
 WORK_S = 0.001
 BASELINES = ["raw_feed_sync", "raw_prefetch", "raw_from_generator"]
 METHODS = {
-    "tfloop_default": "tfloop, TrainConfig(data=loader) (QueueInput), SimpleTrainer, no callbacks",
+    "tfloop_default": "tfloop, TrainConfig(data=loader) (QueueInput: the loader thread enqueues "
+                      "into a FIFOQueue of 50, the step dequeues in the graph), SimpleTrainer, no "
+                      "callbacks",
     "tfloop_default_cb": "tfloop_default with the default callbacks and monitors",
     "tfloop_feed": "tfloop, FeedInput(loader): the loader runs in the training thread",
-    "tfloop_tf_queue": "tfloop, QueueInput(loader, queue=a FIFOQueue of 50): the loader thread "
-                       "enqueues with session calls of its own, the step dequeues in the graph",
+    "tfloop_buffer": "tfloop, QueueInput(loader, queue=50): the loader thread fills a Python "
+                     "buffer, each step feeds from it (QueueInput's other mode)",
     "raw_feed_sync": "(a) raw loop: next(loader), sess.run(train_op, feed_dict)",
     "raw_prefetch": "(b) raw loop: a thread fills queue.Queue(50) from the loader; "
                     "sess.run(train_op, feed_dict)",
@@ -259,8 +262,8 @@ def tfloop_data(method, loader):
     import tfloop
     if method == "tfloop_feed":
         return tfloop.FeedInput(loader)
-    if method == "tfloop_tf_queue":
-        return tfloop.QueueInput(loader, queue=lambda: tfv1.FIFOQueue(50, [tf.float32, tf.int32]))
+    if method == "tfloop_buffer":
+        return tfloop.QueueInput(loader, queue=50)
     return loader
 
 

@@ -109,11 +109,12 @@ def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends(queue):
     assert len(queued.costs) == 9 and trainer.global_step == 9
     assert queued.costs == fed.costs
     x = trainer.graph.get_tensor_by_name("x:0")
-    if queue == "tf":
-        assert source.queue.queue_ref.op.name == "QueueInput/my_queue"
-        assert x.op.type == "Identity"
-    else:
+    if queue == 1:
         assert source.queue is None and x.op.type == "Placeholder"
+    else:
+        name = "my_queue" if queue == "tf" else "queue"
+        assert source.queue.queue_ref.op.name == f"QueueInput/{name}"
+        assert x.op.type == "Identity"
 
 
 def test_a_python_iterable_as_data_means_queue_input():
@@ -221,7 +222,7 @@ def test_a_fast_loader_keeps_the_queue_filled(log_warnings):
     assert not [m for m in log_warnings if "the queue was empty" in m]
 
 
-def test_with_a_tf_queue_steps_per_run_dequeues_every_step_of_the_call_in_order():
+def test_steps_per_run_dequeues_every_step_of_the_call_in_order():
     x, y = make_regression_data(24)
     finals = []
 
@@ -230,14 +231,13 @@ def test_with_a_tf_queue_steps_per_run_dequeues_every_step_of_the_call_in_order(
             next(v for v in tfv1.global_variables() if v.op.name == "w"))))
     one, three = tfloop.SimpleTrainer(), tfloop.SimpleTrainer(steps_per_run=3)
     train_linear([final()], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=one)
-    train_linear([final()], data=tfloop.QueueInput(batches(x, y, 4), queue=tf_queue()),
-                 max_epoch=2, trainer=three)
+    train_linear([final()], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2, trainer=three)
     assert three.global_step == one.global_step == 12
     np.testing.assert_allclose(finals[0], finals[1], rtol=1e-6)
     assert np.abs(finals[0]).sum() > 0
     with pytest.raises(ValueError, match=r"steps_per_run=3 needs an input source that makes a new "
                                          r"batch inside the graph .*QueueInput feeds x:0, y:0"):
-        train_linear([], data=tfloop.QueueInput(batches(x, y, 4)), max_epoch=2,
+        train_linear([], data=tfloop.QueueInput(batches(x, y, 4), queue=50), max_epoch=2,
                      trainer=tfloop.SimpleTrainer(steps_per_run=3))
 
 
@@ -338,14 +338,15 @@ def resumable_run(logdir, make_source, stop_at=None, max_epoch=3):
     return config, weights.after_step
 
 
-@pytest.mark.parametrize("length, queue", [(True, None), (False, None), (True, "tf")])
+@pytest.mark.parametrize("length, queue", [(True, None), (False, 50), (True, "tf")])
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length, queue):
     # 5 batches but 3 steps per epoch: passes of the data and epochs do not line up.
     x, y = make_regression_data(20)
     items = batches(x, y, 4)
 
     def make_source():
-        return tfloop.QueueInput(Flow(items, length=length), tf_queue() if queue else None)
+        return tfloop.QueueInput(Flow(items, length=length),
+                                 tf_queue() if queue == "tf" else queue)
     _, reference = resumable_run(str(tmp_path / "reference"), make_source)
     logdir = str(tmp_path / "log")
     _, first = resumable_run(logdir, make_source, stop_at=7)
@@ -400,11 +401,11 @@ class TowerInputs(tfloop.Callback):
         self.steps.append(sorted((np.asarray(v) for v in values.results), key=lambda a: a[0, 0]))
 
 
-@pytest.mark.parametrize("queue", [None, "tf"])
+@pytest.mark.parametrize("queue", [None, 50])
 def test_each_training_tower_gets_a_datapoint_of_its_own(queue):
     x, y = make_regression_data(16)
     record = TowerInputs()
-    data = tfloop.QueueInput(batches(x, y, 2), tf_queue() if queue else None)
+    data = tfloop.QueueInput(batches(x, y, 2), queue)
     train_linear([record], data=data, steps_per_epoch=4, max_epoch=1,
                  trainer=tfloop.SyncMultiGPUTrainerReplicated(2))
     assert len(record.steps) == 4

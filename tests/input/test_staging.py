@@ -64,7 +64,7 @@ class Seen(tfloop.Callback):
             self._calls = self.counter.runs
 
 
-@pytest.mark.parametrize("nr_stage, queue", [(1, None), (3, None), (2, "tf")])
+@pytest.mark.parametrize("nr_stage, queue", [(1, None), (3, 50), (2, "tf")])
 def test_staged_queue_input_trains_like_feed_input_in_one_session_call_per_step(nr_stage, queue):
     x, y = make_regression_data(12)
     fed, counter = Seen(), MainThreadRuns()

@@ -1,11 +1,11 @@
 """QueueInput and BatchQueueInput: a loader thread prepares Python data while the model trains.
 
 The loader thread iterates the data and checks each datapoint against ``inputs()``. By default
-it puts them in a bounded buffer and each step feeds the next ones to placeholders through the
-step's one session call; with a TensorFlow queue (``queue=``) it enqueues them with session calls
-of its own and the step dequeues inside the graph (which also works inside ``steps_per_run``
-loops). Feeding is the default: an enqueue costs the loader thread a whole session call per
-datapoint, and the queue was not faster in ``bench/python_loader.py``. Before each step the
+it enqueues them into a TensorFlow ``FIFOQueue`` with session calls of its own and the step
+dequeues inside the graph, so the step feeds nothing and keeps its ``make_callable`` fast path
+(this also works inside ``steps_per_run`` loops). With ``queue=<int>`` it keeps them in a bounded
+Python buffer instead and each step feeds the next ones to placeholders. The queue is the default
+because it measured faster (``bench/python_loader.py --bursts``). Before each step the
 training thread waits, in Python where Ctrl-C, SIGTERM and the loader's errors reach it, until
 the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 """
@@ -134,11 +134,11 @@ class QueueInput(InputSource):
     """Prefetch datapoints from Python data with a background thread while the model trains.
 
     The loader thread iterates ``df`` again and again (calling ``df.reset_state()`` first when it
-    has one) and checks every datapoint against ``inputs()``. By default the datapoints wait in a
-    buffer and each step feeds the next one to placeholders named like the inputs; with a
-    TensorFlow queue the loader enqueues them and the step dequeues inside the graph (needed for
-    ``steps_per_run`` > 1). This is the default for a Python iterable given as
-    ``TrainConfig(data=...)``.
+    has one) and checks every datapoint against ``inputs()``. By default it enqueues them into a
+    TensorFlow queue and the step dequeues inside the graph (which works with ``steps_per_run``
+    > 1 too); with ``queue=<int>`` they wait in a Python buffer of that size and each step feeds
+    the next one to placeholders named like the inputs. This is the default for a Python iterable
+    given as ``TrainConfig(data=...)``.
 
     - An exception of the data (or a datapoint that does not fit ``inputs()``) is re-raised in
       the training thread with its own traceback and a note naming the datapoint.
@@ -154,9 +154,10 @@ class QueueInput(InputSource):
         df: a DataFlow or any re-iterable of datapoints (a list, an object with ``__iter__``);
             each datapoint is a list/tuple in the order of ``inputs()`` or a dict keyed by input
             name. Its ``len()``, when known, is the default ``steps_per_epoch``.
-        queue (int, tf.queue.QueueBase or callable): None (a buffer of 50 datapoints) or another
-            buffer size; or a TensorFlow queue with the dtypes of ``inputs()``, or a function
-            that builds one (called inside the training graph).
+        queue (tf.queue.QueueBase, callable or int): None (a ``FIFOQueue`` of 50 datapoints);
+            a TensorFlow queue with the dtypes of ``inputs()``, or a function that builds one
+            (called inside the training graph); or an int: feed from a Python buffer of that
+            many datapoints.
 
     Example:
         >>> batches = [(x[i:i + 64], y[i:i + 64]) for i in range(0, len(x), 64)]
@@ -170,7 +171,7 @@ class QueueInput(InputSource):
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
         if queue is None:
-            queue = self.default_capacity
+            queue = self._default_queue
         self.capacity = None
         if isinstance(queue, int) and not isinstance(queue, bool):
             if queue < 1:
@@ -219,6 +220,9 @@ class QueueInput(InputSource):
                              f"{[d.name for d in queue.dtypes]}, but inputs() needs "
                              f"{[d.name for d in want]}.")
         return queue
+
+    def _default_queue(self):
+        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in self._specs], name="queue")
 
     def _get_input_tensors(self):
         self._dequeue_calls.append(tfv1.get_default_graph() is self._graph)
@@ -326,7 +330,7 @@ class BatchQueueInput(QueueInput):
             raise TypeError(f"BatchQueueInput needs a TensorFlow queue (it dequeues batches in the "
                             f"graph): pass a tf.queue.QueueBase or a function that builds one, "
                             f"not {queue!r}.")
-        super().__init__(df, queue if queue is not None else self._default_queue)
+        super().__init__(df, queue)
         self.batch_size = batch_size
 
     def _component_specs(self, input_signature):
