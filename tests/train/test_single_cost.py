@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tfloop
-from support import RecordingCallback, batches, make_regression_data, train_linear
+from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 from tfloop import (DEFAULT_CALLBACKS, DEFAULT_MONITORS, QueueInput, QueueInputTrainer,
                     SingleCostTrainer, TowerContext)
 from tfloop.compat import tfv1
@@ -84,3 +84,25 @@ def test_register_callback_takes_a_list_as_tensorpack_does():
     callbacks = [RecordingCallback("a", log), RecordingCallback("b", log)]
     assert trainer.register_callback(callbacks) is True
     assert trainer.callbacks == callbacks
+
+
+class BuildsInConstructor(tfloop.TowerTrainer):
+    """tensorpack's GAN trainers build the whole model in __init__."""
+
+    def __init__(self, source, model):
+        super().__init__()
+        self.register_callback(source.setup(model.get_input_signature()))
+        self._input_source = source
+        self.tower_func = tfloop.TowerFunc(model.build_graph, source.input_signature)
+        with TowerContext("", is_training=True):
+            cost = self.tower_func(*source.get_input_tensors())
+        self.train_op = model.get_optimizer().minimize(cost, global_step=get_global_step_var())
+
+
+def test_a_trainer_building_in_its_constructor_builds_in_its_own_graph():
+    x, y = make_regression_data(12)
+    trainer = BuildsInConstructor(tfloop.FeedInput(batches(x, y, 4)), LinearModel())
+    assert trainer.train_op.graph is trainer.graph
+    assert tfv1.get_default_graph() is not trainer.graph
+    trainer.train_with_defaults(extra_callbacks=[], monitors=[], max_epoch=2)
+    assert trainer.global_step == 6
