@@ -157,9 +157,7 @@ def test_star_import_covers_95_percent(surface):
 
 def test_every_missing_name_has_its_reason_in_the_guide(surface):
     listed = _table_names(_guide(), "## Names tfloop does not have")
-    missing = set()
-    for tl_module, names, module_missing, _ in surface.values():
-        missing.update(module_missing)
+    missing = {name for _, _, module_missing, _ in surface.values() for name in module_missing}
     assert sorted(missing - listed) == [], "add these to the guide's missing-names table"
     assert sorted(listed - missing) == [], "these exist now: take them out of that table"
 
