@@ -46,7 +46,7 @@ def test_moving_average_of_every_step_is_put_before_trigger_epoch():
 
 
 def test_moving_average_summary_without_averages_is_not_in_the_step():
-    cb = MovingAverageSummary()
+    cb = MovingAverageSummary(collection="NO_AVERAGES_HERE")
     trainer = train_linear(extra_callbacks=[cb], max_epoch=1)
     assert cb not in trainer.hooked_sess.hooks
     assert trainer.monitors.scalar_names() == []

@@ -51,8 +51,8 @@ def test_loss_curve_in_tensorboard_and_stats_json(logdir, tfloop_log):
     assert [(r["epoch_num"], r["global_step"], r["cost"]) for r in records] == [
         (1, 3, costs[0]), (2, 6, costs[1]), (3, 9, costs[2])]
 
-    printed = [m for level, m in tfloop_log if m.startswith("cost: ")]
-    assert printed == ["cost: {:.5g}".format(c) for c in costs]
+    printed = [m for level, m in tfloop_log if m.startswith("epoch ")]
+    assert printed == [f"epoch {e} · step {3 * e} · cost {c:.5g}" for e, c in enumerate(costs, 1)]
     assert not [m for level, m in tfloop_log if level == "WARNING"]
 
 
@@ -65,4 +65,4 @@ def test_without_log_dir_file_monitors_are_skipped_with_one_warning(tmp_path, mo
     assert warnings == ["No log directory is set, so TFEventWriter, JSONWriter are skipped: call "
                         "tfloop.utils.logger.set_logger_dir(...) before training to write them."]
     assert os.listdir(str(tmp_path)) == []
-    assert len([m for level, m in tfloop_log if m.startswith("cost: ")]) == 2
+    assert len([m for level, m in tfloop_log if " · cost " in m]) == 2

@@ -185,7 +185,8 @@ def test_a_step_schedule_point_between_calls_takes_effect_at_the_next_call_with_
     train(3, model=LRLinear(), callbacks=[setter], monitors=[monitor])
     assert "step-based schedule points [4] are not multiples of steps_per_run=3" in caplog.text
     assert [s for s in monitor.seen if s[1] == "learning_rate"] == [
-        (0, "learning_rate", 0.1), (6, "learning_rate", 0.02), (9, "learning_rate", 0.01)]
+        (0, "learning_rate", 0.1), (6, "learning_rate", 0.02),   # set after the call ending at 6
+        (6, "learning_rate", 0.02), (9, "learning_rate", 0.01)]  # epoch 2 starts with it
 
 
 def test_summaries_with_a_period_are_fetched_at_the_end_of_the_call_that_reaches_it(logdir):
