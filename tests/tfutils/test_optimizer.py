@@ -247,3 +247,27 @@ def test_async_trainer_applies_each_tower_gradient_on_its_own(scale_gradient):
     train_inputs = sorted(op.name for op in trainer.train_op.control_inputs)
     assert train_inputs == ["async_apply_gradients/apply_grad_0",
                             "async_apply_gradients/apply_grad_1"]
+
+
+@pytest.mark.parametrize("make_trainer, towers", [
+    (lambda: tfloop.SimpleTrainer(), 1),
+    (lambda: tfloop.SyncMultiGPUTrainerReplicated(2), 2),
+    (lambda: tfloop.SyncMultiGPUTrainerParameterServer(2), 2),
+])
+def test_accumulation_in_every_synchronous_trainer_updates_every_second_step(make_trainer, towers):
+    values = train(make_trainer(), lambda: AccumGradOptimizer(
+        tfv1.train.GradientDescentOptimizer(0.1), 2), towers, steps=4)
+    x, y = make_regression_data(BATCH * 4)
+    y = y + 3.0
+    w, b = np.full([3], 0.3), -0.2
+    sum_w, sum_b = np.zeros(3), 0.0
+    for i in range(4):
+        xb, yb = x[i * BATCH:(i + 1) * BATCH], y[i * BATCH:(i + 1) * BATCH]
+        err = xb @ w + b - yb
+        sum_w, sum_b = sum_w + 2 * xb.T @ err / BATCH, sum_b + 2 * err.mean()
+        if i % 2 == 1:
+            w, b = w - 0.1 * sum_w, b - 0.1 * sum_b
+            sum_w, sum_b = np.zeros(3), 0.0
+    np.testing.assert_allclose(values["fc/W"][:, 0], w, rtol=1e-5)
+    np.testing.assert_allclose(values["fc/b"], b, rtol=1e-5)
+    assert values["AccumGrad/counter"] == 4 and values["global_step"] == 4
