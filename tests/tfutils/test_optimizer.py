@@ -271,3 +271,18 @@ def test_accumulation_in_every_synchronous_trainer_updates_every_second_step(mak
     np.testing.assert_allclose(values["fc/W"][:, 0], w, rtol=1e-5)
     np.testing.assert_allclose(values["fc/b"], b, rtol=1e-5)
     assert values["AccumGrad/counter"] == 4 and values["global_step"] == 4
+
+
+@pytest.mark.parametrize("make_trainer, towers", [
+    (lambda: tfloop.SimpleTrainer(), 1),
+    (lambda: tfloop.SyncMultiGPUTrainerReplicated(2), 2),
+])
+def test_variable_assignment_applies_to_every_copy(make_trainer, towers):
+    values = train(make_trainer(), lambda: VariableAssignmentOptimizer(
+        tfv1.train.GradientDescentOptimizer(0.5), lambda v: tf.clip_by_value(v, -0.25, 0.25)),
+        towers)
+    assert np.abs(values["fc/W"]).max() <= 0.25 and abs(values["fc/b"]) <= 0.25
+    assert values["fc/b"] == pytest.approx(0.25)     # the bias grows past the clip every step
+    for name in ("fc/W", "fc/b"):
+        if "tower1/" + name in values:
+            np.testing.assert_array_equal(values["tower1/" + name], values[name])
