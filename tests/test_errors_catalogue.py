@@ -196,6 +196,11 @@ def _(tmp):
     train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32),)]))
 
 
+@case("input-batch-sizes")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([[np.zeros((4, 3), np.float32), np.zeros(2, np.float32)]]))
+
+
 @case("input-feed-one-shot")
 def _(tmp):
     x, y = make_regression_data(8)

@@ -179,3 +179,17 @@ def test_fed_float64_values_are_noted_once_like_a_dataset(tfloop_log):
     assert [m for _, m in tfloop_log if m.startswith("FeedInput: input fed_")] == [
         ("FeedInput: input fed_x is fed float64 values, cast to float32 as inputs() declares (a "
         "safe cast; this note is logged once).")]
+
+
+def test_components_of_different_batch_sizes_are_refused_before_training():
+    x, y = np.zeros((4, 3), np.float32), np.zeros(2, np.float32)
+    with pytest.raises(ValueError, match=r"FeedInput datapoint 0: the inputs have different batch "
+                                         r"sizes \(x: 4, y: 2\)"):
+        train_linear(data=tfloop.FeedInput([[x, y]]))
+    dataset = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(np.zeros((8, 3), np.float32))
+                                   .batch(4, drop_remainder=True),
+                                   tf.data.Dataset.from_tensor_slices(np.zeros(8, np.float32))
+                                   .batch(2, drop_remainder=True)))
+    with pytest.raises(ValueError, match=r"dataset elements: the inputs have different batch "
+                                         r"sizes \(x: 4, y: 2\)"):
+        train_linear(data=dataset)

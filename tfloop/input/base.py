@@ -47,6 +47,27 @@ def check_value_matches_spec(value, spec, where):
     return arr
 
 
+def batch_sizes(shapes, signature):
+    """``[(input name, batch size)]`` of the components whose input declares a batch dimension
+    (rank >= 1, leading dimension None) and whose leading size is known."""
+    sizes = []
+    for shape, spec in zip(shapes, signature):
+        if spec.shape.rank and spec.shape[0] is None and len(shape) and shape[0] is not None:
+            sizes.append((spec.name, int(shape[0])))
+    return sizes
+
+
+def check_same_batch_size(shapes, signature, where):
+    """ValueError naming ``where`` and the inputs when the components' batch sizes differ: the
+    model would fail in some op later (often in the gradients) or broadcast silently."""
+    sizes = batch_sizes(shapes, signature)
+    if len({size for _, size in sizes}) > 1:
+        listed = ", ".join(f"{name}: {size}" for name, size in sizes)
+        raise ValueError(f"{where}: the inputs have different batch sizes ({listed}); every "
+                         f"component must hold the same number of examples (check how each is "
+                         f"batched).")
+
+
 class InputSource:
     """Base class of input sources.
 

@@ -15,7 +15,7 @@ import collections
 import keyword
 
 from tfloop.compat import tf
-from tfloop.input.base import describe_spec
+from tfloop.input.base import check_same_batch_size, describe_spec
 from tfloop.input.casting import SAFE, UNSAFE, cast_kind
 from tfloop.utils import logger
 
@@ -125,6 +125,8 @@ def match_element_spec(element_spec, signature, owner="DatasetInput"):
                 f"skip the cast: {_map_with_cast(keys, signature, index, got.dtype, want.dtype)}")
         plans.append(ComponentPlan(want, got, want.dtype if kind == SAFE else None,
                                    _shape_needs_check(got.shape, want.shape)))
+    check_same_batch_size([got.shape.as_list() if got.shape.rank is not None else []
+                           for got in specs], signature, f"{owner}: dataset elements")
     _note_shape_checks(plans, owner)
     return keys, plans
 

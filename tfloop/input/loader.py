@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from tfloop.input.base import check_value_matches_spec
+from tfloop.input.base import check_same_batch_size, check_value_matches_spec
 from tfloop.utils import logger
 
 __all__ = ["LoaderThread", "StopWaiting", "check_iterable", "close_data", "data_length",
@@ -112,8 +112,10 @@ def datapoint_components(dp, signature, where):
                else type(dp).__name__)
         raise ValueError(f"{where} must be a list of {len(signature)} components (one per "
                          f"input), got {got}.")
-    return [np.asarray(check_value_matches_spec(v, s, where), dtype=s.dtype.as_numpy_dtype)
-            for v, s in zip(dp, signature)]
+    components = [np.asarray(check_value_matches_spec(v, s, where), dtype=s.dtype.as_numpy_dtype)
+                  for v, s in zip(dp, signature)]
+    check_same_batch_size([c.shape for c in components], signature, where)
+    return components
 
 
 class LoaderThread(threading.Thread):
