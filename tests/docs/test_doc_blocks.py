@@ -30,7 +30,7 @@ def page_programs(path):
     with open(path, encoding="utf-8") as f:
         text = f.read()
     named, programs = {}, []
-    for i, match in enumerate(_BLOCK.finditer(text)):
+    for match in _BLOCK.finditer(text):
         code = match.group(1)
         line = text.count("\n", 0, match.start()) + 1
         first = code.split("\n", 1)[0]

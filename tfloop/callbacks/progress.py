@@ -1,5 +1,4 @@
 """ProgressBar: a tqdm bar for each epoch, optionally showing fetched scalars."""
-import sys
 
 import numpy as np
 import tqdm
