@@ -18,11 +18,13 @@ batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on th
 
 Usage::
 
-    python bench/python_loader.py                 # 5 interleaved rounds (~3 min)
-    python bench/python_loader.py --rounds 2 --steps 200 --name python_loader_quick
+    python bench/python_loader.py --rounds 15 --bursts 300 --warmup 100   # turns (~3 min)
+    python bench/python_loader.py                 # 5 rounds of separate runs (~4 min)
 
 All methods run in one process, in rounds: each round runs every method once, in an order that
 rotates from round to round, so that load changes of a shared machine spread over all of them.
+With ``--bursts`` the methods run in threads and take turns (one burst each per round, the
+others paused), so that the bursts compared are seconds apart: use it on a shared machine.
 The table gives the median time per step over the rounds and its ratio to the best of (a), (b)
 and (c). Results go to ``bench/results/<name>.json`` and ``.md``.
 """
@@ -139,7 +141,8 @@ class GatedLoader(Loader):
 
 
 def forever(loader):
-    while True:
+    gate = getattr(loader, "gate", None)
+    while gate is None or not gate.stopping:
         yield from loader
 
 
