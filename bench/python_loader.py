@@ -172,7 +172,7 @@ def raw_graph(loader, from_generator):
 
 
 def run_raw(method, loader, warmup, steps):
-    sess, train_op, step, stop, thread = raw_loop(method, loader)
+    sess, _, step, stop, thread = raw_loop(method, loader)
     window = Window()
     for i in range(warmup + steps):
         if i == warmup:
