@@ -9,7 +9,7 @@ start without importing TensorFlow; the first public name asked for loads them a
 """
 import importlib
 
-from tfloop.version import __version__
+from tfloop.version import __version__  # noqa: F401  (tfloop.__version__)
 
 # The modules whose __all__ make up the flat API, in the order a star import of each would bind
 # them (a later module's name wins).

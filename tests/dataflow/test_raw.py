@@ -70,3 +70,10 @@ def test_data_from_queue_takes_items_as_they_come():
         q.put([i])
     itr = iter(DataFromQueue(q))
     assert [next(itr) for _ in range(3)] == [[0], [1], [2]]
+
+
+def test_fake_data_with_a_scalar_component():
+    df = FakeData([[], [2]], size=2, dtype=["int32", "float32"], domain=[(0, 10), (0, 1)])
+    df.reset_state()
+    points = list(df)
+    assert [dp[0].shape for dp in points] == [(), ()] and points[0][0].dtype == np.int32

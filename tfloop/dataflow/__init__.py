@@ -9,10 +9,11 @@ A DataFlow is an iterable of datapoints (lists or dicts of components) with an o
 from tfloop.dataflow import (base as _base, batch as _batch, combine as _combine,  # noqa: I001
                              common as _common, debug as _debug, image as _image,
                              parallel as _parallel, parallel_map as _parallel_map, raw as _raw,
-                             rng as _rng, serialize as _serialize)
+                             serialize as _serialize)
+from tfloop.utils import rng as _rng
 from tfloop.dataflow import dataset, imgaug  # noqa: F401
 from tfloop.dataflow._workers import DataFlowWorkerError  # noqa: F401
-from tfloop.dataflow.rng import *  # noqa: F401,F403
+from tfloop.utils.rng import *  # noqa: F401,F403
 from tfloop.dataflow.base import *  # noqa: F401,F403
 from tfloop.dataflow.raw import *  # noqa: F401,F403
 from tfloop.dataflow.batch import *  # noqa: F401,F403

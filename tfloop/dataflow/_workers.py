@@ -24,7 +24,7 @@ import traceback
 import uuid
 import weakref
 
-from tfloop.dataflow import rng
+from tfloop.utils import rng
 from tfloop.dataflow.base import DataFlowTerminated
 
 __all__ = ["DataFlowWorkerError"]
@@ -111,6 +111,8 @@ def _watch_parent(parent_pid):
 def worker_bootstrap(index, parent_pid):
     """First thing a forked worker does: ignore Ctrl-C, watch the parent, own RNG stream."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent's handlers (e.g. a trainer's graceful SIGTERM) are not the worker's to run.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _watch_parent(parent_pid)
     rng.set_worker_index(rng._WORKER_INDEX * 1009 + index + 1)
     rng.reseed_registered()

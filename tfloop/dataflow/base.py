@@ -6,7 +6,7 @@ that will iterate, before the first ``__iter__``; parallel runners call it in ea
 import threading
 from abc import ABCMeta, abstractmethod
 
-from tfloop.dataflow.rng import get_rng
+from tfloop.utils.rng import get_rng
 
 __all__ = [
     "DataFlow",

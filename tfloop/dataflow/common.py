@@ -6,7 +6,7 @@ from copy import copy
 import numpy as np
 
 from tfloop.dataflow.base import DataFlowReentrantGuard, NoLength, ProxyDataFlow, RNGDataFlow
-from tfloop.dataflow.rng import get_rng
+from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
            "RepeatedDataPoint", "LocallyShuffleData", "CacheData"]

@@ -1,6 +1,8 @@
 """DataFlows that produce data from Python objects: lists, generators, iterables, queues, noise."""
 import copy
 
+import numpy as np
+
 from tfloop.dataflow.base import DataFlow, NoLength, RNGDataFlow
 
 __all__ = ["DataFromGenerator", "DataFromIterable", "DataFromList", "DataFromQueue", "FakeData"]
@@ -40,7 +42,7 @@ class FakeData(RNGDataFlow):
         return self._size
 
     def _draw(self):
-        return [(self.rng.rand(*shape) * (high - low) + low).astype(dtype)
+        return [np.asarray(self.rng.rand(*shape) * (high - low) + low).astype(dtype)
                 for shape, dtype, (low, high) in zip(self.shapes, self.dtype, self.domain)]
 
     def __iter__(self):

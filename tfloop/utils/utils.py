@@ -1,5 +1,5 @@
 """Small helpers: environment changes, run-once checks, progress bars, readable durations, and
-the random number generators (shared with :mod:`tfloop.dataflow`)."""
+the random number generators (:mod:`tfloop.utils.rng`, which DataFlows draw from)."""
 import contextlib
 import inspect
 import os
@@ -7,7 +7,7 @@ import sys
 
 import tqdm
 
-from tfloop.dataflow.rng import fix_rng_seed, get_rng
+from tfloop.utils.rng import fix_rng_seed, get_rng
 from tfloop.utils import logger
 
 __all__ = ["change_env", "get_rng", "fix_rng_seed", "get_tqdm", "get_tqdm_kwargs",

@@ -8,7 +8,7 @@ from tfloop.dataflow.imgaug.transform import (
     TransformFactory,
     TransformList,
 )
-from tfloop.dataflow.rng import get_rng, reseed_after_fork
+from tfloop.utils.rng import get_rng, reseed_after_fork
 
 __all__ = ["Augmentor", "AugmentorList", "ImageAugmentor", "PhotometricAugmentor"]
 
