@@ -1,9 +1,10 @@
 """ImageFromFile and LMDBDataDecoder (tensorpack's names) on real files."""
-import cv2
 import numpy as np
 import pytest
 
 from tfloop.dataflow import ImageFromFile, LMDBData, LMDBDataDecoder, LMDBSerializer, DataFromList
+
+cv2 = pytest.importorskip("cv2")
 
 
 def test_image_from_file_reads_color_and_gray_with_resize(tmp_path):
