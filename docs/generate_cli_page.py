@@ -81,7 +81,8 @@ def generate(max_epoch, image):
              str(max_epoch), "--logdir", LOGDIR], work, env)
         for title, text, args in COMMANDS:
             output = run([sys.executable, "-m", "tfloop"] + args, work, env)
-            output = output.replace(os.path.realpath(work) + os.sep, "").replace(work + os.sep, "")
+            for prefix in (os.path.realpath(work), work, ROOT):  # paths as a user would see them
+                output = output.replace(prefix + os.sep, "")
             if args[0] == "plot":
                 os.replace(os.path.join(work, args[-1]), image)
             shown = " ".join(["tfloop"] + [shlex.quote(a) for a in args])
