@@ -6,16 +6,14 @@ run in the same ``session.run``, so their updates race on the shared variables a
 (a tower may read a variable before or after another tower updated it).
 """
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.gradproc import ScaleGradient
-from tfloop.train.multigpu import DataParallelTrainer, _ParameterPlacer
-from tfloop.train.tower import check_optimizer
+from tfloop.train.multigpu import _SharedVariablesTrainer
 from tfloop.utils import logger
 
 __all__ = ["AsyncMultiGPUTrainer"]
 
 
-class AsyncMultiGPUTrainer(DataParallelTrainer):
+class AsyncMultiGPUTrainer(_SharedVariablesTrainer):
     """Data-parallel training where each tower updates the shared variables on its own.
 
     A step runs every tower once: each one applies its own gradients (scaled by ``1/N`` with
@@ -42,15 +40,8 @@ class AsyncMultiGPUTrainer(DataParallelTrainer):
         self.ps_devices = ["/device:CPU:0"] if self.num_towers >= 4 else list(self.devices)
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
-        placer = _ParameterPlacer(self.ps_devices)
-        with tfv1.device(self.ps_devices[0]):
-            global_step = get_global_step_var()
-        costs = self._build_tower_costs(
-            input, replicated=False,
-            device_fn=lambda i: placer.device_function(self.devices[i]))
-        opt = check_optimizer(get_opt_fn())
-        variables = self._tower_variables[0]
-        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+        global_step, opt, grads, var_lists = self._towers_on_shared_variables(input, get_opt_fn)
+        variables = var_lists[0]
         scale = ScaleGradient((".*", 1.0 / self.num_towers), verbose=False) \
             if self.scale_gradient and self.num_towers > 1 else None
         updates = []

@@ -277,7 +277,30 @@ class _ParameterPlacer:
         return place
 
 
-class SyncMultiGPUTrainerParameterServer(DataParallelTrainer):
+class _SharedVariablesTrainer(DataParallelTrainer):
+    """Towers reading one copy of the variables, placed on ``self.ps_devices``."""
+
+    ps_devices = ()
+
+    def _towers_on_shared_variables(self, input, get_opt_fn):
+        """Build the towers over one set of variables on the parameter devices.
+
+        Returns:
+            (global_step, optimizer, gradients per tower, variables per tower).
+        """
+        placer = _ParameterPlacer(self.ps_devices)
+        with tfv1.device(self.ps_devices[0]):
+            global_step = get_global_step_var()
+        costs = self._build_tower_costs(
+            input, replicated=False,
+            device_fn=lambda i: placer.device_function(self.devices[i]))
+        opt = check_optimizer(get_opt_fn())
+        variables = self._tower_variables[0]
+        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+        return global_step, opt, grads, var_lists
+
+
+class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
     """Data-parallel training with one set of variables on a parameter device.
 
     The towers read the shared variables; their gradients are averaged on each variable's device
@@ -306,15 +329,8 @@ class SyncMultiGPUTrainerParameterServer(DataParallelTrainer):
         self.ps_devices = ps_devices
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
-        placer = _ParameterPlacer(self.ps_devices)
-        with tfv1.device(self.ps_devices[0]):
-            global_step = get_global_step_var()
-        costs = self._build_tower_costs(
-            input, replicated=False,
-            device_fn=lambda i: placer.device_function(self.devices[i]))
-        opt = check_optimizer(get_opt_fn())
-        variables = self._tower_variables[0]
-        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+        global_step, opt, grads, var_lists = self._towers_on_shared_variables(input, get_opt_fn)
+        variables = var_lists[0]
         averaged = average_on_variable_devices(grads, var_lists[0])
         logger.info("{}: {} towers on {} (one batch each per step), variables on {}.".format(
             type(self).__name__, self.num_towers, ", ".join(self.devices),
