@@ -10,7 +10,7 @@ from datetime import datetime
 
 from tfloop.utils.fs import read_json_records
 
-__all__ = ["STATS_FILE", "load_records", "run_name", "list_checkpoints", "best_checkpoints",
+__all__ = ["STATS_FILE", "load_records", "load_runs", "run_name", "list_checkpoints", "best_checkpoints",
            "resume_point", "read_log", "stat_names", "is_maximized", "best_record"]
 
 STATS_FILE = "stats.json"
@@ -45,6 +45,15 @@ def load_records(logdir):
 def run_name(logdir):
     """A short name for a run: its directory's name."""
     return os.path.basename(os.path.normpath(logdir)) or logdir
+
+
+def load_runs(logdirs):
+    """``[(name, records)]`` of several log directories: each named by its directory's name, or
+    by its path when two share a name."""
+    runs = [(run_name(d), load_records(d)) for d in logdirs]
+    if len({name for name, _ in runs}) < len(runs):
+        runs = [(d, records) for d, (_, records) in zip(logdirs, runs)]
+    return runs
 
 
 def stat_names(records):

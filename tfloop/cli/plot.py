@@ -10,7 +10,7 @@ import math
 import os
 import sys
 
-from tfloop.cli.logdir import load_records, run_name, stat_names
+from tfloop.cli.logdir import load_runs, stat_names
 from tfloop.cli.stats import compile_pattern
 
 __all__ = ["add_arguments", "run", "collect_series", "smooth", "write_html", "write_image"]
@@ -177,9 +177,7 @@ def run(args):
     if suffix not in IMAGE_SUFFIXES + (".html",):
         raise SystemExit(f"-o {args.output!r}: write a .png, .svg, .pdf or .html file.")
     pattern = compile_pattern(args.stats, "--stats")
-    runs = [(run_name(d), load_records(d)) for d in _progress(args.logdirs, "runs")]
-    if len({name for name, _ in runs}) < len(runs):
-        runs = [(d, records) for d, (_, records) in zip(args.logdirs, runs)]
+    runs = load_runs(args.logdirs)
     series = collect_series(runs, pattern, args.x, args.smooth)
     if not series:
         raise SystemExit("Nothing to plot: no stat with numbers"

@@ -11,7 +11,7 @@ import re
 
 from tabulate import tabulate
 
-from tfloop.cli.logdir import best_record, load_records, run_name, stat_names
+from tfloop.cli.logdir import best_record, load_runs, stat_names
 
 __all__ = ["add_arguments", "run", "stats_rows", "best_rows", "render"]
 
@@ -107,9 +107,7 @@ def run(args):
     if args.last is not None and args.last <= 0:
         raise SystemExit(f"--last must be a positive number, got {args.last}.")
     pattern = compile_pattern(args.columns)
-    runs = [(run_name(d), load_records(d)) for d in args.logdirs]
-    if len({name for name, _ in runs}) < len(runs):
-        runs = [(d, records) for d, (_, records) in zip(args.logdirs, runs)]
+    runs = load_runs(args.logdirs)
     if args.best:
         headers, rows = best_rows(runs, pattern)
     else:
