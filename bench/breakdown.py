@@ -120,13 +120,13 @@ def markdown(data, info):
         "# Where a step's time goes ({}, model {})".format(info["date"], info["model"]), "",
         report.machine_line(info), "",
         "## Raw step and its kernels", "",
-        "Raw `sess.run(train_op)`: {:.0f} us wall, {:.0f} us CPU per step. Sum of op execution "
-        "times in a traced step: {:.0f} us (ops run partly in parallel, so this can exceed the "
-        "wall time).".format(1e6 * wall, 1e6 * cpu, kernel_total), "",
+        f"Raw `sess.run(train_op)`: {1e6 * wall:.0f} us wall, {1e6 * cpu:.0f} us CPU per step. Sum of op execution "
+        f"times in a traced step: {kernel_total:.0f} us (ops run partly in parallel, so this can exceed the "
+        "wall time).", "",
         report.table(["op type", "us per step"],
-                     [[k, "{:.0f}".format(v)] for k, v in top_kernels]), "",
+                     [[k, f"{v:.0f}"] for k, v in top_kernels]), "",
         "## One session call with nothing to do", "",
-        report.table(["call", "CPU us"], [[k, "{:.0f}".format(v)]
+        report.table(["call", "CPU us"], [[k, f"{v:.0f}"]
                                           for k, v in data["call_us"].items()]), "",
         "## tfloop, default callbacks, under cProfile", "",
         "Over {} timed steps, per step: {:.0f} us in all, of which {:.0f} us inside TensorFlow's "
@@ -137,7 +137,7 @@ def markdown(data, info):
                               prof["tf_session_call_us_per_step"], prof["python_us_per_step"],
                               prof["trigger_step_us_per_step"]), "",
         report.table(["function (own time)", "us per step"],
-                     [[k, "{:.1f}".format(v)] for k, v in prof["top_python"]]), ""]
+                     [[k, f"{v:.1f}"] for k, v in prof["top_python"]]), ""]
     return "\n".join(lines) + "\n"
 
 

@@ -68,7 +68,7 @@ class ModelSpec:
         h = x
         for i, layer in enumerate(self.layers):
             kind = layer[0]
-            with tfv1.variable_scope("layer{}".format(i)):
+            with tfv1.variable_scope(f"layer{i}"):
                 if kind == "dense":
                     units, act = layer[1], layer[2]
                     w = tfv1.get_variable("W", [int(h.shape[-1]), units])

@@ -67,7 +67,7 @@ ROWS = {
     "dist_replicated": ("`DistributedTrainerReplicated`", "worker", [1, 2]),
     "dist_ps": ("`DistributedTrainerParameterServer`, 1 ps", "worker", [1, 2]),
 }
-METHODS = ["{}:{}".format(row, n) for row, (_, _, ns) in ROWS.items() for n in ns]
+METHODS = [f"{row}:{n}" for row, (_, _, ns) in ROWS.items() for n in ns]
 SINGLE_PROCESS = {
     "simple": lambda n: tfloop.SimpleTrainer(),
     "replicated_add_n": lambda n: tfloop.SyncMultiGPUTrainerReplicated(n, mode="add_n"),
@@ -171,7 +171,7 @@ def run_single_process(methods, quick, timeout):
     """The single-process ``methods`` in one fresh process, without ``TF_CONFIG``."""
     env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
     proc = subprocess.run(script_command("--child", ",".join(methods), quick, timeout),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          capture_output=True, env=env,
                           timeout=timeout, text=True)
     if proc.returncode != 0:
         raise RuntimeError("{} failed (exit {}):\n{}".format(
@@ -183,7 +183,7 @@ def free_addresses(n):
     sockets = [socket.socket() for _ in range(n)]
     for s in sockets:
         s.bind(("127.0.0.1", 0))
-    addresses = ["127.0.0.1:{}".format(s.getsockname()[1]) for s in sockets]
+    addresses = [f"127.0.0.1:{s.getsockname()[1]}" for s in sockets]
     for s in sockets:
         s.close()
     return addresses
@@ -194,7 +194,7 @@ def start_tasks(cluster, method, quick, timeout, logdir):
     procs = {}
     for job, addresses in cluster.items():
         for index in range(len(addresses)):
-            name = "{}{}".format(job, index)
+            name = f"{job}{index}"
             env = dict(os.environ, TF_CONFIG=json.dumps(
                 {"cluster": cluster, "task": {"type": job, "index": index}}))
             with open(os.path.join(logdir, name + ".log"), "w") as log:
@@ -219,8 +219,7 @@ def wait_for_exit(procs, timeout, logdir):
         logs = []
         for name in failed:
             with open(os.path.join(logdir, name + ".log")) as f:
-                logs.append("--- {} (exit {}):\n{}".format(name, procs[name].returncode,
-                                                           f.read()[-3000:]))
+                logs.append(f"--- {name} (exit {procs[name].returncode}):\n{f.read()[-3000:]}")
         raise RuntimeError("cluster tasks {} did not exit cleanly:\n{}".format(
             ", ".join(failed), "\n".join(logs)))
 
@@ -317,7 +316,7 @@ def main():
     start = time.monotonic()
     runs = []
     for r in range(repeats):
-        common.log("repeat {}/{}".format(r + 1, repeats))
+        common.log(f"repeat {r + 1}/{repeats}")
         for result in run_repeat(methods, r, args.quick, args.timeout):
             result["repeat"] = r
             runs.append(result)

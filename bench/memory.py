@@ -66,7 +66,7 @@ def markdown(result, info):
     samples = result["samples"]
     picks = sorted(set([0, len(samples) // 4, len(samples) // 2, 3 * len(samples) // 4,
                         len(samples) - 1]))
-    lines = [[samples[i][0], "{:.1f}".format(samples[i][1]), "{:.0f}".format(samples[i][2])]
+    lines = [[samples[i][0], f"{samples[i][1]:.1f}", f"{samples[i][2]:.0f}"]
              for i in picks]
     verdict = "meets" if result["growth_mb"] < TARGET_MB else "misses"
     return "\n".join([

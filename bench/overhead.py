@@ -42,7 +42,7 @@ METHODS = {
     "tfloop_typical": "(5) (4) + ModelSaver every epoch, ScheduledHyperParamSetter, "
                       "InferenceRunner (its time excluded)",
     "keras_fit": "(6) Keras 3 model.fit, same layers, data and SGD, default settings",
-    "tfloop_spr": "(7) (4) with steps_per_run={}".format(STEPS_PER_RUN),
+    "tfloop_spr": f"(7) (4) with steps_per_run={STEPS_PER_RUN}",
     "tfloop_feed": "(8) (4) with FeedInput (feed_dict) instead of DatasetInput; compare to (2)",
 }
 DEFAULT_METHODS = ["raw_dataset", "raw_callable", "raw_feed", "tfloop_bare", "tfloop_default",
@@ -103,7 +103,7 @@ def spawn(methods, models, quick, baseline_src, timeout):
            "--models", ",".join(models)]
     if quick:
         cmd.append("--quick")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    proc = subprocess.run(cmd, capture_output=True, env=env,
                           timeout=timeout, text=True)
     if proc.returncode != 0:
         raise RuntimeError("{} failed (exit {}):\n{}".format(",".join(methods), proc.returncode,
@@ -174,8 +174,7 @@ def markdown(rows, info):
 
 def _describe_schedule(spec, quick):
     steps_per_epoch, epochs = spec.schedule(quick)
-    return "{}: {} warm-up + {} timed steps".format(spec.name, steps_per_epoch,
-                                                    steps_per_epoch * epochs)
+    return f"{spec.name}: {steps_per_epoch} warm-up + {steps_per_epoch * epochs} timed steps"
 
 
 def main():
@@ -215,8 +214,7 @@ def main():
         if args.in_process:
             parser.error("--baseline-src needs a process per method; drop --in-process")
         if not os.path.isdir(os.path.join(args.baseline_src, "tfloop")):
-            parser.error("--baseline-src {!r} has no tfloop package in it".format(
-                args.baseline_src))
+            parser.error(f"--baseline-src {args.baseline_src!r} has no tfloop package in it")
         methods += [m + BASELINE_SUFFIX for m in BASELINE_METHODS]
     repeats = args.repeats or (1 if args.quick else 3)
     name = args.name or ("overhead_inprocess" if args.in_process else "overhead")

@@ -67,8 +67,8 @@ def machine_line(info):
     return ("Machine: {cpu}, {cores} cores, {memory_gb} GB; Python {python}, TensorFlow "
             "{tensorflow}, Keras {keras}; commit {git_commit} (plus working-tree changes); load "
             "average {load} at start, {end} at end.".format(
-                load=" ".join("{:.1f}".format(x) for x in load) if load else "?",
-                end=" ".join("{:.1f}".format(x) for x in end) if end else "?", **info))
+                load=" ".join(f"{x:.1f}" for x in load) if load else "?",
+                end=" ".join(f"{x:.1f}" for x in end) if end else "?", **info))
 
 
 def table(headers, rows):

@@ -93,11 +93,9 @@ def spawn(method, model, timeout):
     t0 = time.time()
     env["BENCH_T0"] = repr(t0)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", method,
-                           "--model", model], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=env, timeout=timeout, text=True)
+                           "--model", model], capture_output=True, env=env, timeout=timeout, text=True)
     if proc.returncode != 0:
-        raise RuntimeError("{} failed (exit {}):\n{}".format(method, proc.returncode,
-                                                              proc.stderr[-4000:]))
+        raise RuntimeError(f"{method} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
 
 
@@ -128,7 +126,7 @@ def markdown(rows, info):
         "Repeats: {}. Seconds from just before the process is started to each point.".format(
             info["repeats"]), "",
         report.table(headers, lines), ""] +
-        ["- `{}`: {}".format(m, METHODS[m]) for m in info["methods"]]) + "\n"
+        [f"- `{m}`: {METHODS[m]}" for m in info["methods"]]) + "\n"
 
 
 def main():

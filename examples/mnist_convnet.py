@@ -56,7 +56,7 @@ class Model(ModelDesc):
 
         for k in (1, 5):
             wrong = tf.logical_not(tfv1.nn.in_top_k(logits, label, k))
-            tf.cast(wrong, tf.float32, name="wrong-top{}".format(k))
+            tf.cast(wrong, tf.float32, name=f"wrong-top{k}")
         cost = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=label, logits=logits), name="cross_entropy_loss")
         train_error = tf.reduce_mean(tf.cast(tf.logical_not(tfv1.nn.in_top_k(logits, label, 1)),
@@ -112,7 +112,7 @@ def main(argv=None):
     trainer = SimpleTrainer()
     launch_train_with_config(get_config(args.max_epoch, logdir), trainer)
     error = trainer.monitors.get_latest("val-error-top1")
-    logger.info("Final validation error: {:.4f} (accuracy {:.2%})".format(error, 1 - error))
+    logger.info(f"Final validation error: {error:.4f} (accuracy {1 - error:.2%})")
     return 0
 
 

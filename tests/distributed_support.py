@@ -165,9 +165,9 @@ def free_ports(n):
 
 def make_cluster(workers, ps=0):
     ports = iter(free_ports(workers + ps))
-    cluster = {"worker": ["127.0.0.1:{}".format(next(ports)) for _ in range(workers)]}
+    cluster = {"worker": [f"127.0.0.1:{next(ports)}" for _ in range(workers)]}
     if ps:
-        cluster["ps"] = ["127.0.0.1:{}".format(next(ports)) for _ in range(ps)]
+        cluster["ps"] = [f"127.0.0.1:{next(ports)}" for _ in range(ps)]
     return cluster
 
 
@@ -238,7 +238,7 @@ def launch(cluster, outdir, wait_s=60, **options):
             tf_config = {"cluster": cluster, "task": {"type": job, "index": index}}
             proc = ctx.Process(target=_task_main, args=(tf_config, outdir, options), daemon=True)
             proc.start()
-            procs["{}{}".format(job, index)] = proc
+            procs[f"{job}{index}"] = proc
     deadline = time.monotonic() + wait_s
     results = {}
     for name, proc in procs.items():
@@ -246,7 +246,7 @@ def launch(cluster, outdir, wait_s=60, **options):
         if proc.is_alive():
             proc.kill()
             proc.join()
-            results[name] = {"exitcode": "killed after {} s".format(wait_s)}
+            results[name] = {"exitcode": f"killed after {wait_s} s"}
             continue
         results[name] = {"exitcode": proc.exitcode}
         path = os.path.join(outdir, name + ".json")
@@ -271,7 +271,7 @@ def main(outdir):
     trainer = trainer_from_tf_config(gpus=1, timeout_s=10)
     if trainer is not None:
         train_script(trainer, towers_per_step=trainer.task.num_workers * trainer.num_towers,
-                     capture=CaptureVariables(outdir, "worker{}".format(trainer.task.task_index)),
+                     capture=CaptureVariables(outdir, f"worker{trainer.task.task_index}"),
                      save=False)
 
 

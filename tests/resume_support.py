@@ -83,7 +83,7 @@ class StopAt(tfloop.Callback):
 
     def _trigger_step(self):
         if self.global_step == self.step:
-            raise tfloop.StopTraining("test stop at {}".format(self.step))
+            raise tfloop.StopTraining(f"test stop at {self.step}")
 
 
 def train(logdir, max_epoch=4, save_every=2, extra=(), max_to_keep=None, make_data=make_dataset,
@@ -219,7 +219,7 @@ def install_block(spec, marker):
             return original_init(self, sess)
         resume_module.ResumeInit._run_init = run_init
     elif point:
-        raise ValueError("unknown block point {!r}".format(spec))
+        raise ValueError(f"unknown block point {spec!r}")
     return []
 
 

@@ -11,15 +11,13 @@ class ModelDescBase:
 
     def inputs(self):
         """Return the model's inputs as a list of ``tf.TensorSpec`` with names."""
-        raise TypeError("{} must define inputs() returning a list of tf.TensorSpec.".format(
-            type(self).__name__))
+        raise TypeError(f"{type(self).__name__} must define inputs() returning a list of tf.TensorSpec.")
 
     def get_input_signature(self):
         """The checked input signature; placeholders are accepted and turned into TensorSpecs."""
         specs = self.inputs()
         if not isinstance(specs, (list, tuple)):
-            raise TypeError("{}.inputs() must return a list of tf.TensorSpec, got {!r}.".format(
-                type(self).__name__, specs))
+            raise TypeError(f"{type(self).__name__}.inputs() must return a list of tf.TensorSpec, got {specs!r}.")
         specs = [tf.TensorSpec(s.shape, s.dtype, name=s.op.name)
                  if isinstance(s, tf.Tensor) and s.op.type == "Placeholder" else s for s in specs]
         return check_input_signature(specs)
@@ -39,7 +37,7 @@ class ModelDescBase:
 
     def build_graph(self, *inputs):
         """Build the model from its input tensors and return the cost (a scalar) when training."""
-        raise TypeError("{} must define build_graph(*inputs).".format(type(self).__name__))
+        raise TypeError(f"{type(self).__name__} must define build_graph(*inputs).")
 
 
 class ModelDesc(ModelDescBase):
@@ -68,7 +66,7 @@ class ModelDesc(ModelDescBase):
 
     def optimizer(self):
         """Return a ``tf.compat.v1.train.Optimizer``."""
-        raise TypeError("{} must define optimizer().".format(type(self).__name__))
+        raise TypeError(f"{type(self).__name__} must define optimizer().")
 
     def get_optimizer(self):
         """The optimizer, created once per graph (later calls in that graph return the same one)."""

@@ -59,7 +59,7 @@ def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(t
         assert out.count("('SEEN', 3, 'InjectShell')") == 1
         assert "shell closed, training resumes" in out
         assert "Training has finished." in out
-        assert "DONE {} 6 False".format(shell) in out
+        assert f"DONE {shell} 6 False" in out
     assert "IPython is not installed" not in pdb_run
     assert "IPython is not installed" in ipython_run
 
@@ -136,7 +136,7 @@ def test_absolute_file_without_log_dir(tmp_path, fake_ipython, tfloop_log):
     shell = tfloop.InjectShell(file=str(tmp_path / "shell.flag"))
     train_linear([tfloop.PeriodicTrigger(shell, every_k_steps=2)], max_epoch=1)
     assert [step for step, _, _ in opened] == [2]
-    assert any("create {} to open the ipython shell".format(shell.path) in msg
+    assert any(f"create {shell.path} to open the ipython shell" in msg
                for _, msg in tfloop_log)
 
 
@@ -148,9 +148,9 @@ def test_no_shell_without_a_terminal(logdir, fake_ipython, monkeypatch, log_warn
     trainer = train_linear([tfloop.InjectShell()], max_epoch=3)
     assert opened == [] and trainer.global_step == 9
     assert not os.path.exists(path)
-    assert log_warnings == ["InjectShell: found {} at global step 3, but stdin is not a terminal, "
+    assert log_warnings == [f"InjectShell: found {path} at global step 3, but stdin is not a terminal, "
                             "so no shell can be used; training goes on. Run training in a "
-                            "terminal to use InjectShell.".format(path)]
+                            "terminal to use InjectShell."]
 
 
 def test_a_directory_or_fifo_at_the_path_is_ignored(logdir, fake_ipython, log_warnings):

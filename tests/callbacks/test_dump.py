@@ -32,7 +32,7 @@ def test_dump_tensors_along_with_the_last_step_of_each_epoch(logdir):
     train_linear([tfloop.DumpTensors(names), runs], max_epoch=3)
     assert npz_files(logdir) == ["DumpTensor-3.npz", "DumpTensor-6.npz", "DumpTensor-9.npz"]
     for step in (3, 6, 9):
-        dump = dict(np.load(os.path.join(logdir, "DumpTensor-{}.npz".format(step))))
+        dump = dict(np.load(os.path.join(logdir, f"DumpTensor-{step}.npz")))
         assert sorted(dump) == ["cost", "pred", "x"]
         cost, pred, x = fetched(log, step)
         assert dump["cost"] == pytest.approx(cost)
@@ -84,7 +84,7 @@ def test_dump_tensor_as_image_single_rgb_image(logdir):
     for step in (3, 6):
         expected = np.clip(np.abs(np.asarray(fetched(log, step)[0]))[np.newaxis] * 100, 0, 255)
         expected = expected.astype(np.uint8)                    # 1 x 4 x 3: one RGB image
-        path = os.path.join(logdir, "x-{}.png".format(step))
+        path = os.path.join(logdir, f"x-{step}.png")
         np.testing.assert_array_equal(decode_png(path), expected)
     assert [(step, name, im.shape) for step, name, im in images.images] == [
         (3, "x", (1, 1, 4, 3)), (6, "x", (1, 1, 4, 3))]
@@ -101,7 +101,7 @@ def test_dump_tensor_as_image_batch_with_prefix(logdir):
     expected = np.clip(pred * 50, 0, 255).astype(np.uint8)
     for i in range(2):
         np.testing.assert_array_equal(
-            decode_png(os.path.join(logdir, "pred_img-3-{}.png".format(i))), expected[i])
+            decode_png(os.path.join(logdir, f"pred_img-3-{i}.png")), expected[i])
     assert len(images.images) == 1
     np.testing.assert_array_equal(images.images[0][2], expected)
 

@@ -40,7 +40,7 @@ class Classifier(ModelDesc):
         logits = tf.matmul(x, w) + b
         for k in (1, 5):
             in_top_k = tf.nn.in_top_k(targets=label, predictions=logits, k=k)
-            tf.cast(tf.logical_not(in_top_k), tf.float32, name="wrong-top{}".format(k))
+            tf.cast(tf.logical_not(in_top_k), tf.float32, name=f"wrong-top{k}")
         cost = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=label, logits=logits), name="cost")
         tfv1.summary.scalar("cost-summary", cost)

@@ -66,7 +66,7 @@ def test_check_numerics_reports_every_non_finite_tensor():
     assert not isinstance(info.value, tfloop.NaNLossError)
     assert (info.value.global_step, info.value.names) == (bad_step, expected)
     assert "cost is Inf" in str(info.value)
-    assert "CheckNumerics found non-finite values at global step {}".format(bad_step) in \
+    assert f"CheckNumerics found non-finite values at global step {bad_step}" in \
         str(info.value)
 
 

@@ -221,9 +221,9 @@ def test_a_fifo_is_never_opened_and_training_goes_on(logdir, log_warnings):
     lrs, _ = run([setter], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert log_warnings == [
-        "HumanHyperParamSetter('learning_rate'): {} is not a regular file (a FIFO, a directory or "
+        f"HumanHyperParamSetter('learning_rate'): {path} is not a regular file (a FIFO, a directory or "
         "a device), so it is not read; the value stays as it is. Write a plain text file there."
-        .format(path)]
+        ]
 
 
 def test_a_value_infinite_in_float32_is_ignored_with_a_warning(logdir, log_warnings):

@@ -67,7 +67,7 @@ def test_without_gpu_it_says_so_once_and_does_nothing(tfloop_log):
 @pytest.mark.parametrize("visible", ["", "-1", " , "])
 def test_cuda_visible_devices_hiding_every_gpu(monkeypatch, visible):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
-    assert find_gpus() == ([], "CUDA_VISIBLE_DEVICES={!r} hides every GPU".format(visible))
+    assert find_gpus() == ([], f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pynvml") is not None, reason="pynvml is installed")

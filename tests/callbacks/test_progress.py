@@ -16,7 +16,7 @@ class FakeTerminal(io.StringIO):
 
 def epoch_displays(output, epoch):
     """Every refresh of one epoch's bar, in order."""
-    prefix = "Epoch {}:".format(epoch)
+    prefix = f"Epoch {epoch}:"
     return [part for part in output.replace("\n", "\r").split("\r") if part.startswith(prefix)]
 
 
@@ -40,7 +40,7 @@ def test_log_output_gets_a_start_and_an_end_line_per_epoch_with_the_fetched_cost
         assert "0/3" in displays[0]
         assert "3/3" in displays[1]
         last_cost = tqdm.tqdm.format_num(float(costs[3 * epoch - 1]))
-        assert displays[1].endswith("cost={}]".format(last_cost))
+        assert displays[1].endswith(f"cost={last_cost}]")
 
 
 def test_terminal_output_refreshes_every_half_second(slow_clock):

@@ -59,7 +59,7 @@ def test_model_saver_writes_checkpoints_state_file_and_meta_graph(logdir):
     train_linear([saver, final], max_epoch=3)
     assert checkpoint_steps(logdir) == [3, 6, 9]
     for step in (3, 6, 9):
-        assert os.path.exists(os.path.join(logdir, "model-{}.data-00000-of-00001".format(step)))
+        assert os.path.exists(os.path.join(logdir, f"model-{step}.data-00000-of-00001"))
     assert saver.last_checkpoint == os.path.join(logdir, "model-9")
     assert tfv1.train.latest_checkpoint(logdir) == os.path.join(logdir, "model-9")
     with open(os.path.join(logdir, "checkpoint")) as f:
@@ -129,7 +129,7 @@ class BlockCheckpoint(tfloop.Callback):
 
     def _trigger(self):
         if self.epoch_num == 1:
-            os.makedirs(os.path.join(self.directory, "model-{}.index".format(self.global_step)))
+            os.makedirs(os.path.join(self.directory, f"model-{self.global_step}.index"))
 
 
 def test_failed_save_is_logged_and_training_continues(logdir, log_lines):
@@ -177,7 +177,7 @@ def test_min_saver_keeps_the_checkpoint_of_the_best_step(logdir, order, values):
     assert (min_saver.best, min_saver.best_step) == (min(values), best_step)
     if order in ("saver, stat, min", "min, saver, stat"):      # copied from ModelSaver's files
         assert filecmp.cmp(os.path.join(logdir, "min-val.index"),
-                           os.path.join(logdir, "model-{}.index".format(best_step)), shallow=False)
+                           os.path.join(logdir, f"model-{best_step}.index"), shallow=False)
     assert not [n for n in os.listdir(logdir) if ".tmp-" in n]
 
 
@@ -197,7 +197,7 @@ def test_top_k_keeps_the_k_best_ranked(logdir, log_lines):
     expected = [(12, 0.1), (6, 0.3), (15, 0.35)]
     assert min_saver.top == expected
     for rank, (step, _) in enumerate(expected, 1):
-        w, restored_step = restore(os.path.join(logdir, "min-val-{}".format(rank)))
+        w, restored_step = restore(os.path.join(logdir, f"min-val-{rank}"))
         assert restored_step == step
         np.testing.assert_array_equal(w, stat.weights[step])
     assert not os.path.exists(os.path.join(logdir, "min-val-4.index"))

@@ -24,7 +24,7 @@ class PutNewNames(Callback):
     def _trigger_epoch(self):
         self.trainer.monitors.put_scalar("a", self.epoch_num / 4)
         if self.epoch_num > 1:
-            self.trainer.monitors.put_scalar("b{}".format(self.epoch_num), self.epoch_num)
+            self.trainer.monitors.put_scalar(f"b{self.epoch_num}", self.epoch_num)
 
 
 def rows(logdir, name="stats.csv"):

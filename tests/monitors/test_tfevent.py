@@ -43,7 +43,7 @@ class PutImagesAndEvents(Callback):
         self.trainer.monitors.put_image("sample", image_for(self.epoch_num))
         self.trainer.monitors.put_image("pair", np.stack([image_for(0), image_for(1)]))
         self.trainer.monitors.put_event(tfv1.Event(
-            log_message=tfv1.LogMessage(message="epoch {}".format(self.epoch_num))))
+            log_message=tfv1.LogMessage(message=f"epoch {self.epoch_num}")))
 
     def _after_train(self):
         self.trainer.monitors.put_scalar("final", 7.0)
@@ -165,8 +165,8 @@ class _FullDisk:
 
     def _check(self):
         if _FullDisk.full:
-            raise tf.errors.ResourceExhaustedError(None, None, "{}; No space left on device"
-                                                   .format(self.path))
+            raise tf.errors.ResourceExhaustedError(None, None, f"{self.path}; No space left on device"
+                                                   )
 
     def write(self, record):
         self._check()

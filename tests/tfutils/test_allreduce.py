@@ -56,7 +56,7 @@ def test_copies_take_the_first_towers_values():
     graph = tf.Graph()
     with graph.as_default():
         source = tfv1.get_variable("w", initializer=tf.constant([1.0, 2.0]))
-        copies = [tfv1.get_variable("tower{}/w".format(i), initializer=tf.constant([0.0, 5.0]))
+        copies = [tfv1.get_variable(f"tower{i}/w", initializer=tf.constant([0.0, 5.0]))
                   for i in (1, 2)]
         difference = replica_difference([(source, copies)])
         broadcast = copy_from_first_tower([(source, copies)])

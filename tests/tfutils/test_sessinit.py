@@ -267,9 +267,8 @@ def test_a_bit_flipped_data_file_is_an_error_naming_the_checkpoint(tmp_path):
     content[3] ^= 0xFF
     open(data, "wb").write(bytes(content))
     graph, w = _build()
-    with pytest.raises(ValueError, match=r"Checkpoint {} is corrupt \(.*\): its files model-5.data"
-                                         r"-00000-of-00001, model-5.index were changed".format(
-                                             prefix)):
+    with pytest.raises(ValueError, match=rf"Checkpoint {prefix} is corrupt \(.*\): its files model-5.data"
+                                         r"-00000-of-00001, model-5.index were changed"):
         _restore(tfloop.SaverRestore(prefix), graph, w)
 
 
@@ -282,9 +281,9 @@ def test_a_checkpoint_of_another_model_is_refused_listing_the_names(tmp_path):
             sess.run(tfv1.global_variables_initializer())
             sess.run(gs.assign(1000))
             prefix = tfv1.train.Saver().save(sess, str(tmp_path / "other"), global_step=1000)
-    with pytest.raises(ValueError, match=r"SaverRestore: {} holds none of the model's trainable "
+    with pytest.raises(ValueError, match=rf"SaverRestore: {prefix} holds none of the model's trainable "
                                          r"variables.*Trainable variables missing there: w\. Its "
-                                         r"variables not in the graph: conv/W\.".format(prefix)):
+                                         r"variables not in the graph: conv/W\."):
         train_linear(session_init=tfloop.SaverRestore(prefix), max_epoch=1)
 
 
@@ -306,5 +305,5 @@ def test_a_chain_fails_only_when_no_member_holds_the_model(ckpt_dir):
 def test_a_corrupt_npz_is_an_error_naming_the_file(tmp_path, content):
     path = tmp_path / "weights.npz"
     path.write_bytes(content)
-    with pytest.raises(ValueError, match=r"{} is not a readable .npz file".format(path)):
+    with pytest.raises(ValueError, match=rf"{path} is not a readable .npz file"):
         tfloop.SmartInit(str(path))

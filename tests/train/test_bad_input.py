@@ -61,8 +61,7 @@ def test_unknown_tensor_name_lists_close_matches():
 
 @pytest.mark.parametrize("steps", [0, -3])
 def test_steps_per_epoch_not_positive(steps):
-    with pytest.raises(ValueError, match="steps_per_epoch must be a positive int, got {}".format(
-            steps)):
+    with pytest.raises(ValueError, match=f"steps_per_epoch must be a positive int, got {steps}"):
         train_linear([], steps_per_epoch=steps)
 
 

@@ -29,11 +29,11 @@ def reference():
 
 
 def _check_same_model(results, reference, workers):
-    for name in ["worker{}".format(i) for i in range(workers)]:
+    for name in [f"worker{i}" for i in range(workers)]:
         values = results[name]["values"]
         for var in MODEL_VARIABLES:
             np.testing.assert_allclose(values[var], reference[var], rtol=RTOL, atol=ATOL,
-                                       err_msg="{} {}".format(name, var))
+                                       err_msg=f"{name} {var}")
             np.testing.assert_array_equal(values[var], results["worker0"]["values"][var])
         assert values["global_step"] == STEPS
 
@@ -46,7 +46,7 @@ def _check_clean_exit(results, outdir):
 def _check_only_chief_saved(outdir, reference):
     logdir = os.path.join(outdir, "train_log")
     checkpoint = tf.train.latest_checkpoint(logdir)
-    assert os.path.basename(checkpoint) == "model-{}".format(STEPS)
+    assert os.path.basename(checkpoint) == f"model-{STEPS}"
     names = [name for name, _ in tf.train.list_variables(checkpoint)]
     assert sorted(names) == sorted(["fc1/W", "fc1/b", "fc2/W", "global_step", "fc1/W/Momentum",
                                     "fc1/b/Momentum", "fc2/W/Momentum",
@@ -69,9 +69,9 @@ def test_parameter_server_cluster_trains_the_single_process_model(tmp_path, refe
     _check_same_model(results, reference, workers=2)
     _check_only_chief_saved(outdir, reference)
     for index in range(ps):
-        assert "every worker finished" in task_log(outdir, "ps{}".format(index))
-    placement = ", ".join("/job:ps/task:{}".format(i) for i in range(ps))
-    assert "variables on {}.".format(placement) in task_log(outdir, "worker0")
+        assert "every worker finished" in task_log(outdir, f"ps{index}")
+    placement = ", ".join(f"/job:ps/task:{i}" for i in range(ps))
+    assert f"variables on {placement}." in task_log(outdir, "worker0")
 
 
 def test_collective_cluster_trains_the_single_process_model(tmp_path, reference):
@@ -124,10 +124,10 @@ def test_the_same_script_as_separate_processes_exits_by_itself(tmp_path, referen
         except subprocess.TimeoutExpired:
             for p in procs.values():
                 p.kill()
-            pytest.fail("{} did not exit within {} s".format(name, WAIT_S))
+            pytest.fail(f"{name} did not exit within {WAIT_S} s")
         assert proc.returncode == 0, (name, output[-3000:])
     for index in range(2):
-        with np.load(str(tmp_path / "worker{}.npz".format(index))) as values:
+        with np.load(str(tmp_path / f"worker{index}.npz")) as values:
             for var in MODEL_VARIABLES:
                 np.testing.assert_allclose(values[var.replace("/", "|")], reference[var],
                                            rtol=RTOL, atol=ATOL)
@@ -202,7 +202,7 @@ def test_bad_server_arguments(kwargs, error, match):
 
 def test_waiting_for_a_task_that_is_not_up_ends_with_a_clear_error():
     port = distributed_support.free_ports(1)[0]
-    task = ClusterTask({"worker": ["127.0.0.1:{}".format(port)]}, "worker", 0)
+    task = ClusterTask({"worker": [f"127.0.0.1:{port}"]}, "worker", 0)
     with pytest.raises(ClusterError, match=r"/job:worker/task:0 at 127.0.0.1:\d+ is not reachable "
                                            r"after 0 s"):
         wait_for_tasks(task, [("worker", 0)], timeout_s=0.2)

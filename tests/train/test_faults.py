@@ -52,7 +52,7 @@ def _wait_for(path, process, timeout=120):
         if not process.is_alive():
             return False
         time.sleep(0.02)
-    raise AssertionError("{} did not appear within {} s".format(path, timeout))
+    raise AssertionError(f"{path} did not appear within {timeout} s")
 
 
 def _saved_steps(outdir):
@@ -81,7 +81,7 @@ def test_kill_9_anywhere_resumes_cleanly_and_exactly(tmp_path, processes, refere
               "epoch:4", "restore", "slow:0.1", "slow:0.1", "step:17"]
     kills = []
     for i, spec in enumerate(points):
-        outdir = str(tmp_path / "run{}".format(i))
+        outdir = str(tmp_path / f"run{i}")
         os.makedirs(outdir)
         process = processes.Process(target=resume_support.worker, args=(
             ["worker", logdir, outdir, spec],))
@@ -101,7 +101,7 @@ def test_kill_9_anywhere_resumes_cleanly_and_exactly(tmp_path, processes, refere
     assert len(kills) >= 10, kills
     if checkpoint_step(find_resume_checkpoint(logdir)) < TOTAL_STEPS:
         train(logdir, max_epoch=MAX_EPOCH, save_every=1, max_to_keep=3)
-    final = tfloop.load_chkpt_vars(os.path.join(logdir, "model-{}".format(TOTAL_STEPS)))["w"]
+    final = tfloop.load_chkpt_vars(os.path.join(logdir, f"model-{TOTAL_STEPS}"))["w"]
     assert final.tobytes() == reference["final"].tobytes()
     assert read_stats(logdir) == reference["stats"]
 
@@ -273,11 +273,11 @@ def test_unwritable_checkpoint_dir_is_never_silent(tmp_path, caplog, on_error):
     assert log[-1][:4] == ("rec", "after_train", 1 if on_error == "raise" else 2,
                            3 if on_error == "raise" else 6)
     errors = [r.getMessage() for r in caplog.records]
-    assert any(m.startswith("ResumeStateSaver could not write the resume state of {}/model-2"
-                            .format(ckpt)) for m in errors), errors
+    assert any(m.startswith(f"ResumeStateSaver could not write the resume state of {ckpt}/model-2"
+                            ) for m in errors), errors
     if on_error == "log":
-        assert any(m.startswith("ModelSaver could not save checkpoint {}/model-3 (global step 3)"
-                                .format(ckpt)) for m in errors), errors
+        assert any(m.startswith(f"ModelSaver could not save checkpoint {ckpt}/model-3 (global step 3)"
+                                ) for m in errors), errors
     # model-2 has no resume state: a resumed run starts from model-1.
     assert find_resume_checkpoint(ckpt) == os.path.join(ckpt, "model-1")
 
@@ -288,6 +288,6 @@ def test_resume_state_that_cannot_be_written_is_logged(tmp_path, caplog):
     with caplog.at_level(logging.ERROR, logger="tfloop"):
         _, _, counter = train(logdir, max_epoch=1)
     assert counter.steps == 3
-    assert "ResumeStateSaver could not write the resume state of {}/model-2".format(logdir) \
+    assert f"ResumeStateSaver could not write the resume state of {logdir}/model-2" \
         in caplog.text
     assert find_resume_checkpoint(logdir) == os.path.join(logdir, "model-3")

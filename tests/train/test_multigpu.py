@@ -16,7 +16,7 @@ from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParam
 RTOL, ATOL = 1e-5, 1e-6
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(optimizer="momentum"):
     """One device, the whole combined batch each step."""
     return train_script(tfloop.SimpleTrainer(), optimizer=optimizer, save=False).values
@@ -46,7 +46,7 @@ def test_replicated_matches_one_device_on_combined_batch(towers, mode):
     assert_matches_reference(capture.values)
     assert_copies_identical(capture.values, towers)
     assert sorted(n for n in capture.values if n.startswith("tower")) == sorted(
-        "tower{}/{}{}".format(i, v, slot) for i in range(1, towers) for v in MODEL_VARIABLES
+        f"tower{i}/{v}{slot}" for i in range(1, towers) for v in MODEL_VARIABLES
         for slot in ("", "/Momentum"))
     assert trainer.global_step == STEPS
 

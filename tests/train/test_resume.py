@@ -29,16 +29,16 @@ def test_interrupted_and_resumed_run_is_bit_exact(tmp_path, reference, stop_at):
     logdir = str(tmp_path / "log")
     _, first, counter = train(logdir, extra=[StopAt(stop_at)])
     assert counter.steps == stop_at
-    state = json.load(open(os.path.join(logdir, "model-{}.resume.json".format(stop_at))))
+    state = json.load(open(os.path.join(logdir, f"model-{stop_at}.resume.json")))
     epoch, local = divmod(stop_at - 1, STEPS_PER_EPOCH)
     assert (state["global_step"], state["epoch"], state["local_step"]) == \
         (stop_at, epoch + 1, local + 1)
     assert state["callbacks"] == {"StepCounter#0": {"steps": stop_at},
                                   "JSONWriter#0": {"records": epoch}}
-    assert state["iterator"]["file"] == "model-{}.iterator".format(stop_at)
+    assert state["iterator"]["file"] == f"model-{stop_at}.iterator"
 
     config, second, counter = train(logdir)
-    assert config.resume_from == os.path.join(logdir, "model-{}".format(stop_at))
+    assert config.resume_from == os.path.join(logdir, f"model-{stop_at}")
     assert (config.starting_epoch, config.starting_local_step) == (epoch + 1, local + 1)
     assert counter.at_start == stop_at and counter.steps == reference["steps"] == 12
     # Every step saw exactly the weights of the uninterrupted run, and the result is identical.
@@ -193,7 +193,7 @@ def test_numpy_state_is_reported_not_saved(tmp_path, caplog):
 def test_old_resume_states_go_with_their_checkpoints(tmp_path):
     logdir = str(tmp_path / "log")
     config, _, _ = train(logdir, max_epoch=2, max_to_keep=2)
-    assert config.state_saver.written == [os.path.join(logdir, "model-{}".format(s))
+    assert config.state_saver.written == [os.path.join(logdir, f"model-{s}")
                                           for s in (2, 4, 6)]
     names = sorted(n for n in os.listdir(logdir) if n.startswith("model-"))
     assert names == ["model-4.data-00000-of-00001", "model-4.index", "model-4.iterator",

@@ -121,7 +121,7 @@ def test_a_log_file_that_cannot_be_written_is_reported_once_per_burst(tmp_path, 
     handler.stream = open("/dev/full", "w")   # every write: No space left on device
     try:
         for i in range(5):
-            logger.info("lost line {}".format(i))
+            logger.info(f"lost line {i}")
     finally:
         full, handler.stream = handler.stream, good
         try:

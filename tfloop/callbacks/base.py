@@ -56,10 +56,10 @@ def annotate_exception(exc, callback, hook):
     if getattr(exc, "_tfloop_annotated", False):
         return
     exc._tfloop_annotated = True
-    where = "{}.{}".format(callback, hook)
+    where = f"{callback}.{hook}"
     if hasattr(exc, "add_note"):
-        exc.add_note("(raised in callback {})".format(where))
-    logger.error("Exception in callback {}: {}: {}".format(where, type(exc).__name__, exc))
+        exc.add_note(f"(raised in callback {where})")
+    logger.error(f"Exception in callback {where}: {type(exc).__name__}: {exc}")
 
 
 class Callback:
@@ -224,11 +224,11 @@ class Callback:
                 tensors.append(get_op_or_tensor_by_name(name, self.graph))
             except UnknownNameError as e:
                 if tower is None:
-                    raise UnknownNameError("{}: {}".format(self, e)) from None
+                    raise UnknownNameError(f"{self}: {e}") from None
                 try:
                     tensors.append(tower.get_tensor(name))
                 except UnknownNameError:
-                    raise UnknownNameError("{}: {}".format(self, e)) from None
+                    raise UnknownNameError(f"{self}: {e}") from None
         return tensors
 
     def _normalize_run_args(self, fetches):
@@ -252,9 +252,8 @@ class Callback:
         if isinstance(fetches, dict):
             return {k: self._resolve_fetches(v) for k, v in fetches.items()}
         raise TypeError(
-            "{}._before_run returned {!r} ({}); return None, a tensor/op/name, a list or dict of "
-            "them, or tf.compat.v1.train.SessionRunArgs.".format(self, fetches,
-                                                                type(fetches).__name__))
+            f"{self}._before_run returned {fetches!r} ({type(fetches).__name__}); return None, a tensor/op/name, a list or dict of "
+            "them, or tf.compat.v1.train.SessionRunArgs.")
 
     def __str__(self):
         return type(self).__name__
@@ -273,7 +272,7 @@ class ProxyCallback(Callback):
 
     def __init__(self, cb):
         if not isinstance(cb, Callback):
-            raise TypeError("{} wraps a Callback, got {!r}.".format(type(self).__name__, cb))
+            raise TypeError(f"{type(self).__name__} wraps a Callback, got {cb!r}.")
         self.cb = cb
         self._chief_only = cb.chief_only
 
@@ -320,7 +319,7 @@ class ProxyCallback(Callback):
         self.cb.load_state_dict(state)
 
     def __str__(self):
-        return "{}({})".format(type(self).__name__, self.cb)
+        return f"{type(self).__name__}({self.cb})"
 
     __repr__ = __str__
 

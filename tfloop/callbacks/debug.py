@@ -60,9 +60,9 @@ class InjectShell(Callback):
 
     def __init__(self, file="INJECT_SHELL.tmp", shell="ipython"):
         if not isinstance(file, (str, os.PathLike)) or not str(file):
-            raise ValueError("InjectShell needs a file name, got {!r}.".format(file))
+            raise ValueError(f"InjectShell needs a file name, got {file!r}.")
         if shell not in _SHELLS:
-            raise ValueError("InjectShell shell must be one of {}, got {!r}.".format(_SHELLS, shell))
+            raise ValueError(f"InjectShell shell must be one of {_SHELLS}, got {shell!r}.")
         self._file = os.fspath(file)
         self._shell = shell
         self.path = None
@@ -75,9 +75,9 @@ class InjectShell(Callback):
         log_dir = logger.get_logger_dir()
         if log_dir is None:
             raise ValueError(
-                "InjectShell watches {!r} in the log directory, but no log directory is set: call "
+                f"InjectShell watches {self._file!r} in the log directory, but no log directory is set: call "
                 "logger.set_logger_dir(...) first, or give an absolute path, e.g. "
-                "InjectShell(file='/home/me/INJECT_SHELL.tmp').".format(self._file))
+                "InjectShell(file='/home/me/INJECT_SHELL.tmp').")
         return os.path.abspath(os.path.join(log_dir, self._file))
 
     def _setup_graph(self):
@@ -95,8 +95,7 @@ class InjectShell(Callback):
             logger.warning("InjectShell: IPython is not installed (pip install ipython); pdb will "
                            "open instead.")
             self._shell = "pdb"
-        logger.info("InjectShell: create {} to open the {} shell at the next trigger.".format(
-            self.path, self._shell))
+        logger.info(f"InjectShell: create {self.path} to open the {self._shell} shell at the next trigger.")
 
     def _take_request(self):
         """Whether the file asks for a shell now; the file is consumed. Never raises."""
@@ -105,33 +104,32 @@ class InjectShell(Callback):
         except FileNotFoundError:
             return False
         except OSError as e:
-            self._warn_once("stat", "cannot look at {} ({}); ignored.".format(self.path, e))
+            self._warn_once("stat", f"cannot look at {self.path} ({e}); ignored.")
             return False
         if not stat.S_ISREG(mode):
-            self._warn_once("kind", "{} is not a regular file (a directory, a FIFO ...); it is "
-                            "ignored. Create a plain file to open a shell.".format(self.path))
+            self._warn_once("kind", f"{self.path} is not a regular file (a directory, a FIFO ...); it is "
+                            "ignored. Create a plain file to open a shell.")
             return False
         try:
             os.remove(self.path)
         except FileNotFoundError:
             return False
         except OSError as e:
-            self._warn_once("remove", "found {} but cannot remove it ({}), so no shell opens "
-                            "(it would open again at every trigger).".format(self.path, e))
+            self._warn_once("remove", f"found {self.path} but cannot remove it ({e}), so no shell opens "
+                            "(it would open again at every trigger).")
             return False
         if not stdin_is_terminal():
-            self._warn_once("tty", "found {} at global step {}, but stdin is not a terminal, so "
+            self._warn_once("tty", f"found {self.path} at global step {self.global_step}, but stdin is not a terminal, so "
                             "no shell can be used; training goes on. Run training in a terminal "
-                            "to use InjectShell.".format(self.path, self.global_step))
+                            "to use InjectShell.")
             return False
         return True
 
     def _trigger(self):
         if not self._take_request():
             return
-        logger.info("InjectShell: found {} at global step {}: opening a {} shell with `trainer` and "
-                    "`self` in scope; exit the shell to resume training.".format(
-                        self.path, self.global_step, self._shell))
+        logger.info(f"InjectShell: found {self.path} at global step {self.global_step}: opening a {self._shell} shell with `trainer` and "
+                    "`self` in scope; exit the shell to resume training.")
         try:
             self.open_shell()
         except bdb.BdbQuit:
@@ -160,7 +158,7 @@ class InjectShell(Callback):
             try:
                 os.remove(self.path)
             except OSError as e:
-                self._warn_once("remove", "cannot remove {} ({}).".format(self.path, e))
+                self._warn_once("remove", f"cannot remove {self.path} ({e}).")
 
     def __str__(self):
-        return "InjectShell({!r}, shell={!r})".format(self._file, self._shell)
+        return f"InjectShell({self._file!r}, shell={self._shell!r})"

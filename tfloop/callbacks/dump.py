@@ -27,7 +27,7 @@ def encode_png(image):
         image = image[:, :, np.newaxis]
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPES:
         raise ValueError("encode_png needs a uint8 image of shape HW or HWC with 1, 3 or 4 channels, "
-                         "got {} of shape {}.".format(image.dtype, image.shape))
+                         f"got {image.dtype} of shape {image.shape}.")
     height, width, channels = image.shape
     rows = np.ascontiguousarray(image).reshape(height, width * channels)
     raw = np.concatenate([np.zeros((height, 1), np.uint8), rows], axis=1).tobytes()
@@ -44,8 +44,8 @@ def encode_png(image):
 def _require_log_dir(callback):
     log_dir = logger.get_logger_dir()
     if log_dir is None:
-        raise ValueError("{} writes into the log directory, but none is set: call "
-                         "tfloop.logger.set_logger_dir(...) before training.".format(callback))
+        raise ValueError(f"{callback} writes into the log directory, but none is set: call "
+                         "tfloop.logger.set_logger_dir(...) before training.")
     return log_dir
 
 
@@ -69,8 +69,7 @@ class _StepDumper(Callback):
         try:
             self._dump(values.results)
         except OSError as e:
-            logger.error("{} could not write its dump at global step {}: {}".format(
-                self, self.global_step, e))
+            logger.error(f"{self} could not write its dump at global step {self.global_step}: {e}")
 
 
 class DumpTensors(_StepDumper):
@@ -97,9 +96,9 @@ class DumpTensors(_StepDumper):
             names = [names]
         names = list(names)
         if not names or not all(isinstance(n, str) and n for n in names):
-            raise ValueError("DumpTensors needs a list of tensor names, got {!r}.".format(names))
+            raise ValueError(f"DumpTensors needs a list of tensor names, got {names!r}.")
         if len(set(names)) != len(names):
-            raise ValueError("DumpTensors names must be unique, got {!r}.".format(names))
+            raise ValueError(f"DumpTensors names must be unique, got {names!r}.")
         self.names = names
 
     def _setup_graph(self):
@@ -109,11 +108,11 @@ class DumpTensors(_StepDumper):
     def _dump(self, results):
         buffer = io.BytesIO()
         np.savez(buffer, **dict(zip(self.names, results)))
-        atomic_write(os.path.join(self.log_dir, "DumpTensor-{}.npz".format(self.global_step)),
+        atomic_write(os.path.join(self.log_dir, f"DumpTensor-{self.global_step}.npz"),
                      buffer.getvalue())
 
     def __str__(self):
-        return "DumpTensors({})".format(self.names)
+        return f"DumpTensors({self.names})"
 
 
 class DumpTensorAsImage(_StepDumper):
@@ -139,15 +138,15 @@ class DumpTensorAsImage(_StepDumper):
     def __init__(self, name, prefix=None, map_func=None, scale=255, every_step=False):
         super().__init__(every_step)
         if not isinstance(name, str) or not name:
-            raise ValueError("DumpTensorAsImage needs a tensor name, got {!r}.".format(name))
+            raise ValueError(f"DumpTensorAsImage needs a tensor name, got {name!r}.")
         if map_func is not None and not callable(map_func):
-            raise TypeError("DumpTensorAsImage map_func must be callable, got {!r}.".format(map_func))
+            raise TypeError(f"DumpTensorAsImage map_func must be callable, got {map_func!r}.")
         if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-            raise ValueError("DumpTensorAsImage scale must be a number, got {!r}.".format(scale))
+            raise ValueError(f"DumpTensorAsImage scale must be a number, got {scale!r}.")
         self.name = name
         self.prefix = prefix or get_op_tensor_name(name)[0].replace("/", "_")
         if os.sep in self.prefix:
-            raise ValueError("DumpTensorAsImage prefix must be a file name, got {!r}.".format(prefix))
+            raise ValueError(f"DumpTensorAsImage prefix must be a file name, got {prefix!r}.")
         self.map_func = map_func
         self.scale = scale
 
@@ -176,9 +175,8 @@ class DumpTensorAsImage(_StepDumper):
     def _dump(self, value):
         images, batch = self._to_images(value)
         for i, im in enumerate(images):
-            suffix = "-{}".format(i) if batch else ""
-            path = os.path.join(self.log_dir, "{}-{}{}.png".format(self.prefix, self.global_step,
-                                                                   suffix))
+            suffix = f"-{i}" if batch else ""
+            path = os.path.join(self.log_dir, f"{self.prefix}-{self.global_step}{suffix}.png")
             atomic_write(path, encode_png(im))
         if len({im.shape for im in images}) == 1:
             self.trainer.monitors.put_image(self.prefix, np.stack(images))
@@ -187,7 +185,7 @@ class DumpTensorAsImage(_StepDumper):
                 self.trainer.monitors.put_image(self.prefix, im)
 
     def __str__(self):
-        return "DumpTensorAsImage({!r})".format(self.name)
+        return f"DumpTensorAsImage({self.name!r})"
 
 
 DumpTensor = DumpTensors  # tensorpack's other name

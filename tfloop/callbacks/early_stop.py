@@ -35,7 +35,7 @@ class EarlyStopping(StatMonitorCallback):
     def __init__(self, monitor_stat, mode="min", patience=0, min_delta=0.0):
         super().__init__(monitor_stat, mode=mode, min_delta=min_delta)
         if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
-            raise ValueError("patience must be an int >= 0, got {!r}.".format(patience))
+            raise ValueError(f"patience must be an int >= 0, got {patience!r}.")
         self.patience = patience
         self.wait = 0
         self._triggered = False
@@ -58,11 +58,9 @@ class EarlyStopping(StatMonitorCallback):
             self.wait += 1
             if self.wait > self.patience:
                 raise StopTraining(
-                    "EarlyStopping: {!r} has not improved on its best {} (global step {}) by more "
-                    "than min_delta={} for {} value(s) in a row, more than patience={}; the latest "
-                    "is {} at global step {}.".format(self.stat, self.best, self.best_step,
-                                                       self.min_delta, self.wait, self.patience,
-                                                       value, step))
+                    f"EarlyStopping: {self.stat!r} has not improved on its best {self.best} (global step {self.best_step}) by more "
+                    f"than min_delta={self.min_delta} for {self.wait} value(s) in a row, more than patience={self.patience}; the latest "
+                    f"is {value} at global step {step}.")
 
     def _state_dict(self):
         state = super()._state_dict()

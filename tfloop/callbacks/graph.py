@@ -42,7 +42,7 @@ class RunOp(Callback):
         if isinstance(self._op, tf.Tensor):
             self._op = self._op.op
         if not isinstance(self._op, tf.Operation):
-            raise TypeError("RunOp needs an op; the setup function returned {!r}.".format(self._op))
+            raise TypeError(f"RunOp needs an op; the setup function returned {self._op!r}.")
         self._run_args = tfv1.train.SessionRunArgs(fetches=self._op)
 
     def overrides(self, method):
@@ -52,7 +52,7 @@ class RunOp(Callback):
 
     def _run(self):
         if self.verbose:
-            logger.info("Running op {} ...".format(self._op.name))
+            logger.info(f"Running op {self._op.name} ...")
         self.trainer.sess.run(self._op)
 
     def _before_train(self):
@@ -85,8 +85,7 @@ class RunUpdateOps(RunOp):
         ops = tfv1.get_collection(self._collection)
         self.run_step = bool(ops)
         if ops:
-            logger.info("Running {} op(s) of collection {} with every step.".format(
-                len(ops), self._collection))
+            logger.info(f"Running {len(ops)} op(s) of collection {self._collection} with every step.")
         return tf.group(*ops, name="update_ops")
 
 
@@ -103,7 +102,7 @@ class ProcessTensors(Callback):
 
     def __init__(self, names, fn):
         if isinstance(names, str):
-            raise TypeError("ProcessTensors takes a list of names, got the string {!r}.".format(names))
+            raise TypeError(f"ProcessTensors takes a list of names, got the string {names!r}.")
         self._names = list(names)
         self._fn = fn
 

@@ -22,8 +22,7 @@ class Callbacks(Callback):
     def __init__(self, callbacks):
         for cb in callbacks:
             if not isinstance(cb, Callback):
-                raise TypeError("Every callback must be a tfloop Callback; got {!r} ({}).".format(
-                    cb, type(cb).__name__))
+                raise TypeError(f"Every callback must be a tfloop Callback; got {cb!r} ({type(cb).__name__}).")
         self.cbs = list(callbacks)
         self._step_cbs = []
         self.run_hooks = []

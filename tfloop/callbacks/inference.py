@@ -27,11 +27,10 @@ def _as_name_list(names, what):
     try:
         names = list(names)
     except TypeError:
-        raise TypeError("{} must be a tensor name or a list of names, got {!r}.".format(
-            what, names)) from None
+        raise TypeError(f"{what} must be a tensor name or a list of names, got {names!r}.") from None
     bad = [n for n in names if not isinstance(n, str) or not n]
     if bad or not names:
-        raise TypeError("{} must be non-empty tensor names, got {!r}.".format(what, names))
+        raise TypeError(f"{what} must be non-empty tensor names, got {names!r}.")
     return names
 
 
@@ -79,7 +78,7 @@ class Inferencer:
 
     def get_fetches(self):
         """The names of the tensors to fetch for every batch, relative to the inference tower."""
-        return _as_name_list(self._get_fetches(), "{}._get_fetches()".format(self))
+        return _as_name_list(self._get_fetches(), f"{self}._get_fetches()")
 
     def on_fetches(self, results, batch_size):
         """Receive the values of :meth:`get_fetches` for one batch, and that batch's size."""
@@ -92,14 +91,14 @@ class Inferencer:
         if stats is None:
             return {}
         if not isinstance(stats, dict):
-            raise TypeError("{}._after_inference() must return a dict of name -> scalar or None, "
-                            "got {!r}.".format(self, stats))
+            raise TypeError(f"{self}._after_inference() must return a dict of name -> scalar or None, "
+                            f"got {stats!r}.")
         checked = {}
         for name, value in stats.items():
             if not isinstance(name, str) or np.ndim(value) != 0 or \
                     not isinstance(np.asarray(value).item(), numbers.Real):
-                raise TypeError("{}._after_inference() returned {!r}: {!r} for a stat; stats "
-                                "must be named real scalars.".format(self, name, value))
+                raise TypeError(f"{self}._after_inference() returned {name!r}: {value!r} for a stat; stats "
+                                "must be named real scalars.")
             checked[name] = float(np.asarray(value).item())
         return checked
 
@@ -111,8 +110,7 @@ class Inferencer:
         """Reset the statistics."""
 
     def _get_fetches(self):
-        raise TypeError("{} must define _get_fetches() returning tensor names.".format(
-            type(self).__name__))
+        raise TypeError(f"{type(self).__name__} must define _get_fetches() returning tensor names.")
 
     def _on_fetches(self, results):
         """Accumulate ``results``: numpy values, one per name of :meth:`get_fetches`."""
@@ -125,12 +123,12 @@ class Inferencer:
         try:
             tensor = tower.get_tensor(name)
         except UnknownNameError:
-            raise UnknownNameError("{} asked for {!r}, which is not in the inference tower {!r}.{}"
-                                   .format(self, name, tower.name, _close_matches(tower, name))) \
+            raise UnknownNameError(f"{self} asked for {name!r}, which is not in the inference tower {tower.name!r}.{_close_matches(tower, name)}"
+                                   ) \
                 from None
         if not isinstance(tensor, tf.Tensor):
-            raise TypeError("{} asked for {!r}, which is the op {} without outputs; fetch a tensor."
-                            .format(self, name, tensor.name))
+            raise TypeError(f"{self} asked for {name!r}, which is the op {tensor.name} without outputs; fetch a tensor."
+                            )
         return tensor
 
     def __str__(self):
@@ -180,7 +178,7 @@ class ScalarStats(Inferencer):
     def __init__(self, names, prefix="validation"):
         self.names = _as_name_list(names, "ScalarStats names")
         if not isinstance(prefix, str):
-            raise TypeError("ScalarStats prefix must be a string, got {!r}.".format(prefix))
+            raise TypeError(f"ScalarStats prefix must be a string, got {prefix!r}.")
         self.prefix = prefix
 
     def _get_fetches(self):
@@ -206,10 +204,10 @@ class ScalarStats(Inferencer):
 
     def _stat_name(self, name):
         name = get_op_tensor_name(name)[0]
-        return "{}_{}".format(self.prefix, name) if self.prefix else name
+        return f"{self.prefix}_{name}" if self.prefix else name
 
     def __str__(self):
-        return "ScalarStats({})".format(self.names)
+        return f"ScalarStats({self.names})"
 
 
 class ClassificationError(Inferencer):
@@ -233,8 +231,8 @@ class ClassificationError(Inferencer):
     def __init__(self, wrong_tensor_name="incorrect_vector", summary_name="validation_error"):
         self.wrong_tensor_name = _as_name_list(wrong_tensor_name, "ClassificationError tensor")[0]
         if not isinstance(summary_name, str) or not summary_name:
-            raise TypeError("ClassificationError summary_name must be a non-empty string, got {!r}."
-                            .format(summary_name))
+            raise TypeError(f"ClassificationError summary_name must be a non-empty string, got {summary_name!r}."
+                            )
         self.summary_name = summary_name
 
     def _get_fetches(self):
@@ -256,12 +254,12 @@ class ClassificationError(Inferencer):
 
     def _after_inference(self):
         if self._total == 0:
-            raise ValueError("{} saw no examples in this pass: every batch of {!r} was empty."
-                             .format(self, self.wrong_tensor_name))
+            raise ValueError(f"{self} saw no examples in this pass: every batch of {self.wrong_tensor_name!r} was empty."
+                             )
         return {self.summary_name: self._wrong / self._total}
 
     def __str__(self):
-        return "ClassificationError({!r}, {!r})".format(self.wrong_tensor_name, self.summary_name)
+        return f"ClassificationError({self.wrong_tensor_name!r}, {self.summary_name!r})"
 
 
 class BinaryClassificationStats(Inferencer):
@@ -285,8 +283,7 @@ class BinaryClassificationStats(Inferencer):
         self.pred_tensor_name, self.label_tensor_name = _as_name_list(
             [pred_tensor_name, label_tensor_name], "BinaryClassificationStats tensors")
         if not isinstance(prefix, str):
-            raise TypeError("BinaryClassificationStats prefix must be a string, got {!r}.".format(
-                prefix))
+            raise TypeError(f"BinaryClassificationStats prefix must be a string, got {prefix!r}.")
         self.prefix = prefix
 
     def _get_fetches(self):
@@ -305,25 +302,23 @@ class BinaryClassificationStats(Inferencer):
         _check_value_rank(self, name, value, 1)
         value = np.asarray(value)
         if not np.isin(value, (0, 1)).all():
-            raise ValueError("{} needs 0/1 values for {!r}, got {}: threshold scores first, e.g. "
-                             "tf.cast(prob > 0.5, tf.int32).".format(
-                                 self, name, np.unique(value)[:5].tolist()))
+            raise ValueError(f"{self} needs 0/1 values for {name!r}, got {np.unique(value)[:5].tolist()}: threshold scores first, e.g. "
+                             "tf.cast(prob > 0.5, tf.int32).")
         return value.astype(bool)
 
     def _on_fetches(self, results):
         pred = self._binary(self.pred_tensor_name, results[0])
         label = self._binary(self.label_tensor_name, results[1])
         if pred.shape != label.shape:
-            raise ValueError("{}: predictions have shape {} but labels {}.".format(
-                self, pred.shape, label.shape))
+            raise ValueError(f"{self}: predictions have shape {pred.shape} but labels {label.shape}.")
         self._true_pos += int(np.sum(pred & label))
         self._pred_pos += int(np.sum(pred))
         self._label_pos += int(np.sum(label))
 
     def _ratio(self, what, numerator, denominator):
         if denominator == 0:
-            logger.warning("{}: {} is undefined (nothing to divide by in this pass); using 0.0."
-                           .format(self, what))
+            logger.warning(f"{self}: {what} is undefined (nothing to divide by in this pass); using 0.0."
+                           )
             return 0.0
         return numerator / denominator
 
@@ -334,5 +329,4 @@ class BinaryClassificationStats(Inferencer):
         }
 
     def __str__(self):
-        return "BinaryClassificationStats({!r}, {!r})".format(self.pred_tensor_name,
-                                                              self.label_tensor_name)
+        return f"BinaryClassificationStats({self.pred_tensor_name!r}, {self.label_tensor_name!r})"

@@ -27,28 +27,28 @@ def _as_inference_input(data):
     """The InputSource for one finite pass over ``data`` per trigger."""
     if isinstance(data, dataset_input.DatasetInput):
         if data.repeat:
-            raise ValueError("InferenceRunner runs exactly one pass over its input, but {} "
+            raise ValueError(f"InferenceRunner runs exactly one pass over its input, but {data} "
                              "repeats: give DatasetInput(make_dataset, repeat=False), or just "
                              "make_dataset."
-                             .format(data))
+                             )
         return data
     if isinstance(data, feed_input.FeedInput):
         return data
     if isinstance(data, InputSource):
         raise TypeError("InferenceRunner needs an input with an end (a function building a "
                         "tf.data.Dataset, DatasetInput(..., repeat=False), FeedInput or an "
-                        "iterable of datapoints), got {}.".format(data))
+                        f"iterable of datapoints), got {data}.")
     if isinstance(data, tf.data.Dataset) or callable(data):
         return dataset_input.DatasetInput(data, repeat=False)
     try:
         iterator = iter(data)
     except TypeError:
         raise TypeError("InferenceRunner's input must be a function building a tf.data.Dataset, "
-                        "an InputSource, or an iterable of datapoints; got {!r}.".format(data)) \
+                        f"an InputSource, or an iterable of datapoints; got {data!r}.") \
             from None
     if iterator is data:
-        raise TypeError("InferenceRunner's input {!r} is a one-shot iterator, but every trigger "
-                        "needs a new pass: give a list or another re-iterable object.".format(data))
+        raise TypeError(f"InferenceRunner's input {data!r} is a one-shot iterator, but every trigger "
+                        "needs a new pass: give a list or another re-iterable object.")
     return feed_input.FeedInput(data)
 
 

@@ -89,8 +89,8 @@ class PeakMemoryTracker(Callback):
             match = _GPU_DEVICE.fullmatch(device) if isinstance(device, str) else None
             if match is None:
                 raise ValueError("PeakMemoryTracker devices are GPUs such as '/gpu:0' or 'GPU:1'; "
-                                 "got {!r}.".format(device))
-            self.devices.append("GPU:{}".format(match.group(1)))
+                                 f"got {device!r}.")
+            self.devices.append(f"GPU:{match.group(1)}")
 
     def _before_train(self):
         if not tf.config.list_physical_devices("GPU"):
@@ -102,7 +102,7 @@ class PeakMemoryTracker(Callback):
             try:
                 tf.config.experimental.reset_memory_stats(device)
             except (ValueError, RuntimeError) as e:
-                logger.warning("PeakMemoryTracker: no memory statistics for {}: {}".format(device, e))
+                logger.warning(f"PeakMemoryTracker: no memory statistics for {device}: {e}")
                 continue
             usable.append(device)
         self.devices = usable

@@ -38,7 +38,7 @@ class NaNLossError(NonFiniteError):
 def _describe(name, nan, inf, size):
     if size == 1:
         return "{} is {}".format(name, "NaN" if nan else "Inf")
-    return "{} has {} NaN and {} Inf among its {} values".format(name, nan, inf, size)
+    return f"{name} has {nan} NaN and {inf} Inf among its {size} values"
 
 
 class _FiniteCheck(Callback):
@@ -56,8 +56,7 @@ class _FiniteCheck(Callback):
                 names = [names]
             names = list(names)
             if not names or not all(isinstance(n, str) and n for n in names):
-                raise ValueError("{} needs a list of tensor or variable names, got {!r}.".format(
-                    type(self).__name__, names))
+                raise ValueError(f"{type(self).__name__} needs a list of tensor or variable names, got {names!r}.")
         self._names = names
 
     def _named_tensors(self):
@@ -129,7 +128,7 @@ class TerminateOnNaN(_FiniteCheck):
             return [("cost", self.get_tensors_maybe_in_tower(["cost"])[0])]
         except UnknownNameError as e:
             raise UnknownNameError("TerminateOnNaN found no loss to check: the trainer has no "
-                                   "training tower and {}. Pass names=[...].".format(e)) from None
+                                   f"training tower and {e}. Pass names=[...].") from None
 
     def _message(self, bad):
         return ("Training stopped at global step {} (epoch {}): the loss {}. Lower the learning "

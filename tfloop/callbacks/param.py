@@ -47,14 +47,14 @@ class HyperParam:
 
     def set_value(self, value):
         """Change the parameter to ``value``."""
-        raise NotImplementedError("{} must implement set_value(value).".format(type(self).__name__))
+        raise NotImplementedError(f"{type(self).__name__} must implement set_value(value).")
 
     def get_value(self):
         """The parameter's current value."""
-        raise NotImplementedError("{} must implement get_value().".format(type(self).__name__))
+        raise NotImplementedError(f"{type(self).__name__} must implement get_value().")
 
     def __str__(self):
-        return "{}({!r})".format(type(self).__name__, self.readable_name)
+        return f"{type(self).__name__}({self.readable_name!r})"
 
     __repr__ = __str__
 
@@ -74,9 +74,9 @@ def _find_variable(var_name, graph):
     close = difflib.get_close_matches(var_name, [v.name for v in variables], n=5, cutoff=0.5)
     hint = " Close matches: {}.".format(", ".join(close)) if close else ""
     raise UnknownNameError(
-        "No variable named {!r} in the graph.{} A hyper-parameter must be a variable, e.g. "
+        f"No variable named {var_name!r} in the graph.{hint} A hyper-parameter must be a variable, e.g. "
         "tf.compat.v1.get_variable('learning_rate', initializer=0.1, trainable=False) in "
-        "optimizer().".format(var_name, hint))
+        "optimizer().")
 
 
 class GraphVarParam(HyperParam):
@@ -96,7 +96,7 @@ class GraphVarParam(HyperParam):
     def __init__(self, name, shape=()):
         if not isinstance(name, str) or not name:
             raise ValueError("GraphVarParam needs a variable name such as 'learning_rate', "
-                             "got {!r}.".format(name))
+                             f"got {name!r}.")
         self.name = name
         self.shape = tf.TensorShape(shape)
         self.readable_name, self.var_name = get_op_tensor_name(name)
@@ -105,16 +105,15 @@ class GraphVarParam(HyperParam):
     def setup_graph(self):
         found = _find_variable(self.var_name, tfv1.get_default_graph())
         if found is tfv1.train.get_global_step(found.graph):
-            raise ValueError("{}: {} is the global step, the count of training steps that the "
+            raise ValueError(f"{self}: {found.name} is the global step, the count of training steps that the "
                              "trainer keeps; it cannot be set as a hyper-parameter. Schedule a "
-                             "variable of your own (e.g. 'learning_rate').".format(self, found.name))
+                             "variable of your own (e.g. 'learning_rate').")
         if not self.shape.is_compatible_with(found.shape):
-            raise ValueError("{}: the variable {} has shape {}, not the shape {} given.".format(
-                self, found.name, found.shape, self.shape))
+            raise ValueError(f"{self}: the variable {found.name} has shape {found.shape}, not the shape {self.shape} given.")
         dtype = found.dtype.base_dtype
         if not (dtype.is_floating or dtype.is_integer):
-            raise TypeError("{}: the variable {} is of dtype {}; only number variables can be set."
-                            .format(self, found.name, dtype.name))
+            raise TypeError(f"{self}: the variable {found.name} is of dtype {dtype.name}; only number variables can be set."
+                            )
         self.var = found
         self._placeholder = tfv1.placeholder(dtype, found.shape, name="value")
         self._assign_op = found.assign(self._placeholder, read_value=False)
@@ -133,7 +132,7 @@ class GraphVarParam(HyperParam):
 
     def _check_setup(self):
         if self.var is None:
-            raise RuntimeError("{}.setup_graph() was not called yet.".format(self))
+            raise RuntimeError(f"{self}.setup_graph() was not called yet.")
 
     def check_value(self, value) -> np.ndarray:
         """``value`` as an array of the variable's dtype and shape.
@@ -151,17 +150,14 @@ class GraphVarParam(HyperParam):
         except (TypeError, ValueError, OverflowError):
             array = None
         if array is None or not self.var.shape.is_compatible_with(array.shape):
-            raise ValueError("{} cannot take the value {!r}: it needs a {} of shape {}.".format(
-                self, value, dtype.name, self.var.shape))
+            raise ValueError(f"{self} cannot take the value {value!r}: it needs a {dtype.name} of shape {self.var.shape}.")
         if not np.isfinite(wide).all():
-            raise ValueError("{} cannot take the value {!r}: a hyper-parameter must be finite "
-                             "(a NaN or infinite value would turn the weights into NaN).".format(
-                                 self, value))
+            raise ValueError(f"{self} cannot take the value {value!r}: a hyper-parameter must be finite "
+                             "(a NaN or infinite value would turn the weights into NaN).")
         info = np.finfo(array.dtype) if dtype.is_floating else np.iinfo(array.dtype)
         if (np.abs(wide) > info.max).any():
-            raise ValueError("{} cannot take the value {!r}: it does not fit the variable's dtype "
-                             "{} (largest magnitude {:.4g}); use a smaller value.".format(
-                                 self, value, dtype.name, float(info.max)))
+            raise ValueError(f"{self} cannot take the value {value!r}: it does not fit the variable's dtype "
+                             f"{dtype.name} (largest magnitude {float(info.max):.4g}); use a smaller value.")
         return array
 
     def set_value(self, value):
@@ -187,15 +183,14 @@ class ObjAttrParam(HyperParam):
 
     def __init__(self, obj, attr, readable_name=None):
         if not isinstance(attr, str) or not attr:
-            raise ValueError("ObjAttrParam needs an attribute name, got {!r}.".format(attr))
+            raise ValueError(f"ObjAttrParam needs an attribute name, got {attr!r}.")
         self.obj = obj
         self.attr = attr
         self.readable_name = attr if readable_name is None else str(readable_name)
 
     def setup_graph(self):
         if not hasattr(self.obj, self.attr):
-            raise AttributeError("{}: {!r} has no attribute {!r} to set.".format(
-                self, self.obj, self.attr))
+            raise AttributeError(f"{self}: {self.obj!r} has no attribute {self.attr!r} to set.")
 
     def set_value(self, value):
         setattr(self.obj, self.attr, value)
@@ -221,7 +216,7 @@ def _same_value(a, b):
 
 def _describe(value):
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return "{:.6g}".format(value)
+        return f"{value:.6g}"
     return repr(value)
 
 
@@ -231,7 +226,7 @@ def as_hyper_param(param):
         return GraphVarParam(param)
     if not isinstance(param, HyperParam):
         raise TypeError("param must be a variable name (e.g. 'learning_rate') or a HyperParam "
-                        "(GraphVarParam, ObjAttrParam), got {!r}.".format(param))
+                        f"(GraphVarParam, ObjAttrParam), got {param!r}.")
     return param
 
 
@@ -274,8 +269,7 @@ class HyperParamSetter(Callback):
 
     def _get_value_to_set(self):
         """The value the parameter should have now, or None to leave it unchanged."""
-        raise NotImplementedError("{} must implement _get_value_to_set().".format(
-            type(self).__name__))
+        raise NotImplementedError(f"{type(self).__name__} must implement _get_value_to_set().")
 
     def get_value_to_set(self):
         """The value the parameter should have now, or None to leave it unchanged."""
@@ -312,10 +306,8 @@ class HyperParamSetter(Callback):
         value = _to_python(value)
         if self.epoch_num != self._last_logged_epoch:
             self._last_logged_epoch = self.epoch_num
-            was = "" if self._last_value is None else " (was {})".format(
-                _describe(self._last_value))
-            logger.info("{}: {} = {} at global step {}{}.".format(
-                self, self.param.readable_name, _describe(value), self.global_step, was))
+            was = "" if self._last_value is None else f" (was {_describe(self._last_value)})"
+            logger.info(f"{self}: {self.param.readable_name} = {_describe(value)} at global step {self.global_step}{was}.")
         self._last_value = value
         if self._in_epoch:
             self._put(value)
@@ -332,6 +324,6 @@ class HyperParamSetter(Callback):
         self._last_value = state.get("last_value")
 
     def __str__(self):
-        return "{}({!r})".format(type(self).__name__, self.param.readable_name)
+        return f"{type(self).__name__}({self.param.readable_name!r})"
 
     __repr__ = __str__

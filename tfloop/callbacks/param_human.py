@@ -40,7 +40,7 @@ def parse_hyper_file(text):
         try:
             number_value = float(value)
         except ValueError:
-            problems.append((number, line, "{!r} is not a number".format(value.strip())))
+            problems.append((number, line, f"{value.strip()!r} is not a number"))
             continue
         if not math.isfinite(number_value):
             problems.append((number, line, "the value must be finite"))
@@ -75,8 +75,7 @@ class HumanHyperParamSetter(HyperParamSetter):
     def __init__(self, param, file_name="hyper.txt"):
         super().__init__(param)
         if not isinstance(file_name, str) or not file_name:
-            raise ValueError("file_name must be a file name such as 'hyper.txt', got {!r}.".format(
-                file_name))
+            raise ValueError(f"file_name must be a file name such as 'hyper.txt', got {file_name!r}.")
         self.file_name = file_name
         self.path = None
         self._warned_about = None
@@ -84,8 +83,7 @@ class HumanHyperParamSetter(HyperParamSetter):
     def _setup_graph(self):
         super()._setup_graph()
         self.path = self._resolve_path()
-        logger.info("{}: write '{}:<value>' to {} to change it during training.".format(
-            self, self.param.readable_name, self.path))
+        logger.info(f"{self}: write '{self.param.readable_name}:<value>' to {self.path} to change it during training.")
 
     def _resolve_path(self):
         if os.path.isabs(self.file_name):
@@ -93,9 +91,8 @@ class HumanHyperParamSetter(HyperParamSetter):
         log_dir = logger.get_logger_dir()
         if log_dir is None:
             raise ValueError(
-                "{} reads {!r} from the log directory, but no log directory is set: call "
-                "logger.set_logger_dir(...) first, or pass an absolute path as file_name.".format(
-                    self, self.file_name))
+                f"{self} reads {self.file_name!r} from the log directory, but no log directory is set: call "
+                "logger.set_logger_dir(...) first, or pass an absolute path as file_name.")
         return os.path.join(log_dir, self.file_name)
 
     def _read(self):
@@ -106,21 +103,18 @@ class HumanHyperParamSetter(HyperParamSetter):
         except FileNotFoundError:
             return None
         except OSError as e:
-            self._warn_once(str(e), ["{}: cannot read {}: {}; the value stays as it is.".format(
-                self, self.path, e)])
+            self._warn_once(str(e), [f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
             return None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 self._warn_once("not a file", [
-                    "{}: {} is not a regular file (a FIFO, a directory or a device), so it is not "
-                    "read; the value stays as it is. Write a plain text file there.".format(
-                        self, self.path)])
+                    f"{self}: {self.path} is not a regular file (a FIFO, a directory or a device), so it is not "
+                    "read; the value stays as it is. Write a plain text file there."])
                 return None
             with os.fdopen(fd, encoding="utf-8", closefd=False) as f:
                 return f.read()
         except (OSError, UnicodeDecodeError) as e:
-            self._warn_once(str(e), ["{}: cannot read {}: {}; the value stays as it is.".format(
-                self, self.path, e)])
+            self._warn_once(str(e), [f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
             return None
         finally:
             os.close(fd)
@@ -138,19 +132,16 @@ class HumanHyperParamSetter(HyperParamSetter):
             return None
         values, problems, names = parse_hyper_file(text)
         name = self.param.readable_name
-        messages = ["{}: {} line {}: {!r} ignored: {}; write lines like '{}:0.01'.".format(
-            self, self.path, number, line, reason, name) for number, line, reason in problems]
+        messages = [f"{self}: {self.path} line {number}: {line!r} ignored: {reason}; write lines like '{name}:0.01'." for number, line, reason in problems]
         if name not in names:
-            messages.append("{}: {} has no line '{}:<value>'; the value stays as it is.".format(
-                self, self.path, name))
+            messages.append(f"{self}: {self.path} has no line '{name}:<value>'; the value stays as it is.")
         value = values.get(name)
         check = getattr(self.param, "check_value", None)
         if value is not None and check is not None:
             try:
                 check(value)
             except ValueError as e:
-                messages.append("{}: {} line '{}:{!r}' ignored: {}".format(
-                    self, self.path, name, value, e))
+                messages.append(f"{self}: {self.path} line '{name}:{value!r}' ignored: {e}")
                 value = None
         if messages:
             self._warn_once(text, messages)
@@ -185,16 +176,16 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
     def __init__(self, param, stat_name, value_func, threshold, last_k, reverse=False):
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or \
                 not threshold >= 0:
-            raise ValueError("threshold must be a number >= 0, got {!r}.".format(threshold))
+            raise ValueError(f"threshold must be a number >= 0, got {threshold!r}.")
         HyperParamSetter.__init__(self, param)
         StatMonitorCallback.__init__(self, stat_name, mode="max" if reverse else "min",
                                      min_delta=threshold)
         if not callable(value_func):
             raise TypeError("value_func must be callable as value_func(current value) -> "
-                            "new value, got {!r}.".format(value_func))
+                            f"new value, got {value_func!r}.")
         if isinstance(last_k, bool) or not isinstance(last_k, int) or last_k < 2:
             raise ValueError("last_k must be an int >= 2 (the number of values to compare), "
-                             "got {!r}.".format(last_k))
+                             f"got {last_k!r}.")
         self.stat_name = stat_name
         self.value_func = value_func
         self.threshold = self.min_delta
@@ -218,9 +209,8 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
         if not new:
             if self.read_history() and not self._warned_stale:
                 self._warned_stale = True
-                logger.warning("{}: triggered without a new value of {!r} since the last "
-                               "trigger; it is put less often than this callback runs.".format(
-                                   self, self.stat))
+                logger.warning(f"{self}: triggered without a new value of {self.stat!r} since the last "
+                               "trigger; it is put less often than this callback runs.")
             return None
         step, value = new[-1]
         self.history.append((step, value))
@@ -232,8 +222,7 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
             return None
         self.history.clear()
         self.last_change_step = self.global_step
-        logger.info("{}: no improvement of {} by more than {} in {}; changing {}.".format(
-            self, self.stat, self.threshold, values, self.param.readable_name))
+        logger.info(f"{self}: no improvement of {self.stat} by more than {self.threshold} in {values}; changing {self.param.readable_name}.")
         return self.value_func(self.get_current_value())
 
     def _state_dict(self):
@@ -251,6 +240,6 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
         self.last_change_step = state.get("last_change_step")
 
     def __str__(self):
-        return "{}({!r}, {!r})".format(type(self).__name__, self.param.readable_name, self.stat)
+        return f"{type(self).__name__}({self.param.readable_name!r}, {self.stat!r})"
 
     __repr__ = __str__

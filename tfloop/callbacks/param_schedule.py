@@ -15,26 +15,25 @@ _SCHEDULE_EXAMPLE = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
 
 def _check_schedule(schedule):
     if not isinstance(schedule, (list, tuple)) or not schedule:
-        raise ValueError("schedule must be a non-empty list of (epoch or step, value) pairs, {}; "
-                         "got {!r}.".format(_SCHEDULE_EXAMPLE, schedule))
+        raise ValueError(f"schedule must be a non-empty list of (epoch or step, value) pairs, {_SCHEDULE_EXAMPLE}; "
+                         f"got {schedule!r}.")
     checked = []
     for i, entry in enumerate(schedule):
-        where = "schedule entry {} ({!r})".format(i, entry)
+        where = f"schedule entry {i} ({entry!r})"
         if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-            raise ValueError("{} is not an (epoch or step, value) pair; a valid schedule: {}."
-                             .format(where, _SCHEDULE_EXAMPLE))
+            raise ValueError(f"{where} is not an (epoch or step, value) pair; a valid schedule: {_SCHEDULE_EXAMPLE}."
+                             )
         point, value = entry
         if isinstance(point, bool) or not isinstance(point, numbers.Integral) or point < 0:
-            raise ValueError("{}: the epoch or step must be an int >= 0, got {!r}; a valid "
-                             "schedule: {}.".format(where, point, _SCHEDULE_EXAMPLE))
+            raise ValueError(f"{where}: the epoch or step must be an int >= 0, got {point!r}; a valid "
+                             f"schedule: {_SCHEDULE_EXAMPLE}.")
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
                 not math.isfinite(value):
-            raise ValueError("{}: the value must be a finite number, got {!r}; a valid "
-                             "schedule: {}.".format(where, value, _SCHEDULE_EXAMPLE))
+            raise ValueError(f"{where}: the value must be a finite number, got {value!r}; a valid "
+                             f"schedule: {_SCHEDULE_EXAMPLE}.")
         if checked and point <= checked[-1][0]:
-            raise ValueError("{}: epochs/steps must be strictly increasing, but {} follows {}; "
-                             "a valid schedule: {}.".format(where, point, checked[-1][0],
-                                                            _SCHEDULE_EXAMPLE))
+            raise ValueError(f"{where}: epochs/steps must be strictly increasing, but {point} follows {checked[-1][0]}; "
+                             f"a valid schedule: {_SCHEDULE_EXAMPLE}.")
         checked.append((int(point), float(value)))
     return checked
 
@@ -70,7 +69,7 @@ class ScheduledHyperParamSetter(HyperParamSetter):
     def __init__(self, param, schedule, interp=None, step_based=False, set_at_beginning=True):
         self.schedule = _check_schedule(schedule)
         if interp not in (None, "linear"):
-            raise ValueError("interp must be None or 'linear', got {!r}.".format(interp))
+            raise ValueError(f"interp must be None or 'linear', got {interp!r}.")
         self.interp = interp
         self.step_based = bool(step_based)
         self.set_at_beginning = bool(set_at_beginning)
@@ -86,8 +85,7 @@ class ScheduledHyperParamSetter(HyperParamSetter):
             try:
                 check(value)
             except ValueError as e:
-                raise ValueError("schedule entry {} ({}, {!r}): {}".format(i, point, value,
-                                                                          e)) from None
+                raise ValueError(f"schedule entry {i} ({point}, {value!r}): {e}") from None
 
     def value_at(self, point):
         """The scheduled value once epoch/step ``point`` has finished (None before the first)."""
@@ -173,7 +171,7 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     def __init__(self, param, func, step_based=False):
         if not callable(func):
             raise TypeError("func must be callable as func(epoch_num or global_step, current "
-                            "value), got {!r}.".format(func))
+                            f"value), got {func!r}.")
         self.f = func
         self.step_based = bool(step_based)
         self._step_value = None
@@ -188,8 +186,7 @@ class HyperParamSetterWithFunc(HyperParamSetter):
             try:
                 check(value)
             except ValueError as e:
-                raise ValueError("{}: func({}, {!r}) returned {!r}, which is refused: {}".format(
-                    self, point, current, value, e)) from None
+                raise ValueError(f"{self}: func({point}, {current!r}) returned {value!r}, which is refused: {e}") from None
         return value
 
     def _reads_along_with_step(self):

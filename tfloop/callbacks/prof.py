@@ -66,7 +66,7 @@ def find_gpus():
     if visible is not None:
         ids = [d.strip() for d in visible.split(",") if d.strip()]
         if not ids or ids[0].startswith("-"):
-            return [], "CUDA_VISIBLE_DEVICES={!r} hides every GPU".format(visible)
+            return [], f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU"
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
         return [], "TensorFlow sees no GPU"
@@ -150,10 +150,9 @@ class GPUUtilizationTracker(Callback):
                                  "or None (all visible GPUs), got [].")
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval <= 0:
             raise ValueError("GPUUtilizationTracker interval must be a positive number of seconds, "
-                             "got {!r}.".format(interval))
+                             f"got {interval!r}.")
         if sampler is not None and not callable(sampler):
-            raise TypeError("GPUUtilizationTracker sampler must be callable, got {!r}.".format(
-                sampler))
+            raise TypeError(f"GPUUtilizationTracker sampler must be callable, got {sampler!r}.")
         self.devices = devices
         self.interval = float(interval)
         self._sampler = sampler
@@ -165,7 +164,7 @@ class GPUUtilizationTracker(Callback):
         self.enabled = True
 
     def _disable(self, reason):
-        logger.info("GPUUtilizationTracker: {}; not tracking GPU utilization.".format(reason))
+        logger.info(f"GPUUtilizationTracker: {reason}; not tracking GPU utilization.")
         self.enabled = False
 
     def _before_train(self):
@@ -181,7 +180,7 @@ class GPUUtilizationTracker(Callback):
             self._proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           stdin=subprocess.DEVNULL, text=True)
         except OSError as e:
-            self._disable("cannot start {!r} ({})".format(command[0], e))
+            self._disable(f"cannot start {command[0]!r} ({e})")
             return
         self.devices = devices
         self._reader = threading.Thread(target=self._averager.consume, args=(self._proc.stdout,),
@@ -207,15 +206,14 @@ class GPUUtilizationTracker(Callback):
                 self._proc.args[0], self._proc.returncode, ": " + stderr if stderr else ""))
             return
         if self._averager.bad_lines and not self._warned_bad_lines:
-            logger.warning("GPUUtilizationTracker: ignored sampler output lines such as {!r}.".format(
-                self._averager.bad_lines[0]))
+            logger.warning(f"GPUUtilizationTracker: ignored sampler output lines such as {self._averager.bad_lines[0]!r}.")
             self._warned_bad_lines = True
         if not self._means:
-            logger.info("GPUUtilizationTracker: no sample during epoch {} (shorter than the {} s "
-                        "interval?).".format(self.epoch_num, self.interval))
+            logger.info(f"GPUUtilizationTracker: no sample during epoch {self.epoch_num} (shorter than the {self.interval} s "
+                        "interval?).")
             return
         for gpu, mean in sorted(self._means.items()):
-            self.trainer.monitors.put_scalar("GPUUtil/{}".format(gpu), mean)
+            self.trainer.monitors.put_scalar(f"GPUUtil/{gpu}", mean)
 
     def _after_train(self):
         proc, self._proc = self._proc, None
@@ -283,16 +281,15 @@ class GraphProfiler(Callback):
         try:
             if self.dump_tracing:
                 trace = self._timeline(step_stats=metadata.step_stats).generate_chrome_trace_format()
-                atomic_write(os.path.join(self.log_dir, "chrome-trace-{}.json".format(step)),
+                atomic_write(os.path.join(self.log_dir, f"chrome-trace-{step}.json"),
                              trace.encode("utf-8"))
             if self.dump_metadata:
-                atomic_write(os.path.join(self.log_dir, "runmetadata-{}.pb".format(step)),
+                atomic_write(os.path.join(self.log_dir, f"runmetadata-{step}.pb"),
                              metadata.SerializeToString())
         except OSError as e:
-            logger.error("GraphProfiler could not write its files at global step {}: {}".format(
-                step, e))
+            logger.error(f"GraphProfiler could not write its files at global step {step}: {e}")
         if self.dump_event:
             event = tfv1.Event()
-            event.tagged_run_metadata.tag = "step{}".format(step)
+            event.tagged_run_metadata.tag = f"step{step}"
             event.tagged_run_metadata.run_metadata = metadata.SerializeToString()
             self.trainer.monitors.put_event(event)

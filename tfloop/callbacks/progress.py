@@ -44,13 +44,12 @@ class ProgressBar(Callback):
 
     def __init__(self, names=(), refresh_secs=None, file=None):
         if isinstance(names, str):
-            raise TypeError("ProgressBar takes a list of tensor names, got the string {!r}; write "
-                            "ProgressBar([{!r}]).".format(names, names))
+            raise TypeError(f"ProgressBar takes a list of tensor names, got the string {names!r}; write "
+                            f"ProgressBar([{names!r}]).")
         if refresh_secs is not None and (isinstance(refresh_secs, bool) or
                                          not isinstance(refresh_secs, (int, float)) or
                                          refresh_secs < 0):
-            raise ValueError("ProgressBar: refresh_secs must be a number >= 0, got {!r}.".format(
-                refresh_secs))
+            raise ValueError(f"ProgressBar: refresh_secs must be a number >= 0, got {refresh_secs!r}.")
         self._names = list(names)
         self._tags = [get_op_tensor_name(n)[0] for n in self._names]
         self._refresh_secs = refresh_secs
@@ -65,7 +64,7 @@ class ProgressBar(Callback):
                 if not isinstance(t, tf.Tensor) or t.shape.rank not in (0, None):
                     raise ValueError("ProgressBar shows scalar tensors; {!r} is {}.".format(
                         name, "an op" if not isinstance(t, tf.Tensor) else
-                        "of shape {}".format(t.shape)))
+                        f"of shape {t.shape}"))
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
     def overrides(self, method):
@@ -85,7 +84,7 @@ class ProgressBar(Callback):
     def _before_epoch(self):
         # local_step + 1 is the first step of this epoch: 0, or more in a run resumed mid-epoch.
         self._bar = tqdm.tqdm(total=self.trainer.steps_per_epoch, initial=self.local_step + 1,
-                              desc="Epoch {}".format(self.epoch_num), **self._bar_kwargs())
+                              desc=f"Epoch {self.epoch_num}", **self._bar_kwargs())
 
     def _before_run(self, ctx):
         return self._fetches

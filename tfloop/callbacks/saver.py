@@ -24,14 +24,14 @@ def _resolve_dir(checkpoint_dir, who):
         checkpoint_dir = logger.get_logger_dir()
         if checkpoint_dir is None:
             raise ValueError(
-                "{} has no directory to write to: pass checkpoint_dir=... or set a log directory "
-                "first with tfloop.logger.set_logger_dir(...).".format(who))
+                f"{who} has no directory to write to: pass checkpoint_dir=... or set a log directory "
+                "first with tfloop.logger.set_logger_dir(...).")
     checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
     try:
         os.makedirs(checkpoint_dir, exist_ok=True)
     except OSError as e:
-        raise OSError("{} cannot create its checkpoint directory {}: {}. Choose a directory you "
-                      "can write to.".format(who, checkpoint_dir, e.strerror or e)) from None
+        raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: {e.strerror or e}. Choose a directory you "
+                      "can write to.") from None
     return checkpoint_dir
 
 
@@ -41,9 +41,9 @@ def _describe_error(e):
         lines = [line.strip() for line in (e.message or "").splitlines()]
         for i, line in enumerate(lines):
             if line.startswith("Node: ") and i + 1 < len(lines) and lines[i + 1]:
-                return "{}: {}".format(type(e).__name__, lines[i + 1])
+                return f"{type(e).__name__}: {lines[i + 1]}"
         return "{}: {}".format(type(e).__name__, next((line for line in lines if line), ""))
-    return "{}: {}".format(type(e).__name__, e)
+    return f"{type(e).__name__}: {e}"
 
 
 def _checkpoint_files(prefix):
@@ -105,12 +105,12 @@ class ModelSaver(Callback):
         if max_to_keep is not None and (isinstance(max_to_keep, bool)
                                         or not isinstance(max_to_keep, int) or max_to_keep < 0):
             raise ValueError("max_to_keep must be an int >= 0 (0 or None keeps every checkpoint), "
-                             "got {!r}.".format(max_to_keep))
+                             f"got {max_to_keep!r}.")
         if isinstance(keep_checkpoint_every_n_hours, bool) or \
                 not isinstance(keep_checkpoint_every_n_hours, (int, float)) or \
                 keep_checkpoint_every_n_hours <= 0:
-            raise ValueError("keep_checkpoint_every_n_hours must be a positive number, got {!r}."
-                             .format(keep_checkpoint_every_n_hours))
+            raise ValueError(f"keep_checkpoint_every_n_hours must be a positive number, got {keep_checkpoint_every_n_hours!r}."
+                             )
         if var_collections is None:
             var_collections = [tfv1.GraphKeys.GLOBAL_VARIABLES]
         elif isinstance(var_collections, str):
@@ -118,9 +118,9 @@ class ModelSaver(Callback):
         var_collections = list(var_collections)
         if not var_collections or not all(isinstance(c, str) for c in var_collections):
             raise ValueError("var_collections must be a collection name or a list of them, "
-                             "got {!r}.".format(var_collections))
+                             f"got {var_collections!r}.")
         if on_error not in _ON_ERROR:
-            raise ValueError("on_error must be 'log' or 'raise', got {!r}.".format(on_error))
+            raise ValueError(f"on_error must be 'log' or 'raise', got {on_error!r}.")
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._dir_arg = checkpoint_dir
@@ -140,15 +140,14 @@ class ModelSaver(Callback):
                 break
             if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
                 raise ValueError(
-                    "Two ModelSavers write to {}: they would overwrite each other's 'checkpoint' "
+                    f"Two ModelSavers write to {self.checkpoint_dir}: they would overwrite each other's 'checkpoint' "
                     "file and delete each other's checkpoints. Give one of them a checkpoint_dir= "
-                    "of its own.".format(self.checkpoint_dir))
+                    "of its own.")
         variables = []
         for key in self._var_collections:
             variables.extend(v for v in self.graph.get_collection(key) if v not in variables)
         if not variables:
-            raise ValueError("ModelSaver found no variables to save in the collections {}.".format(
-                self._var_collections))
+            raise ValueError(f"ModelSaver found no variables to save in the collections {self._var_collections}.")
         self.saver = tfv1.train.Saver(
             var_list=variables, max_to_keep=self._max_to_keep,
             keep_checkpoint_every_n_hours=self._keep_hours,
@@ -161,8 +160,8 @@ class ModelSaver(Callback):
             earlier = [p for p in state.all_model_checkpoint_paths if os.path.exists(p + ".index")]
             if earlier:
                 self.saver.recover_last_checkpoints(earlier)
-                logger.info("ModelSaver: {} earlier checkpoint(s) in {} count towards max_to_keep."
-                            .format(len(earlier), self.checkpoint_dir))
+                logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in {self.checkpoint_dir} count towards max_to_keep."
+                            )
 
     def _trigger(self):
         if self.global_step not in self._saved:
@@ -178,20 +177,19 @@ class ModelSaver(Callback):
 
     def _save(self):
         step = self.global_step
-        prefix = os.path.join(self.checkpoint_dir, "model-{}".format(step))
+        prefix = os.path.join(self.checkpoint_dir, f"model-{step}")
         try:
             os.makedirs(self.checkpoint_dir, exist_ok=True)
             with self.graph.as_default():
                 if not self._meta_written:
                     self.saver.export_meta_graph(
-                        os.path.join(self.checkpoint_dir, "graph-{}.meta".format(step)))
+                        os.path.join(self.checkpoint_dir, f"graph-{step}.meta"))
                     self._meta_written = True
                 path = self.saver.save(self.trainer.sess,
                                        os.path.join(self.checkpoint_dir, "model"),
                                        global_step=step, write_meta_graph=False)
         except _IO_ERRORS as e:
-            message = "ModelSaver could not save checkpoint {} (global step {}): {}.".format(
-                prefix, step, _describe_error(e))
+            message = f"ModelSaver could not save checkpoint {prefix} (global step {step}): {_describe_error(e)}."
             if self._on_error == "raise":
                 raise OSError(message) from e
             logger.error("{} Training continues; the latest checkpoint is {}. Check the free space "
@@ -201,7 +199,7 @@ class ModelSaver(Callback):
         self._saved[step] = path
         self._covered_step = step
         self.last_checkpoint = path
-        logger.info("Model saved to {}.".format(path))
+        logger.info(f"Model saved to {path}.")
 
     def checkpoint_at(self, step):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when
@@ -250,7 +248,7 @@ class MinSaver(StatMonitorCallback):
                  top_k=1):
         super().__init__(monitor_stat, mode="max" if reverse else "min")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValueError("top_k must be an int >= 1, got {!r}.".format(top_k))
+            raise ValueError(f"top_k must be an int >= 1, got {top_k!r}.")
         if isinstance(filename, bool):
             raise TypeError(f"{type(self).__name__}({monitor_stat!r}, {filename}): the file name "
                             f"is a string; as in tensorpack, MaxSaver's second argument is the "
@@ -258,8 +256,8 @@ class MinSaver(StatMonitorCallback):
                             f"maximum).")
         if filename is not None and (not isinstance(filename, str) or not filename
                                      or os.sep in filename or "/" in filename):
-            raise ValueError("filename must be a plain file name without a directory, got {!r}; "
-                             "use checkpoint_dir= for the directory.".format(filename))
+            raise ValueError(f"filename must be a plain file name without a directory, got {filename!r}; "
+                             "use checkpoint_dir= for the directory.")
         self.filename = filename or "{}-{}".format(self.mode, monitor_stat.replace("/", "_"))
         self.top_k = top_k
         self._dir_arg = checkpoint_dir
@@ -290,7 +288,7 @@ class MinSaver(StatMonitorCallback):
 
     def rank_prefix(self, rank):
         """The checkpoint prefix of the ``rank``-th best (from 1)."""
-        name = self.filename if self.top_k == 1 else "{}-{}".format(self.filename, rank)
+        name = self.filename if self.top_k == 1 else f"{self.filename}-{rank}"
         return os.path.join(self.checkpoint_dir, name)
 
     def _rank_of(self, value):
@@ -315,10 +313,10 @@ class MinSaver(StatMonitorCallback):
                 "and the weights changed since (now at step {}); it is not kept. Let a ModelSaver "
                 "(max_to_keep > 1) save at the trigger where the stat is put.".format(
                     self, self.stat, value, step, "the best" if self.top_k == 1 else
-                    "among the best {}".format(self.top_k), self.global_step))
+                    f"among the best {self.top_k}", self.global_step))
             return
         temp = os.path.join(self.checkpoint_dir,
-                            ".{}.tmp-{}".format(self.filename, uuid.uuid4().hex))
+                            f".{self.filename}.tmp-{uuid.uuid4().hex}")
         try:
             staged = self._stage_copy(source, temp) if source else self._stage_save(temp)
             for i in range(min(len(self.top), self.top_k - 1) - 1, rank - 1, -1):
@@ -328,17 +326,15 @@ class MinSaver(StatMonitorCallback):
             with contextlib.suppress(OSError):
                 for path in _checkpoint_files(temp).values():
                     os.remove(path)
-            logger.error("{}: could not keep the checkpoint of global step {} ({}={}) as {}: {}. "
-                         "Training continues.".format(self, step, self.stat, value,
-                                                      self.rank_prefix(rank + 1),
-                                                      _describe_error(e)))
+            logger.error(f"{self}: could not keep the checkpoint of global step {step} ({self.stat}={value}) as {self.rank_prefix(rank + 1)}: {_describe_error(e)}. "
+                         "Training continues.")
             return
         self.top.insert(rank, (step, value))
         del self.top[self.top_k:]
         self.best_step, self.best = self.top[0]
         self._write_json()
         logger.info("{}: {}={} at global step {} is the best{}; kept as {}.".format(
-            self, self.stat, value, step, "" if self.top_k == 1 else " #{}".format(rank + 1),
+            self, self.stat, value, step, "" if self.top_k == 1 else f" #{rank + 1}",
             self.rank_prefix(rank + 1)))
 
     @staticmethod
@@ -368,13 +364,13 @@ class MinSaver(StatMonitorCallback):
         record = {"stat": self.stat, "mode": self.mode, "checkpoints": [
             {"rank": i + 1, "checkpoint": os.path.basename(self.rank_prefix(i + 1)),
              "global_step": step, "value": value} for i, (step, value) in enumerate(self.top)]}
-        temp = "{}.tmp-{}".format(path, uuid.uuid4().hex)
+        temp = f"{path}.tmp-{uuid.uuid4().hex}"
         try:
             with open(temp, "w") as f:
                 json.dump(record, f, indent=2)
             os.replace(temp, path)
         except OSError as e:
-            logger.error("{}: could not write {}: {}.".format(self, path, _describe_error(e)))
+            logger.error(f"{self}: could not write {path}: {_describe_error(e)}.")
 
     def _state_dict(self):
         state = super()._state_dict()

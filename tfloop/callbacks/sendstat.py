@@ -19,8 +19,8 @@ def _placeholders(command):
     try:
         return {field for _, field, _, _ in string.Formatter().parse(command) if field is not None}
     except ValueError as e:
-        raise ValueError("SendStat command {!r} is not a valid format string ({}); write a literal "
-                         "brace as {{{{ or }}}}.".format(command, e)) from None
+        raise ValueError(f"SendStat command {command!r} is not a valid format string ({e}); write a literal "
+                         "brace as {{ or }}.") from None
 
 
 def needs_shell(command):
@@ -63,13 +63,13 @@ class SendStat(Callback):
 
     def __init__(self, command, names, timeout=30):
         if not isinstance(command, str) or not command.strip():
-            raise ValueError("SendStat needs a command string, got {!r}.".format(command))
+            raise ValueError(f"SendStat needs a command string, got {command!r}.")
         if isinstance(names, str):
             names = [names]
         names = list(names)
         if not names or not all(isinstance(n, str) and n for n in names):
-            raise ValueError("SendStat names must be stat names (a str or a list of str), got {!r}."
-                             .format(names))
+            raise ValueError(f"SendStat names must be stat names (a str or a list of str), got {names!r}."
+                             )
         unknown = sorted(_placeholders(command) - set(names))
         if unknown:
             raise ValueError("SendStat command {!r} uses {} which {} not in names={}; add them to "
@@ -78,12 +78,12 @@ class SendStat(Callback):
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or timeout <= 0):
             raise ValueError("SendStat timeout must be a positive number of seconds or None, got "
-                             "{!r}.".format(timeout))
+                             f"{timeout!r}.")
         try:
             self.use_shell = needs_shell(command)
         except ValueError as e:
-            raise ValueError("SendStat command {!r} cannot be split into arguments ({}); check its "
-                             "quotes.".format(command, e)) from None
+            raise ValueError(f"SendStat command {command!r} cannot be split into arguments ({e}); check its "
+                             "quotes.") from None
         self.command = command
         self.names = names
         self.timeout = timeout
@@ -108,7 +108,7 @@ class SendStat(Callback):
             proc = subprocess.Popen(args, shell=self.use_shell, stdin=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
         except OSError as e:
-            logger.error("SendStat: cannot run {!r}: {}".format(command, e))
+            logger.error(f"SendStat: cannot run {command!r}: {e}")
             return None
         try:
             _, stderr = proc.communicate(timeout=self.timeout)
@@ -118,20 +118,18 @@ class SendStat(Callback):
             except ProcessLookupError:
                 pass
             _, stderr = proc.communicate()
-            logger.error("SendStat: {!r} did not finish within {} s and was killed.{}".format(
-                command, self.timeout, self._stderr_note(stderr)))
+            logger.error(f"SendStat: {command!r} did not finish within {self.timeout} s and was killed.{self._stderr_note(stderr)}")
             return None
         if proc.returncode != 0:
-            logger.error("SendStat: {!r} failed with exit code {}.{}".format(
-                command, proc.returncode, self._stderr_note(stderr)))
+            logger.error(f"SendStat: {command!r} failed with exit code {proc.returncode}.{self._stderr_note(stderr)}")
         elif stderr and stderr.strip():
-            logger.info("SendStat: {!r} wrote to stderr: {}".format(command, _tail(stderr)))
+            logger.info(f"SendStat: {command!r} wrote to stderr: {_tail(stderr)}")
         return proc.returncode
 
     @staticmethod
     def _stderr_note(stderr):
         stderr = _tail(stderr or "")
-        return " stderr: {}".format(stderr) if stderr else " (no stderr)"
+        return f" stderr: {stderr}" if stderr else " (no stderr)"
 
     def __str__(self):
-        return "SendStat({!r})".format(self.command)
+        return f"SendStat({self.command!r})"

@@ -32,11 +32,11 @@ class StatMonitorCallback(Callback):
 
     def __init__(self, stat, mode="min", min_delta=0.0):
         if not isinstance(stat, str) or not stat:
-            raise ValueError("The monitored stat must be a non-empty name, got {!r}.".format(stat))
+            raise ValueError(f"The monitored stat must be a non-empty name, got {stat!r}.")
         if mode not in _MODES:
-            raise ValueError("mode must be 'min' or 'max', got {!r}.".format(mode))
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")
         if not isinstance(min_delta, (int, float)) or min_delta < 0:
-            raise ValueError("min_delta must be a number >= 0, got {!r}.".format(min_delta))
+            raise ValueError(f"min_delta must be a number >= 0, got {min_delta!r}.")
         self.stat = stat
         self.mode = mode
         self.min_delta = float(min_delta)
@@ -53,7 +53,7 @@ class StatMonitorCallback(Callback):
             if warn:
                 self._check_misspelled()
             if warn and not self._warned_missing:
-                logger.warning("{}: {}".format(self, e))
+                logger.warning(f"{self}: {e}")
                 self._warned_missing = True
             return []
 
@@ -134,4 +134,4 @@ class StatMonitorCallback(Callback):
         self.last_seen_step = state.get("last_seen_step")
 
     def __str__(self):
-        return "{}({!r})".format(type(self).__name__, self.stat)
+        return f"{type(self).__name__}({self.stat!r})"

@@ -56,7 +56,7 @@ def callback_keys(callbacks):
         name = type(_unwrap(cb)).__name__
         index = counts.get(name, 0)
         counts[name] = index + 1
-        keyed.append(("{}#{}".format(name, index), cb))
+        keyed.append((f"{name}#{index}", cb))
     return keyed
 
 
@@ -73,9 +73,9 @@ def collect_callback_states(callbacks):
         try:
             json.dumps(state, allow_nan=True)
         except (TypeError, ValueError) as e:
-            logger.error("The state of callback {} ({}) cannot be saved as JSON ({}); a resumed "
+            logger.error(f"The state of callback {key} ({cb}) cannot be saved as JSON ({e}); a resumed "
                          "run starts this callback afresh. Return only dicts, lists, str, "
-                         "numbers, bools and None from _state_dict().".format(key, cb, e))
+                         "numbers, bools and None from _state_dict().")
             continue
         states[key] = state
     return states
@@ -100,9 +100,8 @@ def apply_callback_states(callbacks, states, source):
         try:
             cb.load_state_dict(state)
         except Exception as e:
-            raise ValueError("Callback {} ({}) cannot load its state from {}: {}: {}. Delete that "
-                             "file to resume without the callbacks' states.".format(
-                                 key, cb, source, type(e).__name__, e)) from e
+            raise ValueError(f"Callback {key} ({cb}) cannot load its state from {source}: {type(e).__name__}: {e}. Delete that "
+                             "file to resume without the callbacks' states.") from e
     restored = sorted(k for k in states if k in keyed)
     if restored:
         logger.info("Restored the state of callback(s) {} from {}.".format(", ".join(restored),
@@ -122,8 +121,8 @@ def read_resume_state(prefix):
         with open(path, encoding="utf-8") as f:
             state = json.load(f)
     except (OSError, ValueError) as e:
-        raise ValueError("Resume state {} cannot be read: {}. Delete it to resume from the "
-                         "checkpoint alone.".format(path, e)) from None
+        raise ValueError(f"Resume state {path} cannot be read: {e}. Delete it to resume from the "
+                         "checkpoint alone.") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
         raise ValueError("Resume state {} is not format {} (got {!r}); delete it to resume from "
                          "the checkpoint alone.".format(path, FORMAT_VERSION, (
@@ -248,16 +247,15 @@ class ResumeStateSaver(Callback):
             return
         iterator = getattr(self._source, "iterator", None)
         if iterator is None:
-            self.input_note = "the input {} has no saveable position".format(self._source)
-            logger.info("ResumeStateSaver: {}; a resumed run restarts it from its beginning."
-                        .format(self.input_note))
+            self.input_note = f"the input {self._source} has no saveable position"
+            logger.info(f"ResumeStateSaver: {self.input_note}; a resumed run restarts it from its beginning."
+                        )
             return
         state = IteratorState(iterator)
         if not state.savable:
-            self.input_note = "the input pipeline cannot be saved ({})".format(state.reason)
-            logger.warning("ResumeStateSaver: {}, so a resumed run restarts the input from its "
-                           "beginning: resuming is exact only for a stateless pipeline.".format(
-                               self.input_note))
+            self.input_note = f"the input pipeline cannot be saved ({state.reason})"
+            logger.warning(f"ResumeStateSaver: {self.input_note}, so a resumed run restarts the input from its "
+                           "beginning: resuming is exact only for a stateless pipeline.")
             return
         state.build_save()
         self.iterator_state = state
@@ -312,9 +310,9 @@ class ResumeStateSaver(Callback):
             return
         step = checkpoint_step(prefix)
         if step is not None and step != self.global_step:
-            logger.error("ResumeStateSaver: checkpoint {} is from global step {} but training is "
-                         "at step {}; its resume state is not written. List ResumeStateSaver "
-                         "after every ModelSaver.".format(prefix, step, self.global_step))
+            logger.error(f"ResumeStateSaver: checkpoint {prefix} is from global step {step} but training is "
+                         f"at step {self.global_step}; its resume state is not written. List ResumeStateSaver "
+                         "after every ModelSaver.")
             return
         state = {"format": FORMAT_VERSION, "checkpoint": os.path.basename(prefix),
                  "global_step": self.global_step, "epoch": epoch, "local_step": local_step,
@@ -329,9 +327,8 @@ class ResumeStateSaver(Callback):
                                      "bytes": len(blob)}
             atomic_write(resume_state_path(prefix), json.dumps(state, indent=1, allow_nan=True))
         except (OSError, tf.errors.OpError) as e:
-            logger.error("ResumeStateSaver could not write the resume state of {}: {}: {}. A "
-                         "resumed run will start from an earlier checkpoint.".format(
-                             prefix, type(e).__name__, e))
+            logger.error(f"ResumeStateSaver could not write the resume state of {prefix}: {type(e).__name__}: {e}. A "
+                         "resumed run will start from an earlier checkpoint.")
             return
         self.written.append(prefix)
         self._remove_orphans(os.path.dirname(prefix))
@@ -353,5 +350,4 @@ class ResumeStateSaver(Callback):
                 try:
                     os.remove(os.path.join(directory, name))
                 except OSError as e:
-                    logger.warning("ResumeStateSaver: could not remove the stale {}: {}.".format(
-                        name, e))
+                    logger.warning(f"ResumeStateSaver: could not remove the stale {name}: {e}.")

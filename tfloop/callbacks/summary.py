@@ -81,7 +81,7 @@ class MergeAllSummaries(Callback):
     def __init__(self, period=0, run_alone=False, key=None):
         if isinstance(period, bool) or not isinstance(period, int) or period < 0:
             raise ValueError("MergeAllSummaries: period must be an int >= 0 (0: once per epoch), "
-                             "got {!r}.".format(period))
+                             f"got {period!r}.")
         if not isinstance(run_alone, bool):
             raise TypeError(f"MergeAllSummaries: run_alone must be True or False, got "
                             f"{run_alone!r} (the collection is key=).")

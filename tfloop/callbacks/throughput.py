@@ -16,20 +16,20 @@ SAMPLES_PER_SEC = "throughput/samples_per_sec"
 def format_duration(seconds):
     """``3725`` -> ``"1h 02m 05s"``; under a minute: ``"12.3s"``."""
     if seconds < 60:
-        return "{:.1f}s".format(seconds)
+        return f"{seconds:.1f}s"
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)
     if days:
-        return "{}d {:02d}h {:02d}m".format(days, hours, minutes)
+        return f"{days}d {hours:02d}h {minutes:02d}m"
     if hours:
-        return "{}h {:02d}m {:02d}s".format(hours, minutes, secs)
-    return "{}m {:02d}s".format(minutes, secs)
+        return f"{hours}h {minutes:02d}m {secs:02d}s"
+    return f"{minutes}m {secs:02d}s"
 
 
 def _positive_number(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError("{} must be a positive number, got {!r}.".format(name, value))
+        raise ValueError(f"{name} must be a positive number, got {value!r}.")
     return value
 
 
@@ -140,8 +140,8 @@ class EstimatedTimeLeft(Callback):
     def __init__(self, last_k_epochs=5, median=True, clock=None):
         if isinstance(last_k_epochs, bool) or not isinstance(last_k_epochs, int) or \
                 last_k_epochs < 1:
-            raise ValueError("EstimatedTimeLeft: last_k_epochs must be an int >= 1, got {!r}."
-                             .format(last_k_epochs))
+            raise ValueError(f"EstimatedTimeLeft: last_k_epochs must be an int >= 1, got {last_k_epochs!r}."
+                             )
         self._durations = collections.deque(maxlen=last_k_epochs)
         self._median = bool(median)
         self._clock = clock or Clock()
@@ -158,5 +158,4 @@ class EstimatedTimeLeft(Callback):
         if epochs_left <= 0:
             return
         average = statistics.median if self._median else statistics.fmean
-        logger.info("Estimated time left: {}".format(
-            format_duration(average(self._durations) * epochs_left)))
+        logger.info(f"Estimated time left: {format_duration(average(self._durations) * epochs_left)}")

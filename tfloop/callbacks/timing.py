@@ -25,7 +25,7 @@ def _unique_labels(callbacks):
     for cb in callbacks:
         name = str(cb)
         seen[name] = seen.get(name, 0) + 1
-        labels.append(name if seen[name] == 1 else "{}#{}".format(name, seen[name]))
+        labels.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return labels
 
 
@@ -58,11 +58,10 @@ class CallbackTimeLogger(Callback):
     def __init__(self, min_share=0.05, max_rows=20, clock=time.perf_counter):
         if isinstance(min_share, bool) or not isinstance(min_share, (int, float)) \
                 or not 0 <= min_share <= 1:
-            raise ValueError("CallbackTimeLogger min_share must be a fraction in [0, 1], got {!r}."
-                             .format(min_share))
+            raise ValueError(f"CallbackTimeLogger min_share must be a fraction in [0, 1], got {min_share!r}."
+                             )
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
-            raise ValueError("CallbackTimeLogger max_rows must be a positive int, got {!r}.".format(
-                max_rows))
+            raise ValueError(f"CallbackTimeLogger max_rows must be a positive int, got {max_rows!r}.")
         self.min_share = min_share
         self.max_rows = max_rows
         self._clock = clock

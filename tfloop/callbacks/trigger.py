@@ -9,7 +9,7 @@ def _check_period(name, value):
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError("{} must be a positive number, got {!r}.".format(name, value))
+        raise ValueError(f"{name} must be a positive number, got {value!r}.")
     return value
 
 
@@ -73,7 +73,7 @@ class PeriodicTrigger(ProxyCallback):
             self._trigger_now()
 
     def __str__(self):
-        return "PeriodicTrigger({})".format(self.cb)
+        return f"PeriodicTrigger({self.cb})"
 
 
 class EnableCallbackIf(ProxyCallback):
@@ -94,7 +94,7 @@ class EnableCallbackIf(ProxyCallback):
     def __init__(self, callback, pred):
         super().__init__(callback)
         if not callable(pred):
-            raise TypeError("EnableCallbackIf needs a callable predicate, got {!r}.".format(pred))
+            raise TypeError(f"EnableCallbackIf needs a callable predicate, got {pred!r}.")
         self._pred = pred
         self._run_enabled = False
 
@@ -134,7 +134,7 @@ class EnableCallbackIf(ProxyCallback):
             self.cb.trigger()
 
     def __str__(self):
-        return "EnableCallbackIf({})".format(self.cb)
+        return f"EnableCallbackIf({self.cb})"
 
 
 class PeriodicCallback(EnableCallbackIf):
@@ -166,4 +166,4 @@ class PeriodicCallback(EnableCallbackIf):
         return self._epoch_k is not None and self.epoch_num % self._epoch_k == 0
 
     def __str__(self):
-        return "PeriodicCallback({})".format(self.cb)
+        return f"PeriodicCallback({self.cb})"

@@ -63,7 +63,7 @@ def stats_rows(runs, pattern=None, last=None):
             columns.append((name, stat))
         for record in records:
             by_epoch.setdefault(record.get("epoch_num"), {})[name] = record
-    epochs = sorted((e for e in by_epoch if e is not None))
+    epochs = sorted(e for e in by_epoch if e is not None)
     headers = ["epoch_num"] + [f"{run}/{stat}" for run, stat in columns]
     rows = [[epoch] + [by_epoch[epoch].get(run, {}).get(stat, "") for run, stat in columns]
             for epoch in epochs]

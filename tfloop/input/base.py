@@ -12,8 +12,8 @@ def check_input_signature(signature):
     signature = list(signature)
     for i, spec in enumerate(signature):
         if not isinstance(spec, tf.TensorSpec):
-            raise TypeError("inputs() must return a list of tf.TensorSpec; item {} is {!r} ({})."
-                            .format(i, spec, type(spec).__name__))
+            raise TypeError(f"inputs() must return a list of tf.TensorSpec; item {i} is {spec!r} ({type(spec).__name__})."
+                            )
     names = [s.name for s in signature if s.name]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -33,14 +33,12 @@ def check_value_matches_spec(value, spec, where):
     if shape.rank is not None:
         if arr.ndim != shape.rank or any(d is not None and d != a for d, a in zip(shape.as_list(),
                                                                                      arr.shape)):
-            raise ValueError("{}: got shape {} for input {}.".format(where, arr.shape,
-                                                                     describe_spec(spec)))
+            raise ValueError(f"{where}: got shape {arr.shape} for input {describe_spec(spec)}.")
     if arr.dtype == spec.dtype.as_numpy_dtype:
         return arr
     kind = cast_kind(arr.dtype, spec.dtype)
     if kind == UNSAFE:
-        raise ValueError("{}: got dtype {} for input {}.".format(where, arr.dtype,
-                                                                 describe_spec(spec)))
+        raise ValueError(f"{where}: got dtype {arr.dtype} for input {describe_spec(spec)}.")
     if kind == SAFE:
         # ``where`` starts with the source's name, e.g. "FeedInput datapoint 3".
         note_fed_cast(where.split(" ", 1)[0], spec.name, arr.dtype, spec.dtype)
@@ -86,7 +84,7 @@ class InputSource:
     def setup(self, input_signature):
         """Build the source's graph part; returns the callbacks it needs."""
         if self._setup_done:
-            raise RuntimeError("{} was already set up; an InputSource serves one trainer.".format(self))
+            raise RuntimeError(f"{self} was already set up; an InputSource serves one trainer.")
         self.input_signature = check_input_signature(input_signature)
         self._setup(self.input_signature)
         self._setup_done = True
@@ -98,7 +96,7 @@ class InputSource:
     def get_input_tensors(self):
         """The input tensors for one tower, in the order of the input signature."""
         if not self._setup_done:
-            raise RuntimeError("{}.setup() must be called before get_input_tensors().".format(self))
+            raise RuntimeError(f"{self}.setup() must be called before get_input_tensors().")
         return self._get_input_tensors()
 
     def get_callbacks(self):
@@ -116,7 +114,7 @@ class InputSource:
         """Create the graph part of the source."""
 
     def _get_input_tensors(self):
-        raise TypeError("{} does not provide input tensors.".format(type(self).__name__))
+        raise TypeError(f"{type(self).__name__} does not provide input tensors.")
 
     def _get_callbacks(self):
         return []

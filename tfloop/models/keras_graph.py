@@ -159,7 +159,7 @@ class KerasTowerScope(StatelessScope):
         global_state.set_global_attribute("current_call_ctx", self._saved_call_context)
         return super().__exit__(*exc)
 
-    def graph_variable(self, variable: keras.Variable) -> Optional[tf.Variable]:
+    def graph_variable(self, variable: keras.Variable) -> tf.Variable | None:
         """The graph variable this tower uses for the Keras ``variable``, or None if unused."""
         entry = self._resolved.get(id(variable))
         return entry[1] if entry is not None else None

@@ -7,7 +7,8 @@ names that do not depend on Keras' automatic numbering. After training,
 :meth:`KerasModelDesc.restore_keras_weights` copies a checkpoint back into the Keras model, ready
 for ``model.predict`` or ``model.save``.
 """
-from typing import Callable, Optional, Sequence, Union
+from typing import Union
+from collections.abc import Callable, Sequence
 
 import keras
 import numpy as np
@@ -21,7 +22,7 @@ from tfloop.tfutils.varmanip import get_checkpoint_path
 
 __all__ = ["KerasModelDesc"]
 
-LossSpec = Union[str, Callable, Sequence[Union[str, Callable]]]
+LossSpec = Union[str, Callable, Sequence[str | Callable]]
 OptimizerSpec = Union[tfv1.train.Optimizer, Callable[[], tfv1.train.Optimizer]]
 _SPARSE_LOSSES = ("sparse_categorical_crossentropy",)
 _SEED_STATE = "seed_generator_state"  # a dropout layer's random state: not a weight
@@ -113,8 +114,8 @@ class KerasModelDesc(ModelDesc):
     """
 
     def __init__(self, model: keras.Model, loss: LossSpec, optimizer: OptimizerSpec,
-                 inputs: Optional[Sequence[tf.TensorSpec]] = None,
-                 metrics: Optional[dict[str, Union[str, Callable]]] = None) -> None:
+                 inputs: Sequence[tf.TensorSpec] | None = None,
+                 metrics: dict[str, str | Callable] | None = None) -> None:
         self.model = _check_model(model)
         outputs = self._model_outputs()
         losses = list(loss) if isinstance(loss, (list, tuple)) else [loss] * len(outputs)
@@ -214,7 +215,7 @@ class KerasModelDesc(ModelDesc):
                 pairs = [(v, scope.graph_variable(v)) for v in self.model.variables]
         return [(v, graph_var.op.name) for v, graph_var in pairs if graph_var is not None]
 
-    def restore_keras_weights(self, checkpoint: Union[str, dict]) -> keras.Model:
+    def restore_keras_weights(self, checkpoint: str | dict) -> keras.Model:
         """Copy the model's weights from a tfloop checkpoint into the Keras model.
 
         Args:

@@ -55,8 +55,7 @@ class CSVWriter(RecordMonitor):
             records = []
             for line, row in enumerate(reader, start=2):
                 if None in row or None in row.values():
-                    raise ValueError("{} line {} does not have one cell per column".format(
-                        path, line))
+                    raise ValueError(f"{path} line {line} does not have one cell per column")
                 records.append({k: _parse_cell(v) for k, v in row.items() if v != ""})
         return records
 

@@ -31,8 +31,7 @@ class LogDirMonitor(MonitorBase):
 
     def __init__(self, logdir=None):
         if logdir is not None and not isinstance(logdir, (str, os.PathLike)):
-            raise TypeError("{}: logdir must be a path, got {!r}.".format(
-                type(self).__name__, logdir))
+            raise TypeError(f"{type(self).__name__}: logdir must be a path, got {logdir!r}.")
         self._logdir_arg = logdir
         self.logdir = None
 

@@ -17,15 +17,14 @@ def _compile(patterns, what):
         try:
             compiled.append(re.compile(p))
         except (re.error, TypeError) as e:
-            raise ValueError("ScalarPrinter: {} entry {!r} is not a valid regex: {}.".format(
-                what, p, e)) from None
+            raise ValueError(f"ScalarPrinter: {what} entry {p!r} is not a valid regex: {e}.") from None
     return compiled
 
 
 def format_value(value):
     """``1234.5678`` -> ``"1234.6"``: five significant digits for floats, ints as they are."""
     if isinstance(value, float):
-        return "{:.5g}".format(value)
+        return f"{value:.5g}"
     return str(value)
 
 

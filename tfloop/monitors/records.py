@@ -20,7 +20,7 @@ def backup_path(path):
     candidate = base + ".bak"
     index = 1
     while os.path.exists(candidate):
-        candidate = "{}-{}.bak".format(base, index)
+        candidate = f"{base}-{index}.bak"
         index += 1
     return candidate
 
@@ -65,15 +65,13 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def __init__(self, filename, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(logdir)
         if on_error not in ("log", "raise"):
-            raise ValueError("{}: on_error must be 'log' or 'raise', got {!r}.".format(
-                type(self).__name__, on_error))
+            raise ValueError(f"{type(self).__name__}: on_error must be 'log' or 'raise', got {on_error!r}.")
         if not isinstance(filename, str) or not filename or os.path.basename(filename) != filename:
-            raise ValueError("{}: filename must be a plain file name (no directory), got {!r}."
-                             .format(type(self).__name__, filename))
+            raise ValueError(f"{type(self).__name__}: filename must be a plain file name (no directory), got {filename!r}."
+                             )
         if every_k_steps is not None and (isinstance(every_k_steps, bool) or
                                           not isinstance(every_k_steps, int) or every_k_steps <= 0):
-            raise ValueError("{}: every_k_steps must be a positive int or None, got {!r}.".format(
-                type(self).__name__, every_k_steps))
+            raise ValueError(f"{type(self).__name__}: every_k_steps must be a positive int or None, got {every_k_steps!r}.")
         self.filename = filename
         self.every_k_steps = every_k_steps
         self.path = None
@@ -102,9 +100,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
                 if other is self:
                     break
                 if isinstance(other, RecordMonitor) and other.path == self.path:
-                    raise ValueError("Two monitors write {} ({} and {}): each would overwrite the "
+                    raise ValueError(f"Two monitors write {self.path} ({other} and {self}): each would overwrite the "
                                      "other's records. Keep one, or give one a logdir= of its own."
-                                     .format(self.path, other, self))
+                                     )
 
     def _before_train(self):
         if self.path is not None:
@@ -112,8 +110,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
 
     def process_scalar(self, name, value):
         if name in RECORD_KEYS:
-            raise ValueError("{}: a scalar cannot be named {!r}: records use that key for the "
-                             "training position.".format(self, name))
+            raise ValueError(f"{self}: a scalar cannot be named {name!r}: records use that key for the "
+                             "training position.")
         self._since_record[name] = value
         self._epoch_values[name] = value
 
@@ -165,32 +163,31 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             if self._on_error == "raise":
                 raise
             if not self._failing:  # once per burst of failures, not once per record
-                logger.error("{} could not write {} at global step {}: {}. Its {} record(s) are "
+                logger.error(f"{self} could not write {self.path} at global step {self.global_step}: {e}. Its {len(self.records)} record(s) are "
                              "kept in memory and written with the next record; training "
-                             "continues.".format(self, self.path, self.global_step, e,
-                                                 len(self.records)))
+                             "continues.")
             self._failing = True
             return
         if self._failing:
             self._failing = False
-            logger.info("{} wrote {} again, with every record.".format(self, self.path))
+            logger.info(f"{self} wrote {self.path} again, with every record.")
 
     def _load_for_resume(self):
         if not os.path.exists(self.path):
             return []
         if not os.path.isfile(self.path):
-            logger.error("{}: {} exists but is not a file (a directory?), so no record can be "
+            logger.error(f"{self}: {self.path} exists but is not a file (a directory?), so no record can be "
                          "written there; training continues with the records in memory. Remove "
-                         "it, or give {} a logdir= of its own.".format(self, self.path, self))
+                         f"it, or give {self} a logdir= of its own.")
             return []
         try:
             records = self.read_records(self.path)
         except ValueError as e:
-            self._backup("it cannot be read ({})".format(e))
+            self._backup(f"it cannot be read ({e})")
             return []
         except OSError as e:
-            logger.error("{}: cannot read {} ({}); training continues, and its records will "
-                         "replace the file.".format(self, self.path, e))
+            logger.error(f"{self}: cannot read {self.path} ({e}); training continues, and its records will "
+                         "replace the file.")
             return []
         if not records:
             return []
@@ -206,9 +203,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             # written (the record of an epoch that ended in after_train), belong to it too.
             later = [r for r in records[keep:] if isinstance(r.get("global_step"), int)
                      and r["global_step"] <= self.global_step and r["epoch_num"] <= predecessor]
-            logger.info("Found {} with {} records, {} of them written before the checkpoint this "
-                        "run resumes from: continuing after those.".format(
-                            self.path, len(records), keep + len(later)))
+            logger.info(f"Found {self.path} with {len(records)} records, {keep + len(later)} of them written before the checkpoint this "
+                        "run resumes from: continuing after those.")
             return records[:keep] + later
         last = records[-1]
         last_epoch, last_step = last.get("epoch_num"), last.get("global_step")
@@ -216,12 +212,10 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         resumed_mid_epoch = last_epoch == predecessor + 1 and isinstance(last_step, int) and \
             0 < last_step <= self.global_step
         if last_epoch == predecessor or resumed_mid_epoch:
-            logger.info("Found {} with {} records up to epoch {}: appending to it.".format(
-                self.path, len(records), last_epoch))
+            logger.info(f"Found {self.path} with {len(records)} records up to epoch {last_epoch}: appending to it.")
             return records
-        self._backup("its last record is from epoch {} (global step {}), but training starts at "
-                     "epoch {} (global step {})".format(last_epoch, last_step, predecessor + 1,
-                                                        self.global_step))
+        self._backup(f"its last record is from epoch {last_epoch} (global step {last_step}), but training starts at "
+                     f"epoch {predecessor + 1} (global step {self.global_step})")
         return []
 
     def _state_dict(self):
@@ -233,8 +227,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def _backup(self, reason):
         backup = backup_path(self.path)
         os.replace(self.path, backup)
-        logger.warning("{}: {} exists but {}; moved it to {} and starting a new one.".format(
-            self, self.path, reason, backup))
+        logger.warning(f"{self}: {self.path} exists but {reason}; moved it to {backup} and starting a new one.")
 
     def __str__(self):
         return type(self).__name__

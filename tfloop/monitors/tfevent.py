@@ -28,8 +28,8 @@ def encode_png(image):
     """
     image = np.asarray(image)
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPES:
-        raise ValueError("encode_png needs an HWC uint8 array with 1, 3 or 4 channels, got {} of "
-                         "shape {}.".format(image.dtype, image.shape))
+        raise ValueError(f"encode_png needs an HWC uint8 array with 1, 3 or 4 channels, got {image.dtype} of "
+                         f"shape {image.shape}.")
     height, width, channels = image.shape
     rows = image.reshape(height, width * channels)
     # Each PNG scanline starts with its filter type; 0 means unfiltered.
@@ -50,7 +50,7 @@ class _EventFile:
         self.path = os.path.join(logdir, name)
         index = 1
         while os.path.exists(self.path):  # another file of this second: never overwrite it
-            self.path = os.path.join(logdir, "{}.{}".format(name, index))
+            self.path = os.path.join(logdir, f"{name}.{index}")
             index += 1
         self._writer = tf.io.TFRecordWriter(self.path)
         self._pending = [tfv1.Event(wall_time=time.time(), file_version="brain.Event:2")]
@@ -111,12 +111,11 @@ class TFEventWriter(LogDirMonitor):
         super().__init__(logdir)
         self._write_graph = bool(write_graph)
         if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue <= 0:
-            raise ValueError("TFEventWriter: max_queue must be a positive int, got {!r}.".format(
-                max_queue))
+            raise ValueError(f"TFEventWriter: max_queue must be a positive int, got {max_queue!r}.")
         if isinstance(flush_secs, bool) or not isinstance(flush_secs, (int, float)) or \
                 flush_secs <= 0:
-            raise ValueError("TFEventWriter: flush_secs must be a positive number, got {!r}."
-                             .format(flush_secs))
+            raise ValueError(f"TFEventWriter: flush_secs must be a positive number, got {flush_secs!r}."
+                             )
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._split_files = bool(split_files)
@@ -129,7 +128,7 @@ class TFEventWriter(LogDirMonitor):
         # Opened on first use, which may be another callback's before_train, ahead of ours.
         if self._file is None and self.logdir is not None and not self._paused:
             # Files are named by the second; split files need a suffix not to overwrite one another.
-            suffix = ".{}.{:05d}".format(os.getpid(), self._files_opened) if self._split_files \
+            suffix = f".{os.getpid()}.{self._files_opened:05d}" if self._split_files \
                 else None
             self._files_opened += 1
             self._guard(lambda: setattr(self, "_file", _EventFile(self.logdir, suffix)))
@@ -159,8 +158,7 @@ class TFEventWriter(LogDirMonitor):
             return False
         if wrote and self._failing:
             self._failing = False
-            logger.info("TFEventWriter: writing events again, to {}.".format(
-                self._file.path if self._file is not None else self.logdir))
+            logger.info(f"TFEventWriter: writing events again, to {self._file.path if self._file is not None else self.logdir}.")
         return True
 
     def _add(self, event):
@@ -188,7 +186,7 @@ class TFEventWriter(LogDirMonitor):
     def process_image(self, name, images):
         values = []
         for i, image in enumerate(images):
-            tag = name if len(images) == 1 else "{}/{}".format(name, i)
+            tag = name if len(images) == 1 else f"{name}/{i}"
             encoded = tfv1.Summary.Image(height=image.shape[0], width=image.shape[1],
                                          colorspace=image.shape[2],
                                          encoded_image_string=encode_png(image))

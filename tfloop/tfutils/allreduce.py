@@ -51,7 +51,7 @@ class CollectiveGroup:
 
     def __init__(self, group_size, group_key=1, communication_hint="auto", timeout_s=0.0):
         if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-            raise ValueError("group_size must be a positive int, got {!r}.".format(group_size))
+            raise ValueError(f"group_size must be a positive int, got {group_size!r}.")
         self.group_size = group_size
         self.group_key = group_key
         self.communication_hint = communication_hint
@@ -64,17 +64,15 @@ class CollectiveGroup:
         return key
 
     def __repr__(self):
-        return "CollectiveGroup(size={}, key={})".format(self.group_size, self.group_key)
+        return f"CollectiveGroup(size={self.group_size}, key={self.group_key})"
 
 
 def _check_tower_grads(tower_grads, devices):
     if len(tower_grads) != len(devices):
-        raise ValueError("Got gradients of {} towers for {} devices.".format(
-            len(tower_grads), len(devices)))
+        raise ValueError(f"Got gradients of {len(tower_grads)} towers for {len(devices)} devices.")
     lengths = {len(grads) for grads in tower_grads}
     if len(lengths) != 1:
-        raise ValueError("Every tower must have the same number of gradients, got {}.".format(
-            [len(grads) for grads in tower_grads]))
+        raise ValueError(f"Every tower must have the same number of gradients, got {[len(grads) for grads in tower_grads]}.")
 
 
 def allreduce_grads(tower_grads, devices, average=True, mode="add_n", group=None):
@@ -103,9 +101,8 @@ def allreduce_grads(tower_grads, devices, average=True, mode="add_n", group=None
     tower_grads = [[densify(g) for g in grads] for grads in tower_grads]
     if mode == "add_n":
         if group is not None and group.group_size != len(devices):
-            raise ValueError("mode 'add_n' reduces inside one graph only; a group of {} towers "
-                             "over several workers needs mode 'collective'.".format(
-                                 group.group_size))
+            raise ValueError(f"mode 'add_n' reduces inside one graph only; a group of {group.group_size} towers "
+                             "over several workers needs mode 'collective'.")
         return _add_n_allreduce(tower_grads, devices, average)
     if group is None:
         group = CollectiveGroup(len(devices),
@@ -145,7 +142,7 @@ def _collective_allreduce(tower_grads, devices, average, group):
         for i, device in enumerate(devices):
             with tf.device(device):
                 previous = []
-                for (dtype, indices), key in zip(packing, keys):
+                for (_dtype, indices), key in zip(packing, keys):
                     grads = [tower_grads[i][j] for j in indices]
                     flat = tf.concat([tf.reshape(g, [-1]) for g in grads], axis=0)
                     # The same order on every member: NCCL needs it when a device runs several.

@@ -105,7 +105,7 @@ class HookedSession:
     def __init__(self, sess, hooks, max_callables=32):
         if isinstance(max_callables, bool) or not isinstance(max_callables, int) or \
                 max_callables < 0:
-            raise ValueError("max_callables must be an int >= 0, got {!r}.".format(max_callables))
+            raise ValueError(f"max_callables must be an int >= 0, got {max_callables!r}.")
         self.sess = sess
         self.graph = sess.graph
         self._hooks = list(hooks)

@@ -68,7 +68,7 @@ def _graph_variables():
 
 
 def _describe(shape, dtype):
-    return "{} {}".format(list(shape), tf.as_dtype(dtype).name)
+    return f"{list(shape)} {tf.as_dtype(dtype).name}"
 
 
 def _warn_initial_values(missing):
@@ -99,8 +99,7 @@ class _MatchingInit(SessionInit):
         graph_vars = _graph_variables()
         unknown = sorted(ignore - set(graph_vars))
         if unknown:
-            logger.warning("{}: ignore= names variables not in the graph: {}.".format(
-                self, unknown))
+            logger.warning(f"{self}: ignore= names variables not in the graph: {unknown}.")
 
         def key_of(name):
             if not prefix:
@@ -191,7 +190,7 @@ class _AssignFromValues(_MatchingInit):
                 var.shape.as_list())
         if feed:
             sess.run([op for _, _, _, op in self._assigns], feed_dict=feed)
-        logger.info("{} loaded {} variable(s) from {}.".format(self, len(feed), self.source_name))
+        logger.info(f"{self} loaded {len(feed)} variable(s) from {self.source_name}.")
 
 
 @contextlib.contextmanager
@@ -307,20 +306,18 @@ class DictRestore(_AssignFromValues):
 
     def __init__(self, variable_dict, ignore_mismatch=False):
         if not isinstance(variable_dict, dict):
-            raise TypeError("DictRestore needs a dict {{variable name: value}}, got {!r}.".format(
-                type(variable_dict).__name__))
+            raise TypeError(f"DictRestore needs a dict {{variable name: value}}, got {type(variable_dict).__name__!r}.")
         self.values = {}
         for name, value in variable_dict.items():
             if not isinstance(name, str):
-                raise TypeError("DictRestore keys must be variable names (str), got {!r}.".format(
-                    name))
+                raise TypeError(f"DictRestore keys must be variable names (str), got {name!r}.")
             arr = np.asarray(value)
             if arr.dtype.kind not in "biuf":
-                raise TypeError("DictRestore value for {!r} is not numeric: {!r}; give a number or "
-                                "a numpy array of numbers.".format(name, value))
+                raise TypeError(f"DictRestore value for {name!r} is not numeric: {value!r}; give a number or "
+                                "a numpy array of numbers.")
             self.values[get_op_tensor_name(name)[0]] = arr
         self.relaxed = bool(ignore_mismatch)
-        self.source_name = "a dict of {} value(s)".format(len(self.values))
+        self.source_name = f"a dict of {len(self.values)} value(s)"
 
     def _setup_graph(self):
         source = {k: (v.shape, tf.as_dtype(v.dtype)) for k, v in self.values.items()}
@@ -370,18 +367,16 @@ def _load_npz(path):
     try:
         loaded = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError("{} is not a readable .npz file ({}: {}); a model file maps variable "
-                         "names to arrays, saved with np.savez(path, **values).".format(
-                             path, type(e).__name__, e)) from None
+        raise ValueError(f"{path} is not a readable .npz file ({type(e).__name__}: {e}); a model file maps variable "
+                         "names to arrays, saved with np.savez(path, **values).") from None
     if isinstance(loaded, np.ndarray):
-        raise ValueError("{} holds a single array; a model file must map variable names to "
-                         "arrays (save it with np.savez(path, **values)).".format(path))
+        raise ValueError(f"{path} holds a single array; a model file must map variable names to "
+                         "arrays (save it with np.savez(path, **values)).")
     with loaded as data:
         try:
             return {k: data[k] for k in data.files}
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError("{} is damaged ({}: {}): read it again from its source.".format(
-                path, type(e).__name__, e)) from None
+            raise ValueError(f"{path} is damaged ({type(e).__name__}: {e}): read it again from its source.") from None
 
 
 def get_model_loader(obj, *, ignore_mismatch=False):
@@ -421,12 +416,12 @@ def SmartInit(obj, ignore_mismatch=False):
         path = os.path.expanduser(os.fspath(obj))
         if path.endswith(".npz"):
             if not os.path.isfile(path):
-                raise FileNotFoundError("No file {}: give an existing .npz file of "
-                                        "{{variable name: array}}.".format(path))
+                raise FileNotFoundError(f"No file {path}: give an existing .npz file of "
+                                        "{variable name: array}.")
             return DictRestore(_load_npz(path), ignore_mismatch=ignore_mismatch)
         if ignore_mismatch:
             return SaverRestoreRelaxed(path)
         return SaverRestore(path)
-    raise TypeError("Cannot initialize a session from {!r} ({}): give None, a SessionInit, a "
-                    "checkpoint path or directory, a .npz file, a dict {{name: value}}, or a list "
-                    "of these.".format(obj, type(obj).__name__))
+    raise TypeError(f"Cannot initialize a session from {obj!r} ({type(obj).__name__}): give None, a SessionInit, a "
+                    "checkpoint path or directory, a .npz file, a dict {name: value}, or a list "
+                    "of these.")

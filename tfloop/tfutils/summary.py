@@ -76,8 +76,8 @@ def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=Tr
         >>> add_tensor_summary(logits, ["histogram", "rms"])     # tags logits-histogram, logits-rms
     """
     if not isinstance(x, (tf.Tensor, tf.Variable)):
-        raise TypeError("add_tensor_summary needs a tf.Tensor or tf.Variable, got {!r}.".format(x))
-    types = _check_types(types, "add_tensor_summary({})".format(x.name))
+        raise TypeError(f"add_tensor_summary needs a tf.Tensor or tf.Variable, got {x!r}.")
+    types = _check_types(types, f"add_tensor_summary({x.name})")
     if main_tower_only and not _in_main_training_tower():
         return []
     name = _strip_tower_prefix(name if name is not None else x.op.name)
@@ -87,7 +87,7 @@ def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=Tr
         value = tf.convert_to_tensor(x)
         for kind in types:
             summary_fn, statistic = _SUMMARY_TYPES[kind]
-            ops.append(summary_fn("{}-{}".format(name, kind), statistic(value),
+            ops.append(summary_fn(f"{name}-{kind}", statistic(value),
                                   collections=collections))
     return ops
 
@@ -141,13 +141,12 @@ def add_param_summary(*summary_lists, collections=None):
     for item in summary_lists:
         if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[0], str):
             raise ValueError("add_param_summary takes (regex, types) pairs, e.g. ('.*/W', "
-                             "['histogram']); got {!r}.".format(item))
+                             f"['histogram']); got {item!r}.")
         try:
             pattern = re.compile(item[0])
         except re.error as e:
-            raise ValueError("add_param_summary: invalid regex {!r}: {}.".format(
-                item[0], e)) from None
-        pairs.append((pattern, _check_types(item[1], "add_param_summary({!r})".format(item[0]))))
+            raise ValueError(f"add_param_summary: invalid regex {item[0]!r}: {e}.") from None
+        pairs.append((pattern, _check_types(item[1], f"add_param_summary({item[0]!r})")))
     if not _in_main_training_tower():
         return []
     params = tfv1.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)
@@ -215,18 +214,16 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
     """
     tensors = _flatten(tensors)
     if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < 1:
-        raise ValueError("add_moving_summary: decay must be a number in [0, 1), got {!r}.".format(
-            decay))
+        raise ValueError(f"add_moving_summary: decay must be a number in [0, 1), got {decay!r}.")
     graph = tfv1.get_default_graph()
     for t in tensors:
         if not isinstance(t, (tf.Tensor, tf.Variable)):
-            raise TypeError("add_moving_summary takes scalar tensors, got {!r}.".format(t))
+            raise TypeError(f"add_moving_summary takes scalar tensors, got {t!r}.")
         if t.graph is not graph:
-            raise ValueError("add_moving_summary: {} is not in the graph being built.".format(
-                t.name))
+            raise ValueError(f"add_moving_summary: {t.name} is not in the graph being built.")
         if t.shape.rank != 0:
-            raise ValueError("add_moving_summary takes scalar tensors; {} has shape {}: reduce it "
-                             "first, e.g. with tf.reduce_mean.".format(t.name, t.shape))
+            raise ValueError(f"add_moving_summary takes scalar tensors; {t.name} has shape {t.shape}: reduce it "
+                             "first, e.g. with tf.reduce_mean.")
     if not _in_main_training_tower():
         return []
     existing = {moving_summary_name(t) for t in graph.get_collection(collection)}
@@ -234,8 +231,8 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
     for t in tensors:
         name = _strip_tower_prefix(t.op.name)
         if name in existing:
-            raise ValueError("add_moving_summary: a moving average named {!r} already exists; "
-                             "each tensor can be averaged once.".format(name))
+            raise ValueError(f"add_moving_summary: a moving average named {name!r} already exists; "
+                             "each tensor can be averaged once.")
         existing.add(name)
         average = _build_moving_average(graph, t, name, float(decay))
         graph.add_to_collection(collection, average)
@@ -274,7 +271,7 @@ def add_cost_summary(cost, name="cost"):
 
 
 def _build_moving_average(graph, tensor, name, decay):
-    with graph.name_scope("{}/{}/".format(EMA_SCOPE, name)):
+    with graph.name_scope(f"{EMA_SCOPE}/{name}/"):
         value = tf.cast(tensor, tf.float32)
         with graph.control_dependencies(None):  # initializers must not depend on the model's ops
             biased = tfv1.Variable(tf.zeros([]), trainable=False, name="biased")

@@ -6,7 +6,8 @@ once per device, an ``InferenceRunner`` builds a predict tower that shares the t
 and callbacks find any tower's tensors by name through :class:`TowerTensorHandle`.
 """
 import inspect
-from typing import Callable, ContextManager
+from typing import ContextManager
+from collections.abc import Callable
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
@@ -78,8 +79,7 @@ class TowerContext:
 
     def __enter__(self):
         if _CURRENT_TOWER:
-            raise ValueError("TowerContext {!r} cannot be nested in TowerContext {!r}.".format(
-                self.name, _CURRENT_TOWER[-1].name))
+            raise ValueError(f"TowerContext {self.name!r} cannot be nested in TowerContext {_CURRENT_TOWER[-1].name!r}.")
         _CURRENT_TOWER.append(self)
         reuse = not self.has_own_variables
         if self.vs_name:
@@ -105,7 +105,7 @@ class TowerContext:
         return False
 
     def __repr__(self):
-        return "TowerContext({!r}, is_training={})".format(self.name, self.is_training)
+        return f"TowerContext({self.name!r}, is_training={self.is_training})"
 
 
 def get_current_tower_context():
@@ -169,8 +169,7 @@ class TowerTensorHandle:
                 return get_op_or_tensor_by_name(candidate, self._graph)
             except UnknownNameError:
                 continue
-        raise UnknownNameError("No tensor named {!r} in tower {!r} or in the graph.".format(
-            name, self.name))
+        raise UnknownNameError(f"No tensor named {name!r} in tower {self.name!r} or in the graph.")
 
     def get_tensors(self, names):
         return [self.get_tensor(n) for n in names]
@@ -178,7 +177,7 @@ class TowerTensorHandle:
     __getitem__ = get_tensor
 
     def __repr__(self):
-        return "TowerTensorHandle({!r}, is_training={})".format(self.name, self.is_training)
+        return f"TowerTensorHandle({self.name!r}, is_training={self.is_training})"
 
 
 class TowerTensorHandles:
@@ -199,7 +198,7 @@ class TowerTensorHandles:
         for h in self._handles:
             if h.name == key:
                 return h
-        raise KeyError("No tower named {!r}; towers: {}.".format(key, [h.name for h in self._handles]))
+        raise KeyError(f"No tower named {key!r}; towers: {[h.name for h in self._handles]}.")
 
     def __len__(self):
         return len(self._handles)
@@ -225,7 +224,7 @@ class TowerFunc:
 
     def __init__(self, tower_fn, input_signature):
         if not callable(tower_fn):
-            raise TypeError("The tower function must be callable, got {!r}.".format(tower_fn))
+            raise TypeError(f"The tower function must be callable, got {tower_fn!r}.")
         self._tower_fn = tower_fn
         self.input_signature = list(input_signature)
         self._handles = []

@@ -71,8 +71,7 @@ def is_complete_checkpoint(prefix):
     size = sum(os.path.getsize(f) for f in data)
     expected = _expected_data_bytes(reader)
     if size < expected:
-        return False, "data files hold {} bytes, fewer than the {} its index needs".format(
-            size, expected)
+        return False, f"data files hold {size} bytes, fewer than the {expected} its index needs"
     return True, ""
 
 
@@ -87,8 +86,8 @@ def list_checkpoints(directory):
     try:
         state = tf.train.get_checkpoint_state(directory)
     except (tf.errors.OpError, ValueError) as e:
-        logger.warning("Checkpoint state file in {} is unreadable ({}); looking at the files "
-                       "instead.".format(directory, e))
+        logger.warning(f"Checkpoint state file in {directory} is unreadable ({e}); looking at the files "
+                       "instead.")
         state = None
     if state is not None:
         for path in list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]:
@@ -123,7 +122,7 @@ def find_latest_checkpoint(directory, accept=None):
                 logger.warning("Skipped incomplete checkpoint(s) in {}: {}. Using {}.".format(
                     directory, "; ".join(skipped), os.path.basename(prefix)))
             return prefix
-        skipped.append("{} ({})".format(os.path.basename(prefix), why))
+        skipped.append(f"{os.path.basename(prefix)} ({why})")
     if skipped:
         logger.warning("No complete checkpoint in {}: {}.".format(directory, "; ".join(skipped)))
     return None
@@ -148,8 +147,8 @@ def get_checkpoint_path(path):
         prefix = find_latest_checkpoint(path)
         if prefix is None:
             raise FileNotFoundError(
-                "No complete checkpoint in directory {}: expected files like model-<step>.index "
-                "and model-<step>.data-00000-of-00001.".format(path))
+                f"No complete checkpoint in directory {path}: expected files like model-<step>.index "
+                "and model-<step>.data-00000-of-00001.")
         return prefix
     prefix = _FILE_SUFFIX.sub("", path)
     if not os.path.exists(prefix + ".index"):
@@ -163,9 +162,8 @@ def get_checkpoint_path(path):
                 path, " Checkpoints nearby: {}.".format(", ".join(near)) if near else ""))
     ok, why = is_complete_checkpoint(prefix)
     if not ok:
-        raise ValueError("Checkpoint {} is incomplete: {}. Use an earlier checkpoint or its "
-                         "directory (which resolves to the latest complete one).".format(
-                             prefix, why))
+        raise ValueError(f"Checkpoint {prefix} is incomplete: {why}. Use an earlier checkpoint or its "
+                         "directory (which resolves to the latest complete one).")
     return prefix
 
 
@@ -209,7 +207,7 @@ def restore_report(graph_only, checkpoint_only, mismatched=(), source=""):
                 rows.append([where, name, _shape(names[name]) if where == "graph only" else "",
                              _shape(names[name]) if where != "graph only" else ""])
         if slots:
-            rows.append([where, "{} optimizer slot variable(s)".format(len(slots)), "", ""])
+            rows.append([where, f"{len(slots)} optimizer slot variable(s)", "", ""])
     for name, in_graph, in_checkpoint in mismatched:
         rows.append(["mismatch", name, in_graph, in_checkpoint])
     if not rows:

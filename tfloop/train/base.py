@@ -27,8 +27,7 @@ def _check_callbacks(callbacks, what):
     callbacks = list(callbacks)
     for cb in callbacks:
         if not isinstance(cb, Callback):
-            raise TypeError("{} must be tfloop Callback objects; got {!r} ({}).".format(
-                what, cb, type(cb).__name__))
+            raise TypeError(f"{what} must be tfloop Callback objects; got {cb!r} ({type(cb).__name__}).")
     return callbacks
 
 
@@ -124,12 +123,11 @@ class Trainer:
         if isinstance(cb, (list, tuple)):
             return all([self.register_callback(c) for c in cb])
         if not isinstance(cb, Callback):
-            raise TypeError("register_callback needs a tfloop Callback, got {!r} ({}).".format(
-                cb, type(cb).__name__))
+            raise TypeError(f"register_callback needs a tfloop Callback, got {cb!r} ({type(cb).__name__}).")
         if self._callbacks is not None:
-            raise RuntimeError("Cannot register {} after the callbacks were set up.".format(cb))
+            raise RuntimeError(f"Cannot register {cb} after the callbacks were set up.")
         if not self.is_chief and cb.chief_only:
-            logger.warning("Callback {} is chief-only, skipped on this worker.".format(cb))
+            logger.warning(f"Callback {cb} is chief-only, skipped on this worker.")
             return False
         self._registered.append(cb)
         return True
@@ -144,8 +142,7 @@ class Trainer:
         monitors = _check_callbacks(monitors, "monitors")
         for m in monitors:
             if not isinstance(m, MonitorBase):
-                raise TypeError("monitors must be MonitorBase objects; got {!r} ({}).".format(
-                    m, type(m).__name__))
+                raise TypeError(f"monitors must be MonitorBase objects; got {m!r} ({type(m).__name__}).")
         with self.graph.as_default():
             describe_trainable_vars()
             registered, self._registered = self._registered, []
@@ -164,8 +161,8 @@ class Trainer:
         seen = set()
         for cb in self._registered:
             if id(cb) in seen:
-                raise ValueError("Callback {} appears twice in the callback list; a callback object "
-                                 "can be used once.".format(cb))
+                raise ValueError(f"Callback {cb} appears twice in the callback list; a callback object "
+                                 "can be used once.")
             seen.add(id(cb))
             self._check_fresh(cb)
 
@@ -176,11 +173,10 @@ class Trainer:
         while True:
             if layer.trainer is not None and layer.trainer is not self:
                 raise ValueError(
-                    "Callback {} was already used by another training (trainer {}): a callback "
+                    f"Callback {layer} was already used by another training (trainer {type(layer.trainer).__name__}): a callback "
                     "keeps the state of its training (e.g. the steps a ModelSaver saved), so it "
                     "serves one training only. Create new callback objects for each training, "
-                    "e.g. callbacks=[ModelSaver()] in the function that trains.".format(
-                        layer, type(layer.trainer).__name__))
+                    "e.g. callbacks=[ModelSaver()] in the function that trains.")
             if not isinstance(layer, ProxyCallback):
                 return
             layer = layer.cb
@@ -190,8 +186,8 @@ class Trainer:
         session_creator = session_creator or NewSessionCreator()
         session_init = session_init or JustCurrentSession()
         if not isinstance(session_init, SessionInit):
-            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore), got {!r}."
-                            .format(session_init))
+            raise TypeError(f"session_init must be a SessionInit (e.g. SaverRestore), got {session_init!r}."
+                            )
         with self.graph.as_default():
             session_init.setup_graph()
         session_init.check_holds_the_model()
@@ -221,11 +217,10 @@ class Trainer:
                 first_step = loop.starting_local_step
                 spr = loop.steps_per_run
                 if first_step % spr:
-                    raise ValueError("Cannot resume at step {} of the epoch with steps_per_run={}: "
-                                     "it is not a multiple of it.".format(first_step, spr))
+                    raise ValueError(f"Cannot resume at step {first_step} of the epoch with steps_per_run={spr}: "
+                                     "it is not a multiple of it.")
                 for loop.epoch_num in range(starting_epoch, max_epoch + 1):
-                    logger.info("Start epoch {} at global step {} ...".format(
-                        loop.epoch_num, loop.global_step))
+                    logger.info(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
                     loop.local_step = first_step - 1
                     loop.epoch_first_global_step = loop.global_step - first_step
                     callbacks.before_epoch()
@@ -235,24 +230,22 @@ class Trainer:
                             self.run_step()
                             callbacks.trigger_step()
                             if hooked_sess.stop_requested:
-                                raise StopTraining("a callback requested a stop after step {}"
-                                                   .format(loop.global_step))
+                                raise StopTraining(f"a callback requested a stop after step {loop.global_step}"
+                                                   )
                     except tf.errors.OutOfRangeError:
                         raise self._input_ran_out() from None
                     first_step = 0
                     callbacks.after_epoch()
-                    logger.info("Epoch {} (global step {}) finished, time: {:.2f} s.".format(
-                        loop.epoch_num, loop.global_step, time.perf_counter() - start))
+                    logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, time: {time.perf_counter() - start:.2f} s.")
                     callbacks.trigger_epoch()
                 logger.info("Training has finished.")
             except StopTraining as e:
-                logger.info("Training stopped: {}".format(e or type(e).__name__))
+                logger.info(f"Training stopped: {e or type(e).__name__}")
             except KeyboardInterrupt as e:
-                logger.info("Ctrl-C: stopping training at global step {}.".format(loop.global_step))
+                logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
                 error = e
             except BaseException as e:
-                logger.error("Training failed at global step {}: {}: {}".format(
-                    loop.global_step, type(e).__name__, e))
+                logger.error(f"Training failed at global step {loop.global_step}: {type(e).__name__}: {e}")
                 error = e
             finally:
                 self.training_error = error
@@ -261,7 +254,7 @@ class Trainer:
                 except BaseException as e:
                     if error is None:
                         raise
-                    logger.error("after_train also failed: {}: {}".format(type(e).__name__, e))
+                    logger.error(f"after_train also failed: {type(e).__name__}: {e}")
         if error is not None:
             raise error
 
@@ -284,15 +277,14 @@ class Trainer:
         loop = self.loop
         source = self._input_source if self._input_source is not None else "input"
         if loop.global_step == 0:
-            return ValueError("The input {} yielded no data at the first step: it is empty. Check "
+            return ValueError(f"The input {source} yielded no data at the first step: it is empty. Check "
                               "what builds it (a filter that drops everything, an empty file "
-                              "list).".format(source))
+                              "list).")
         return ValueError(
-            "The input {} ran out at step {} of epoch {} (global step {}), before the epoch's "
-            "steps_per_epoch={} steps: it is not repeated and has fewer batches. Repeat it "
+            f"The input {source} ran out at step {loop.local_step} of epoch {loop.epoch_num} (global step {loop.global_step}), before the epoch's "
+            f"steps_per_epoch={loop.steps_per_epoch} steps: it is not repeated and has fewer batches. Repeat it "
             "(dataset.repeat(), or DatasetInput(ds) which repeats a finite dataset), or set "
-            "steps_per_epoch to its number of batches.".format(
-                source, loop.local_step, loop.epoch_num, loop.global_step, loop.steps_per_epoch))
+            "steps_per_epoch to its number of batches.")
 
     def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
               starting_epoch=1, max_epoch=9999999):
@@ -310,8 +302,7 @@ class Trainer:
     def _check_loop_args(self, steps_per_epoch, starting_epoch, max_epoch):
         TrainLoop().configure(steps_per_epoch, starting_epoch, max_epoch)
         if steps_per_epoch % self.loop.steps_per_run:
-            raise ValueError("steps_per_epoch ({}) must be a multiple of steps_per_run ({}).".format(
-                steps_per_epoch, self.loop.steps_per_run))
+            raise ValueError(f"steps_per_epoch ({steps_per_epoch}) must be a multiple of steps_per_run ({self.loop.steps_per_run}).")
 
     def train_with_defaults(self, callbacks=None, extra_callbacks=None, monitors=None,
                             session_creator=None, session_init=None, steps_per_epoch=None,
@@ -333,13 +324,12 @@ class Trainer:
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None
             if size is None and self._dataset_is_empty():
-                raise ValueError("The input {} is an empty dataset: it has no elements to train on. "
+                raise ValueError(f"The input {self._input_source} is an empty dataset: it has no elements to train on. "
                                  "Check what builds it (a take(0), a filter that drops everything, "
-                                 "an empty file list).".format(self._input_source))
+                                 "an empty file list).")
             if size is None:
-                raise ValueError("steps_per_epoch is required: the input source {} does not know its "
-                                 "size (e.g. an infinite dataset or a generator).".format(
-                                     self._input_source))
+                raise ValueError(f"steps_per_epoch is required: the input source {self._input_source} does not know its "
+                                 "size (e.g. an infinite dataset or a generator).")
             steps_per_epoch = size
         self.train(callbacks + extra, monitors, session_creator, session_init, steps_per_epoch,
                    starting_epoch, max_epoch)

@@ -42,7 +42,7 @@ def describe_cluster_error(error):
         ("=", "Additional GRPC", ":UNKNOWN", "[[", "Recent warning", "The error could be"))]
     text = lines[0] if lines else type(error).__name__
     peer = re.search(r"remote target (/job:\S+?/task:\d+)", message)
-    return text + (" (from {})".format(peer.group(1)) if peer else "")
+    return text + (f" (from {peer.group(1)})" if peer else "")
 
 
 class ClusterError(RuntimeError):
@@ -75,22 +75,20 @@ class ClusterTask:
             cluster = _cluster_from_dict(cluster)
         if not isinstance(cluster, tf.train.ClusterSpec):
             raise TypeError("cluster must be a tf.train.ClusterSpec or a dict of job -> addresses, "
-                            "got {!r}.".format(cluster))
+                            f"got {cluster!r}.")
         jobs = cluster.jobs
         unsupported = sorted(set(jobs) - set(_JOBS))
         if unsupported:
-            raise ValueError("The cluster has job(s) {}; tfloop supports 'worker' (worker 0 is the "
-                             "chief) and 'ps'. List a 'chief' task as worker 0.".format(
-                                 unsupported))
+            raise ValueError(f"The cluster has job(s) {unsupported}; tfloop supports 'worker' (worker 0 is the "
+                             "chief) and 'ps'. List a 'chief' task as worker 0.")
         if "worker" not in jobs:
-            raise ValueError("The cluster has no 'worker' job: {}.".format(cluster.as_dict()))
+            raise ValueError(f"The cluster has no 'worker' job: {cluster.as_dict()}.")
         if job_name not in jobs:
             raise ValueError("Task type {!r} is not a job of the cluster (jobs: {}).".format(
                 job_name, ", ".join(jobs)))
         if isinstance(task_index, bool) or not isinstance(task_index, int) or \
                 not 0 <= task_index < cluster.num_tasks(job_name):
-            raise ValueError("Task index {!r} is out of range: job {!r} has {} task(s).".format(
-                task_index, job_name, cluster.num_tasks(job_name)))
+            raise ValueError(f"Task index {task_index!r} is out of range: job {job_name!r} has {cluster.num_tasks(job_name)} task(s).")
         self.cluster = cluster
         self.job_name = job_name
         self.task_index = task_index
@@ -108,22 +106,22 @@ class ClusterTask:
             try:
                 tf_config = json.loads(tf_config)
             except ValueError as e:
-                raise ValueError("TF_CONFIG is not valid JSON ({}): {!r}.".format(e, tf_config)) \
+                raise ValueError(f"TF_CONFIG is not valid JSON ({e}): {tf_config!r}.") \
                     from None
         if not isinstance(tf_config, dict) or not isinstance(tf_config.get("cluster"), dict) or \
                 not isinstance(tf_config.get("task"), dict):
-            raise ValueError("TF_CONFIG must have a 'cluster' dict and a 'task' dict, got {!r}."
-                             .format(tf_config))
+            raise ValueError(f"TF_CONFIG must have a 'cluster' dict and a 'task' dict, got {tf_config!r}."
+                             )
         task = tf_config["task"]
         if "type" not in task or "index" not in task:
-            raise ValueError("TF_CONFIG's task needs 'type' and 'index', got {!r}.".format(task))
+            raise ValueError(f"TF_CONFIG's task needs 'type' and 'index', got {task!r}.")
         return cls(tf_config["cluster"], task["type"], task["index"])
 
     @classmethod
     def from_server(cls, server):
         """The task of a running ``tf.distribute.Server``."""
         if not isinstance(server, tf.distribute.Server):
-            raise TypeError("server must be a tf.distribute.Server, got {!r}.".format(server))
+            raise TypeError(f"server must be a tf.distribute.Server, got {server!r}.")
         server_def = server.server_def
         return cls(tf.train.ClusterSpec(server_def.cluster), server_def.job_name,
                    server_def.task_index)
@@ -144,7 +142,7 @@ class ClusterTask:
         """The device prefix of a task, ``/job:<job>/task:<index>`` (this task by default)."""
         job_name = self.job_name if job_name is None else job_name
         task_index = self.task_index if task_index is None else task_index
-        return "/job:{}/task:{}".format(job_name, task_index)
+        return f"/job:{job_name}/task:{task_index}"
 
     def address(self, job_name, task_index):
         return self.cluster.task_address(job_name, task_index)
@@ -152,20 +150,19 @@ class ClusterTask:
     def shard(self, dataset):
         """This worker's shard of ``dataset``: every ``num_workers``-th element from its index."""
         if self.job_name != "worker":
-            raise ValueError("Only workers read data; this task is {}.".format(self.device()))
+            raise ValueError(f"Only workers read data; this task is {self.device()}.")
         return dataset.shard(self.num_workers, self.task_index)
 
     def __repr__(self):
-        return "ClusterTask({}, workers={}, ps={})".format(self.device(), self.num_workers,
-                                                           self.num_ps)
+        return f"ClusterTask({self.device()}, workers={self.num_workers}, ps={self.num_ps})"
 
 
 def _cluster_from_dict(cluster):
     for job, addresses in cluster.items():
         if not isinstance(addresses, (list, tuple)) or not addresses or \
                 not all(isinstance(a, str) and ":" in a for a in addresses):
-            raise ValueError("Job {!r} of the cluster must list 'host:port' addresses, got {!r}."
-                             .format(job, addresses))
+            raise ValueError(f"Job {job!r} of the cluster must list 'host:port' addresses, got {addresses!r}."
+                             )
     return tf.train.ClusterSpec({job: list(addresses) for job, addresses in cluster.items()})
 
 
@@ -184,16 +181,15 @@ def create_server(task, num_cpu_devices=None, timeout_s=DEFAULT_TIMEOUT_S, start
     """
     if not isinstance(task, ClusterTask):
         raise TypeError("create_server needs a ClusterTask (ClusterTask.from_tf_config()), got "
-                        "{!r}.".format(task))
+                        f"{task!r}.")
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s < 0:
-        raise ValueError("timeout_s must be a number >= 0, got {!r}.".format(timeout_s))
+        raise ValueError(f"timeout_s must be a number >= 0, got {timeout_s!r}.")
     config = tfv1.ConfigProto(allow_soft_placement=True)
     config.gpu_options.allow_growth = True
     if num_cpu_devices is not None:
         if isinstance(num_cpu_devices, bool) or not isinstance(num_cpu_devices, int) or \
                 num_cpu_devices < 1:
-            raise ValueError("num_cpu_devices must be a positive int, got {!r}.".format(
-                num_cpu_devices))
+            raise ValueError(f"num_cpu_devices must be a positive int, got {num_cpu_devices!r}.")
         config.device_count["CPU"] = num_cpu_devices
     config.operation_timeout_in_ms = int(timeout_s * 1000)
     config.experimental.collective_group_leader = "/job:worker/replica:0/task:0"
@@ -226,9 +222,8 @@ def wait_for_tasks(task, tasks, timeout_s):
         address = task.address(job, index)
         while not _reachable(address):
             if time.monotonic() > deadline:
-                raise ClusterError("{}: {} at {} is not reachable after {:.0f} s: is it running, "
-                                   "and is the cluster spec right?".format(
-                                       task.device(), task.device(job, index), address, timeout_s))
+                raise ClusterError(f"{task.device()}: {task.device(job, index)} at {address} is not reachable after {timeout_s:.0f} s: is it running, "
+                                   "and is the cluster spec right?")
             time.sleep(0.05)
 
 
@@ -267,7 +262,7 @@ def done_queue(task, ps_index):
     graph; one value per worker: its index, or ``-1 - index`` when it failed)."""
     with tfv1.device(task.device("ps", ps_index)):
         return tfv1.FIFOQueue(2 * task.num_workers, [tf.int32], shapes=[[]],
-                              shared_name=_DONE_QUEUE, name="done_queue_{}".format(ps_index))
+                              shared_name=_DONE_QUEUE, name=f"done_queue_{ps_index}")
 
 
 class _WorkerWatch:
@@ -289,11 +284,10 @@ class _WorkerWatch:
             elif index in self._seen:
                 self._lost[index] = self._lost.get(index, 0) + 1
                 if self._lost[index] >= 3:
-                    raise ClusterError("{}: worker {} ({}) went away before it finished training."
-                                       .format(self._task.device(), index, address))
+                    raise ClusterError(f"{self._task.device()}: worker {index} ({address}) went away before it finished training."
+                                       )
             elif time.monotonic() - self._start > self._startup_timeout_s:
-                raise ClusterError("{}: worker {} ({}) did not come up within {:.0f} s.".format(
-                    self._task.device(), index, address, self._startup_timeout_s))
+                raise ClusterError(f"{self._task.device()}: worker {index} ({address}) did not come up within {self._startup_timeout_s:.0f} s.")
 
 
 def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, poll_s=0.5):
@@ -313,7 +307,7 @@ def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, po
     """
     task = ClusterTask.from_server(server)
     if task.job_name != "ps":
-        raise ValueError("run_parameter_server runs on a ps task, not on {}.".format(task.device()))
+        raise ValueError(f"run_parameter_server runs on a ps task, not on {task.device()}.")
     graph = tf.Graph()
     with graph.as_default():
         dequeue = done_queue(task, task.task_index).dequeue()
@@ -323,7 +317,7 @@ def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, po
     watch = _WorkerWatch(task, startup_timeout_s)
     options = tfv1.RunOptions(timeout_in_ms=max(1, int(poll_s * 1000)))
     remaining = set(range(task.num_workers))
-    logger.info("{}: serving until {} worker(s) finish.".format(task.device(), len(remaining)))
+    logger.info(f"{task.device()}: serving until {len(remaining)} worker(s) finish.")
     try:
         while remaining:
             try:
@@ -332,9 +326,9 @@ def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, po
                 watch.check(remaining)
                 continue
             if value < 0:
-                raise ClusterError("{}: worker {} reported that its training failed; the parameter "
-                                   "server stops.".format(task.device(), -1 - value))
+                raise ClusterError(f"{task.device()}: worker {-1 - value} reported that its training failed; the parameter "
+                                   "server stops.")
             remaining.discard(value)
-        logger.info("{}: every worker finished.".format(task.device()))
+        logger.info(f"{task.device()}: every worker finished.")
     finally:
         sess.close()

@@ -23,17 +23,17 @@ def as_input_source(data):
         return data
     if isinstance(data, (str, bytes, os.PathLike)):
         raise TypeError(
-            "data={!r} is a path, not data: tfloop does not open files by name. For TFRecord files "
+            f"data={data!r} is a path, not data: tfloop does not open files by name. For TFRecord files "
             "give a function building the dataset, e.g. data=lambda: tf.data.TFRecordDataset("
-            "{!r}).map(parse_example).batch(32), where parse_example decodes one record into the "
-            "model's inputs.".format(data, os.fspath(data)))
+            f"{os.fspath(data)!r}).map(parse_example).batch(32), where parse_example decodes one record into the "
+            "model's inputs.")
     if isinstance(data, tf.data.Dataset) or callable(data):
         return DatasetInput(data)
     try:
         iter(data)
     except TypeError:
         raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
-                        "an iterable of datapoints; got {!r}.".format(data)) from None
+                        f"an iterable of datapoints; got {data!r}.") from None
     return QueueInput(data)
 
 
@@ -45,8 +45,7 @@ def _check_list(value, name, cls):
     value = list(value)
     for item in value:
         if not isinstance(item, cls):
-            raise TypeError("{} must be a list of {}; got {!r} ({}).".format(
-                name, cls.__name__, item, type(item).__name__))
+            raise TypeError(f"{name} must be a list of {cls.__name__}; got {item!r} ({type(item).__name__}).")
     return value
 
 
@@ -83,8 +82,7 @@ class TrainConfig:
         if dataflow is not None:
             data = dataflow
         if model is not None and not isinstance(model, ModelDescBase):
-            raise TypeError("model must be a ModelDesc, got {!r} ({}).".format(
-                model, type(model).__name__))
+            raise TypeError(f"model must be a ModelDesc, got {model!r} ({type(model).__name__}).")
         self.model = model
         self.data = as_input_source(data) if data is not None else None
         self.callbacks = _check_list(callbacks, "callbacks", Callback) or []
@@ -93,25 +91,25 @@ class TrainConfig:
         if session_creator is not None and session_config is not None:
             raise ValueError("Give either session_creator= or session_config=, not both.")
         if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):
-            raise TypeError("session_config must be a tf.compat.v1.ConfigProto, got {!r}; e.g. "
+            raise TypeError(f"session_config must be a tf.compat.v1.ConfigProto, got {session_config!r}; e.g. "
                             "tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
-                            "allow_growth=True)).".format(session_config))
+                            "allow_growth=True)).")
         if session_creator is not None and not callable(getattr(session_creator, "create_session",
                                                                 None)):
             raise TypeError("session_creator must have a create_session(graph) method (e.g. "
-                            "NewSessionCreator(config=...)), got {!r}.".format(session_creator))
+                            f"NewSessionCreator(config=...)), got {session_creator!r}.")
         self.session_creator = session_creator
         self.session_config = session_config
         if session_init is not None and not isinstance(session_init, SessionInit):
-            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got {!r}."
-                            .format(session_init))
+            raise TypeError(f"session_init must be a SessionInit (e.g. SaverRestore(path)), got {session_init!r}."
+                            )
         self.session_init = session_init
         if steps_per_epoch is None:
             steps_per_epoch = self.data.size() if self.data is not None else None
             if steps_per_epoch == 0:
-                raise ValueError("The data {} is empty: it has no datapoints to train on. Check "
+                raise ValueError(f"The data {self.data} is empty: it has no datapoints to train on. Check "
                                  "what builds it (a filter that drops everything, an empty file "
-                                 "list).".format(self.data))
+                                 "list).")
         loop = TrainLoop()
         loop.configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
                        max_epoch)

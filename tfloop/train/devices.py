@@ -23,16 +23,16 @@ def resolve_devices(gpus):
     """
     if isinstance(gpus, bool) or not isinstance(gpus, (int, list, tuple)):
         raise TypeError("gpus must be an int, a list of GPU indices or a list of device strings, "
-                        "got {!r}.".format(gpus))
+                        f"got {gpus!r}.")
     if isinstance(gpus, int):
         if gpus < 1:
-            raise ValueError("gpus must be >= 1, got {}.".format(gpus))
+            raise ValueError(f"gpus must be >= 1, got {gpus}.")
         available = _gpu_count()
         if available == 0:
-            return ["/device:CPU:{}".format(i) for i in range(gpus)]
+            return [f"/device:CPU:{i}" for i in range(gpus)]
         if gpus > available:
-            raise ValueError("gpus={} but this machine has {} GPU(s).".format(gpus, available))
-        return ["/device:GPU:{}".format(i) for i in range(gpus)]
+            raise ValueError(f"gpus={gpus} but this machine has {available} GPU(s).")
+        return [f"/device:GPU:{i}" for i in range(gpus)]
     if not gpus:
         raise ValueError("gpus is an empty list: give at least one GPU index or device.")
     devices = []
@@ -40,22 +40,21 @@ def resolve_devices(gpus):
         if isinstance(item, int) and not isinstance(item, bool):
             available = _gpu_count()
             if not 0 <= item < available:
-                raise ValueError("GPU {} does not exist: this machine has {} GPU(s) (to use "
+                raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to use "
                                  "logical CPU devices, give gpus as an int or as '/cpu:i' "
-                                 "strings).".format(item, available))
-            devices.append("/device:GPU:{}".format(item))
+                                 "strings).")
+            devices.append(f"/device:GPU:{item}")
         elif isinstance(item, str):
             try:
                 spec = tf.DeviceSpec.from_string(item)
             except ValueError as e:
-                raise ValueError("Bad device string {!r} in gpus: {}".format(item, e)) from None
+                raise ValueError(f"Bad device string {item!r} in gpus: {e}") from None
             if spec.device_type is None:
-                raise ValueError("Device {!r} in gpus names no device type: use e.g. '/gpu:0' or "
-                                 "'/cpu:1'.".format(item))
+                raise ValueError(f"Device {item!r} in gpus names no device type: use e.g. '/gpu:0' or "
+                                 "'/cpu:1'.")
             devices.append(spec.to_string())
         else:
-            raise TypeError("gpus items must be GPU indices or device strings, got {!r}.".format(
-                item))
+            raise TypeError(f"gpus items must be GPU indices or device strings, got {item!r}.")
     duplicates = sorted({d for d in devices if devices.count(d) > 1})
     if duplicates:
         raise ValueError("gpus lists {} more than once: every tower needs its own device."
@@ -80,8 +79,8 @@ def check_session_devices(sess, devices, who):
             hint = ""
             if dtype == "CPU":
                 hint = (" For logical CPU devices, the session needs tf.compat.v1.ConfigProto("
-                        "device_count={{'CPU': {}}}) (the trainer's default session config has "
-                        "it), a worker's server create_server(..., num_cpu_devices={})."
-                        .format(index + 1, index + 1))
+                        f"device_count={{'CPU': {index + 1}}}) (the trainer's default session config has "
+                        f"it), a worker's server create_server(..., num_cpu_devices={index + 1})."
+                        )
             raise ValueError("{}: tower device {} is not in the session, which has {}.{}".format(
                 who, device, ", ".join(have), hint))

@@ -58,16 +58,15 @@ class _ClusterTrainerMixin:
         self.server = server
         self.task = ClusterTask.from_server(server)
         if self.task.job_name != "worker":
-            raise ValueError("{} runs on worker tasks; {} is a ps task: call "
-                             "run_parameter_server(server) there.".format(
-                                 type(self).__name__, self.task.device()))
+            raise ValueError(f"{type(self).__name__} runs on worker tasks; {self.task.device()} is a ps task: call "
+                             "run_parameter_server(server) there.")
         self.is_chief = self.task.is_chief
         self.startup_timeout_s = float(startup_timeout_s)
         self.timeout_s = server.server_def.default_session_config.operation_timeout_in_ms / 1000.0
         if self.timeout_s == 0:
-            logger.warning("{}: the server has no operation timeout, so a dead task makes the "
+            logger.warning(f"{type(self).__name__}: the server has no operation timeout, so a dead task makes the "
                            "others wait forever: create it with tfloop.train.cluster.create_server."
-                           .format(type(self).__name__))
+                           )
         self.local_devices = self.devices
         self.devices = [self.task.device() + d for d in self.local_devices]
         self._ended = False
@@ -80,7 +79,7 @@ class _ClusterTrainerMixin:
         ``<log dir>/worker-<index>`` first, so that its monitors do not overwrite the chief's."""
         directory = logger.get_logger_dir()
         if directory is not None and not self.is_chief:
-            logger.set_logger_dir(os.path.join(directory, "worker-{}".format(self.task.task_index)),
+            logger.set_logger_dir(os.path.join(directory, f"worker-{self.task.task_index}"),
                                   action="keep")
         with self.graph.as_default(), tfv1.device(self.task.device()):
             super().setup_callbacks(callbacks, monitors)
@@ -89,13 +88,13 @@ class _ClusterTrainerMixin:
         """Wait for the tasks this worker needs, create its session, and sync the start."""
         if session_init is not None and not isinstance(session_init, JustCurrentSession) and \
                 not self.is_chief:
-            logger.info("{}: session_init {} is applied on the chief; this worker gets the values "
-                        "from it.".format(self.task.device(), session_init))
+            logger.info(f"{self.task.device()}: session_init {session_init} is applied on the chief; this worker gets the values "
+                        "from it.")
             session_init = None
         if session_creator is not None:
-            raise ValueError("{}: the session is created on this worker's server with the server's "
+            raise ValueError(f"{type(self).__name__}: the session is created on this worker's server with the server's "
                              "config; give session options to create_server, not session_config= "
-                             "or session_creator=.".format(type(self).__name__))
+                             "or session_creator=.")
         wait_for_tasks(self.task, self._needed_tasks(), self.startup_timeout_s)
         creator = _ClusterSessionCreator(
             self.server.target, session_config_for(self.server, self._device_filters()),
@@ -114,19 +113,15 @@ class _ClusterTrainerMixin:
             return self.sess.run(fetch, options=tfv1.RunOptions(
                 timeout_in_ms=int(self.startup_timeout_s * 1000)))
         except CLUSTER_ERRORS as e:
-            raise ClusterError("{}: {} did not complete within {:.0f} s: {}: {}".format(
-                self.task.device(), what, self.startup_timeout_s, type(e).__name__,
-                describe_cluster_error(e))) from e
+            raise ClusterError(f"{self.task.device()}: {what} did not complete within {self.startup_timeout_s:.0f} s: {type(e).__name__}: {describe_cluster_error(e)}") from e
 
     def run_step(self):
         try:
             self.hooked_sess.run(self.train_op)
         except CLUSTER_ERRORS as e:
             raise ClusterError(
-                "{}: step {} failed: another task of the cluster died, hung or stopped "
-                "responding (timeout {:g} s): {}: {}".format(
-                    self.task.device(), self.global_step + 1, self.timeout_s, type(e).__name__,
-                    describe_cluster_error(e))) from e
+                f"{self.task.device()}: step {self.global_step + 1} failed: another task of the cluster died, hung or stopped "
+                f"responding (timeout {self.timeout_s:g} s): {type(e).__name__}: {describe_cluster_error(e)}") from e
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
         try:
@@ -176,10 +171,9 @@ class _ExitBarrier(Callback):
                 self.trainer.sess.run(op)
         except (tf.errors.UnavailableError, tf.errors.CancelledError):
             # The chief leaves right after releasing the others; its reply may not arrive.
-            logger.info("{}: the chief left after the last step.".format(self._task.device()))
+            logger.info(f"{self._task.device()}: the chief left after the last step.")
         except tf.errors.DeadlineExceededError as e:
-            raise ClusterError("{}: the other workers did not finish their last step: {}".format(
-                self._task.device(), describe_cluster_error(e))) from e
+            raise ClusterError(f"{self._task.device()}: the other workers did not finish their last step: {describe_cluster_error(e)}") from e
 
     def __str__(self):
         return "ExitBarrier"
@@ -278,7 +272,7 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
         self._init_cluster(server, startup_timeout_s)
         if self.task.num_ps == 0:
             raise ValueError("DistributedTrainerParameterServer needs 'ps' tasks in the cluster, "
-                             "which has only {}.".format(self.task.cluster.as_dict()))
+                             f"which has only {self.task.cluster.as_dict()}.")
 
     def _needed_tasks(self):
         return [("ps", i) for i in range(self.task.num_ps)]
@@ -327,8 +321,8 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
             self._start_queue = tfv1.FIFOQueue(-1, [tf.int32], shapes=[[]],
                                                shared_name="tfloop_start", name="start_queue")
             tokens = {i: tfv1.FIFOQueue(-1, [tf.int64], shapes=[[]],
-                                        shared_name="tfloop_token_{}".format(i),
-                                        name="token_{}".format(i))
+                                        shared_name=f"tfloop_token_{i}",
+                                        name=f"token_{i}")
                       for i in range(1, task.num_workers)}
         self._done_ops = [(done_queue(task, i).enqueue(task.task_index),
                            done_queue(task, i).enqueue(-1 - task.task_index))
@@ -360,8 +354,7 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
                 self.sess.run(abort if failed else done, options=tfv1.RunOptions(
                     timeout_in_ms=5000))
             except tf.errors.OpError as e:
-                logger.info("{}: could not report the end to the ps: {}".format(
-                    self.task.device(), describe_cluster_error(e)))
+                logger.info(f"{self.task.device()}: could not report the end to the ps: {describe_cluster_error(e)}")
 
 
 def trainer_from_tf_config(gpus=1, tf_config=None, timeout_s=None,

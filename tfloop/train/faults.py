@@ -74,15 +74,14 @@ class SignalHandler:
     def _handle(self, signum, frame):
         name = signal.Signals(signum).name
         if self.received == signum:
-            logger.error("{} received again: stopping at once.".format(name))
+            logger.error(f"{name} received again: stopping at once.")
             self._restore_handlers()
             if signum == signal.SIGINT:
                 raise KeyboardInterrupt
             raise SystemExit(128 + signum)
         self.received = signum
-        logger.warning("{} received at global step {}: finishing the current step, then saving and "
-                       "stopping (send it again to stop at once).".format(
-                           name, self.trainer.global_step))
+        logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the current step, then saving and "
+                       "stopping (send it again to stop at once).")
         hooked = self.trainer.hooked_sess
         if hooked is not None:
             hooked.stop_requested = True
@@ -99,7 +98,7 @@ class SignalHandler:
         if self._saver is not None:
             self._save()
         name = signal.Signals(self.received).name
-        logger.info("Stopped on {} at global step {}.".format(name, self.trainer.global_step))
+        logger.info(f"Stopped on {name} at global step {self.trainer.global_step}.")
         if self.received == signal.SIGINT:
             raise KeyboardInterrupt
         raise SystemExit(128 + self.received)
@@ -112,9 +111,8 @@ class SignalHandler:
                 prefix = self._saver.save(trainer.sess, path, global_step=trainer.global_step,
                                           write_meta_graph=False)
         except Exception as e:
-            logger.error("Could not save a checkpoint on the signal: {}: {}.".format(
-                type(e).__name__, e))
+            logger.error(f"Could not save a checkpoint on the signal: {type(e).__name__}: {e}.")
             return
-        logger.info("Saved {} on the signal.".format(prefix))
+        logger.info(f"Saved {prefix} on the signal.")
         for saver in self._state_savers:
             saver.write(prefix, *saver.position_after_training())

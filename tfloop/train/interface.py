@@ -15,10 +15,10 @@ def launch_train_with_config(config, trainer):
         ...                          SimpleTrainer())
     """
     if not isinstance(config, TrainConfig):
-        raise TypeError("launch_train_with_config needs a TrainConfig, got {!r}.".format(config))
+        raise TypeError(f"launch_train_with_config needs a TrainConfig, got {config!r}.")
     if not isinstance(trainer, TowerTrainer):
         raise TypeError("launch_train_with_config needs a tfloop trainer (e.g. SimpleTrainer()), got "
-                        "{!r}.".format(trainer))
+                        f"{trainer!r}.")
     if config.model is None or config.data is None:
         raise ValueError("TrainConfig needs model= and data= to be launched.")
     model = config.model

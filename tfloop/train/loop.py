@@ -33,16 +33,15 @@ class TrainLoop:
         for name, value in (("steps_per_epoch", steps_per_epoch), ("starting_epoch", starting_epoch),
                             ("max_epoch", max_epoch)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError("{} must be an int, got {!r}.".format(name, value))
+                raise TypeError(f"{name} must be an int, got {value!r}.")
             checked.append(int(value))  # numpy integers too
         steps_per_epoch, starting_epoch, max_epoch = checked
         if steps_per_epoch <= 0:
-            raise ValueError("steps_per_epoch must be a positive int, got {}.".format(steps_per_epoch))
+            raise ValueError(f"steps_per_epoch must be a positive int, got {steps_per_epoch}.")
         if starting_epoch < 1:
-            raise ValueError("starting_epoch must be >= 1, got {}.".format(starting_epoch))
+            raise ValueError(f"starting_epoch must be >= 1, got {starting_epoch}.")
         if max_epoch < starting_epoch:
-            raise ValueError("max_epoch ({}) must be >= starting_epoch ({}).".format(
-                max_epoch, starting_epoch))
+            raise ValueError(f"max_epoch ({max_epoch}) must be >= starting_epoch ({starting_epoch}).")
         self.steps_per_epoch = steps_per_epoch
         self.starting_epoch = starting_epoch
         self.max_epoch = max_epoch

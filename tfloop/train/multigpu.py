@@ -65,8 +65,8 @@ class DataParallelTrainer(TowerTrainer):
         trainable = tfv1.GraphKeys.TRAINABLE_VARIABLES
         for i, device in enumerate(self.devices):
             before = set(tfv1.get_collection(trainable))
-            vs_name = "tower{}".format(i) if replicated and i > 0 else ""
-            with TowerContext("tower{}".format(i), is_training=True, vs_name=vs_name, index=i,
+            vs_name = f"tower{i}" if replicated and i > 0 else ""
+            with TowerContext(f"tower{i}", is_training=True, vs_name=vs_name, index=i,
                               total=self.num_towers):
                 inputs = input.get_input_tensors()
                 with tfv1.device(device_fn(i) if device_fn is not None else device):
@@ -75,7 +75,7 @@ class DataParallelTrainer(TowerTrainer):
                                           if v not in before])
         if not self._tower_variables[0]:
             raise ValueError("The model has no trainable variables created in its tower function: "
-                             "the cost {} cannot be trained.".format(costs[0].name))
+                             f"the cost {costs[0].name} cannot be trained.")
         return costs
 
     def _tower_gradients(self, opt, costs, var_lists):
@@ -83,19 +83,18 @@ class DataParallelTrainer(TowerTrainer):
         (in every tower alike)."""
         grads = []
         for i, (cost, variables) in enumerate(zip(costs, var_lists)):
-            with tfv1.device(self.devices[i]), tf.name_scope("tower{}/".format(i)):
+            with tfv1.device(self.devices[i]), tf.name_scope(f"tower{i}/"):
                 pairs = opt.compute_gradients(cost, var_list=variables,
                                               colocate_gradients_with_ops=True)
             grads.append([g for g, _ in pairs])
         missing = [j for j, g in enumerate(grads[0]) if g is None]
         for i, tower in enumerate(grads):
             if [j for j, g in enumerate(tower) if g is None] != missing:
-                raise ValueError("Towers 0 and {} differ in which variables get a gradient: the "
+                raise ValueError(f"Towers 0 and {i} differ in which variables get a gradient: the "
                                  "tower function must build the same model in every tower."
-                                 .format(i))
+                                 )
         if len(missing) == len(grads[0]):
-            raise ValueError("The cost {} does not depend on any trainable variable.".format(
-                costs[0].name))
+            raise ValueError(f"The cost {costs[0].name} does not depend on any trainable variable.")
         keep = [j for j in range(len(grads[0])) if j not in missing]
         return [[tower[j] for j in keep] for tower in grads], \
             [[variables[j] for j in keep] for variables in var_lists]
@@ -127,7 +126,7 @@ def match_tower_copies(tower_variables):
     first = tower_variables[0]
     result = [list(first)]
     for i, variables in enumerate(tower_variables[1:], start=1):
-        prefix = "tower{}/".format(i)
+        prefix = f"tower{i}/"
         by_name = {v.op.name[len(prefix):]: v for v in variables if v.op.name.startswith(prefix)}
         names = {v.op.name for v in first}
         extra = sorted(v.op.name for v in variables if not v.op.name.startswith(prefix) or
@@ -164,8 +163,7 @@ def localize_copies(graph, created_before):
         graph.add_to_collection(keys.LOCAL_VARIABLES, copy)
         source = sources.get(_COPY_PREFIX.sub("", copy.op.name, count=1))
         if source is None:
-            raise ValueError("The tower variable {} has no counterpart in tower 0.".format(
-                copy.op.name))
+            raise ValueError(f"The tower variable {copy.op.name} has no counterpart in tower 0.")
         pairs.setdefault(source.op.name, (source, []))[1].append(copy)
     return [pairs[name] for name in sorted(pairs)]
 
@@ -203,7 +201,7 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
             raise ValueError("Unknown mode {!r}: use one of {} (or None).".format(
                 mode, ", ".join(ALLREDUCE_MODES)))
         if mode == "nccl" and any(device_key(d)[2] != "GPU" for d in self.devices):
-            raise ValueError("mode 'nccl' needs GPU devices, got {}.".format(self.devices))
+            raise ValueError(f"mode 'nccl' needs GPU devices, got {self.devices}.")
         self.average = bool(average)
         self.mode = mode
         self.replica_variables = []
@@ -244,8 +242,8 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         """Raise unless every copy equals tower 0's variable (one ``session.run``)."""
         difference = float(self.sess.run(self.replica_difference))
         if difference != 0.0:
-            raise RuntimeError("{}: the variable copies differ from tower 0's by up to {} after "
-                               "the broadcast.".format(type(self).__name__, difference))
+            raise RuntimeError(f"{type(self).__name__}: the variable copies differ from tower 0's by up to {difference} after "
+                               "the broadcast.")
         return difference
 
 
@@ -324,8 +322,7 @@ class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
         elif isinstance(ps_device, str):
             ps_devices = resolve_devices([ps_device])
         else:
-            raise ValueError("ps_device must be 'cpu', 'gpu' or a device string, got {!r}.".format(
-                ps_device))
+            raise ValueError(f"ps_device must be 'cpu', 'gpu' or a device string, got {ps_device!r}.")
         self.ps_devices = ps_devices
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):

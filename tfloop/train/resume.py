@@ -64,9 +64,8 @@ class ResumeInit(SessionInit):
             return
         iterator_state = self.state_saver.iterator_state
         if iterator_state is None:
-            logger.warning("{} has an input position, but this run's input cannot be saved or "
-                           "restored ({}); the input restarts from its beginning.".format(
-                               resume_state_path(self.prefix), self.state_saver.input_note))
+            logger.warning(f"{resume_state_path(self.prefix)} has an input position, but this run's input cannot be saved or "
+                           f"restored ({self.state_saver.input_note}); the input restarts from its beginning.")
             return
         iterator_state.build_restore()
         self._iterator = (iterator_state, blob)
@@ -85,7 +84,7 @@ class ResumeInit(SessionInit):
                                                  e.message.splitlines()[0],
                                                  resume_state_path(self.prefix))) from None
             self.source.iterator_restored = True
-            logger.info("Restored the input position of {}.".format(self.prefix))
+            logger.info(f"Restored the input position of {self.prefix}.")
         trainer = self.state_saver.trainer
         if self.state is not None and trainer is not None:
             apply_callback_states(trainer.callbacks, self.state.get("callbacks", {}),
@@ -135,7 +134,7 @@ class AutoResumeTrainConfig(TrainConfig):
         if prefix is None:
             return
         if not always_resume and not self._ask(prefix):
-            logger.info("Not resuming from {}, as asked.".format(prefix))
+            logger.info(f"Not resuming from {prefix}, as asked.")
             return
         self._resume(prefix, kwargs)
 
@@ -147,7 +146,7 @@ class AutoResumeTrainConfig(TrainConfig):
             interactive = False
         if not interactive:
             return True
-        answer = input("Found checkpoint {}. Resume from it? [Y/n] ".format(prefix))
+        answer = input(f"Found checkpoint {prefix}. Resume from it? [Y/n] ")
         return answer.strip().lower() not in ("n", "no")
 
     def _resume(self, prefix, kwargs):
@@ -155,13 +154,12 @@ class AutoResumeTrainConfig(TrainConfig):
         epoch, local_step = self._position(prefix, state)
         if epoch > self.max_epoch:
             raise ValueError(
-                "Nothing to resume: {} is from the end of training (epoch {} of max_epoch={}). "
-                "Raise max_epoch to train longer, or use a new log directory.".format(
-                    prefix, epoch - 1, self.max_epoch))
+                f"Nothing to resume: {prefix} is from the end of training (epoch {epoch - 1} of max_epoch={self.max_epoch}). "
+                "Raise max_epoch to train longer, or use a new log directory.")
         for name in ("session_init", "starting_epoch"):
             if kwargs.get(name) is not None:
-                logger.info("AutoResumeTrainConfig: {}={!r} is replaced by the checkpoint {}."
-                            .format(name, kwargs[name], prefix))
+                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."
+                            )
         self.session_init = ResumeInit(prefix, state, self.data, self.state_saver,
                                        (epoch, local_step))
         self.starting_epoch = epoch
@@ -176,8 +174,8 @@ class AutoResumeTrainConfig(TrainConfig):
             return int(state["epoch"]), int(state["local_step"])
         global_step = _global_step_of(prefix)
         if spe is None:
-            raise ValueError("AutoResumeTrainConfig needs steps_per_epoch to resume from {} (it "
-                             "has no resume state, and the data's size is unknown).".format(prefix))
+            raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to resume from {prefix} (it "
+                             "has no resume state, and the data's size is unknown).")
         epoch, local_step = global_step // spe + 1, global_step % spe
         if state is not None:
             logger.warning("{} was written with steps_per_epoch={}, this run has {}: continuing at "
@@ -186,7 +184,7 @@ class AutoResumeTrainConfig(TrainConfig):
                                                spe, global_step, epoch, local_step))
             state.pop("iterator_bytes", None)
         elif local_step:
-            logger.warning("{} has no resume state: continuing at global step {} (epoch {}, step "
-                           "{}), but the input restarts from its beginning and the callbacks "
-                           "start afresh.".format(prefix, global_step, epoch, local_step))
+            logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} (epoch {epoch}, step "
+                           f"{local_step}), but the input restarts from its beginning and the callbacks "
+                           "start afresh.")
         return epoch, local_step

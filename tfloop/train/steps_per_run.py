@@ -53,9 +53,9 @@ _FEED_OP_TYPES = ("Placeholder", "PlaceholderWithDefault")
 def check_steps_per_run(value):
     """Return ``value`` if it is a valid ``steps_per_run`` (an int >= 1), else raise."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("steps_per_run must be an int >= 1, got {!r}.".format(value))
+        raise TypeError(f"steps_per_run must be an int >= 1, got {value!r}.")
     if value < 1:
-        raise ValueError("steps_per_run must be an int >= 1, got {}.".format(value))
+        raise ValueError(f"steps_per_run must be an int >= 1, got {value}.")
     return value
 
 
@@ -64,8 +64,7 @@ def set_steps_per_run(trainer, steps_per_run):
     ``SimpleTrainer``) whose graph is not built yet."""
     steps_per_run = check_steps_per_run(steps_per_run)
     if steps_per_run != 1 and not getattr(trainer, "supports_steps_per_run", False):
-        raise TypeError("{} does not support steps_per_run > 1 (got {}); use SimpleTrainer.".format(
-            type(trainer).__name__, steps_per_run))
+        raise TypeError(f"{type(trainer).__name__} does not support steps_per_run > 1 (got {steps_per_run}); use SimpleTrainer.")
     if getattr(trainer, "tower_func", None) is not None:
         raise RuntimeError("steps_per_run must be set before the trainer builds its graph.")
     trainer.loop.steps_per_run = steps_per_run
@@ -95,8 +94,7 @@ class StepsPerRunLoop:
     def __init__(self, steps_per_run):
         self.steps_per_run = check_steps_per_run(steps_per_run)
         if self.steps_per_run < 2:
-            raise ValueError("StepsPerRunLoop is for steps_per_run >= 2, got {}.".format(
-                steps_per_run))
+            raise ValueError(f"StepsPerRunLoop is for steps_per_run >= 2, got {steps_per_run}.")
         self._step_ops = None
         self.count = None
 
@@ -213,12 +211,12 @@ def check_callbacks_for_steps_per_run(callbacks, steps_per_run):
             k = cb._period if isinstance(cb, MergeAllSummaries) else cb._step_k
             if k and k % steps_per_run:
                 raise ValueError(
-                    "{} runs every {} steps, which is not a multiple of steps_per_run={}: steps "
-                    "only end between session calls, i.e. at multiples of {}. Use a multiple of "
-                    "steps_per_run.".format(cb, k, steps_per_run, steps_per_run))
+                    f"{cb} runs every {k} steps, which is not a multiple of steps_per_run={steps_per_run}: steps "
+                    f"only end between session calls, i.e. at multiples of {steps_per_run}. Use a multiple of "
+                    "steps_per_run.")
         if isinstance(cb, ScheduledHyperParamSetter) and cb.step_based:
             late = [p for p, _ in cb.schedule if p % steps_per_run]
             if late:
                 logger.warning(
-                    "{}: step-based schedule points {} are not multiples of steps_per_run={}; "
-                    "each takes effect at the next multiple.".format(cb, late, steps_per_run))
+                    f"{cb}: step-based schedule points {late} are not multiples of steps_per_run={steps_per_run}; "
+                    "each takes effect at the next multiple.")

@@ -22,14 +22,12 @@ __all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_
 def check_cost(cost):
     """Check that the tower function returned a scalar float tensor."""
     if not isinstance(cost, tf.Tensor):
-        raise TypeError("build_graph must return the cost as a scalar tf.Tensor, got {!r}.".format(
-            cost))
+        raise TypeError(f"build_graph must return the cost as a scalar tf.Tensor, got {cost!r}.")
     if cost.shape.rank is not None and cost.shape.rank != 0:
-        raise ValueError("The cost must be a scalar, got {} with shape {}: reduce it, e.g. with "
-                         "tf.reduce_mean.".format(cost.name, cost.shape))
+        raise ValueError(f"The cost must be a scalar, got {cost.name} with shape {cost.shape}: reduce it, e.g. with "
+                         "tf.reduce_mean.")
     if not cost.dtype.is_floating:
-        raise TypeError("The cost must be a float tensor, got {} of dtype {}.".format(
-            cost.name, cost.dtype.name))
+        raise TypeError(f"The cost must be a float tensor, got {cost.name} of dtype {cost.dtype.name}.")
     return cost
 
 
@@ -48,8 +46,8 @@ def check_optimizer(opt):
     if not isinstance(opt, tfv1.train.Optimizer):
         raise TypeError(
             "optimizer() must return a tf.compat.v1.train.Optimizer (e.g. "
-            "tf.compat.v1.train.AdamOptimizer(1e-3)), got {!r}. Keras optimizers do not work in "
-            "tf.compat.v1 graphs.".format(opt))
+            f"tf.compat.v1.train.AdamOptimizer(1e-3)), got {opt!r}. Keras optimizers do not work in "
+            "tf.compat.v1 graphs.")
     for attr in ("_learning_rate", "_lr"):
         if not hasattr(opt, attr):
             continue
@@ -57,11 +55,9 @@ def check_optimizer(opt):
         if isinstance(lr, bool) or not (isinstance(lr, (numbers.Real, tf.Tensor, tf.Variable))
                                         or callable(lr)):
             raise TypeError(
-                "optimizer(): {} got the learning rate {!r} ({}); give a number, a float tensor or "
-                "a variable, e.g. {}(0.1) or {}(tf.compat.v1.get_variable('learning_rate', "
-                "initializer=0.1, trainable=False)).".format(
-                    type(opt).__name__, lr, type(lr).__name__, type(opt).__name__,
-                    type(opt).__name__))
+                f"optimizer(): {type(opt).__name__} got the learning rate {lr!r} ({type(lr).__name__}); give a number, a float tensor or "
+                f"a variable, e.g. {type(opt).__name__}(0.1) or {type(opt).__name__}(tf.compat.v1.get_variable('learning_rate', "
+                "initializer=0.1, trainable=False)).")
         break
     return opt
 
@@ -99,8 +95,8 @@ class TowerTrainer(Trainer):
             raise RuntimeError("setup_graph was already called on this trainer; build a new trainer "
                                "for another model.")
         if not isinstance(input, InputSource):
-            raise TypeError("input must be an InputSource (DatasetInput, FeedInput, ...), got {!r}."
-                            .format(input))
+            raise TypeError(f"input must be an InputSource (DatasetInput, FeedInput, ...), got {input!r}."
+                            )
         with self.graph.as_default():
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
@@ -110,7 +106,7 @@ class TowerTrainer(Trainer):
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         """Build the towers and return the training op."""
-        raise TypeError("{} does not build a training graph.".format(type(self).__name__))
+        raise TypeError(f"{type(self).__name__} does not build a training graph.")
 
     def get_predictor(self, input_names: list, output_names: list,
                       device: int = 0) -> OnlinePredictor:
@@ -204,14 +200,14 @@ class SimpleTrainer(TowerTrainer):
                 cost = check_cost(self.tower_func(*inputs))
             opt = check_optimizer(get_opt_fn())
             if not tfv1.trainable_variables():
-                raise ValueError("The model has no trainable variables: the cost {} does not depend "
-                                 "on any trainable variable.".format(cost.name))
+                raise ValueError(f"The model has no trainable variables: the cost {cost.name} does not depend "
+                                 "on any trainable variable.")
             with tf.name_scope("optimizer"):
                 grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
                 grads = [(g, v) for g, v in grads if g is not None]
                 if not grads:
-                    raise ValueError("The cost {} does not depend on any trainable variable."
-                                     .format(cost.name))
+                    raise ValueError(f"The cost {cost.name} does not depend on any trainable variable."
+                                     )
             train_op = opt.apply_gradients(grads, global_step=get_global_step_var(),
                                            name="train_op")
         if multi:

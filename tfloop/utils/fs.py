@@ -22,8 +22,7 @@ def atomic_write(path, data):
         >>> atomic_write("image.png", png_bytes)
     """
     path = os.path.abspath(os.fspath(path))
-    tmp_path = os.path.join(os.path.dirname(path), ".{}.{}.tmp".format(os.path.basename(path),
-                                                                       uuid.uuid4().hex[:12]))
+    tmp_path = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
     binary = isinstance(data, (bytes, bytearray, memoryview))
     try:
         # Mode "x" creates the file with the usual permissions (umask), unlike tempfile's 0600.

@@ -101,8 +101,8 @@ def _timestamp():
 
 
 def _ask_action(dirname):
-    prompt = ("Log directory {} exists. Use [k]eep / [b]ackup / [d]elete / [n]ew / [q]uit: "
-              .format(dirname))
+    prompt = (f"Log directory {dirname} exists. Use [k]eep / [b]ackup / [d]elete / [n]ew / [q]uit: "
+              )
     while True:
         answer = input(prompt).strip().lower()
         if answer in LOG_DIR_ACTIONS:
@@ -131,7 +131,7 @@ class _LogFileHandler(logging.FileHandler):
         super().emit(record)
         if self._failing and not self._failed_now:
             self._failing = False
-            sys.stderr.write("tfloop: writing the log file {} again.\n".format(self.baseFilename))
+            sys.stderr.write(f"tfloop: writing the log file {self.baseFilename} again.\n")
 
     def handleError(self, record):
         self._failed_now = True
@@ -140,9 +140,8 @@ class _LogFileHandler(logging.FileHandler):
         self._failing = True
         error = sys.exc_info()[1]
         try:
-            sys.stderr.write("tfloop: cannot write the log file {} ({}: {}); its lines are lost "
-                             "until it works again, the console still gets them.\n".format(
-                                 self.baseFilename, type(error).__name__, error))
+            sys.stderr.write(f"tfloop: cannot write the log file {self.baseFilename} ({type(error).__name__}: {error}); its lines are lost "
+                             "until it works again, the console still gets them.\n")
         except (OSError, ValueError):
             pass
 
@@ -178,8 +177,8 @@ def _lock_existing(dirname):
     try:
         lock.acquire()
     except OSError as e:
-        raise PermissionError("Log directory {} is not writable ({}): choose a directory you can "
-                              "write to.".format(dirname, e.strerror or e)) from None
+        raise PermissionError(f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can "
+                              "write to.") from None
     owner = lock.taken_over
     if owner and owner.get("pid") != os.getpid():
         info("Log directory {}: the lock of process {} (host {}, started {}) was left by a run that "
@@ -196,8 +195,8 @@ def _check_writable(dirname):
         os.remove(probe)
     except OSError as e:
         raise PermissionError(
-            "Log directory {} is not writable ({}): choose a directory you can write to."
-            .format(dirname, e.strerror or e)) from None
+            f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can write to."
+            ) from None
 
 
 def _versions():
@@ -207,7 +206,7 @@ def _versions():
     for module, label in (("tensorflow", "TensorFlow"), ("keras", "Keras"), ("numpy", "numpy")):
         version = getattr(sys.modules.get(module), "__version__", None)
         if version:
-            found.append("{} {}".format(label, version))
+            found.append(f"{label} {version}")
     found.append("Python " + sys.version.split()[0])
     return ", ".join(found)
 
@@ -219,22 +218,22 @@ def _check_log_dir_name(dirname):
     working directory (their source tree), so it is never a log directory.
     """
     if dirname is None or not isinstance(dirname, (str, os.PathLike)):
-        raise TypeError("set_logger_dir needs a directory path (str or pathlib.Path), got {!r}; "
-                        "e.g. set_logger_dir('train_log/run1').".format(dirname))
+        raise TypeError(f"set_logger_dir needs a directory path (str or pathlib.Path), got {dirname!r}; "
+                        "e.g. set_logger_dir('train_log/run1').")
     raw = os.fspath(dirname)
     if isinstance(raw, bytes):
         raw = os.fsdecode(raw)
     if not raw.strip():
-        raise ValueError("set_logger_dir got an empty path {!r}, which means the working directory "
-                         "{}: give a directory of its own, e.g. set_logger_dir('train_log/run1')."
-                         .format(raw, os.getcwd()))
+        raise ValueError(f"set_logger_dir got an empty path {raw!r}, which means the working directory "
+                         f"{os.getcwd()}: give a directory of its own, e.g. set_logger_dir('train_log/run1')."
+                         )
     normalised = os.path.normpath(raw)
     resolved = os.path.realpath(normalised)
     cwd = os.path.realpath(os.getcwd())
     if resolved == cwd or cwd.startswith(resolved.rstrip(os.sep) + os.sep) or resolved == os.sep:
-        raise ValueError("Log directory {!r} is the working directory {} or one of its parents: "
+        raise ValueError(f"Log directory {raw!r} is the working directory {cwd} or one of its parents: "
                          "give a directory of its own, e.g. set_logger_dir('train_log/run1')."
-                         .format(raw, cwd))
+                         )
     return normalised
 
 
@@ -267,8 +266,8 @@ def set_logger_dir(dirname, action=None):
     """
     global LOG_DIR
     if action is not None and action not in LOG_DIR_ACTIONS:
-        raise ValueError("Unknown log dir action {!r}: use one of keep, backup, delete, new, quit."
-                         .format(action))
+        raise ValueError(f"Unknown log dir action {action!r}: use one of keep, backup, delete, new, quit."
+                         )
     dirname = _check_log_dir_name(dirname)
     _close_file_handler()
     _release_lock()
@@ -288,7 +287,7 @@ def set_logger_dir(dirname, action=None):
     _LOGGER.addHandler(_FILE_HANDLER)
     info("Argv: " + " ".join(sys.argv))
     info("Versions: " + _versions())
-    info("Log directory: {}".format(dirname))
+    info(f"Log directory: {dirname}")
     return dirname
 
 
@@ -299,35 +298,35 @@ def _apply_action(dirname, action, lock):
         if action is None:
             if not _is_interactive():
                 raise FileExistsError(
-                    "Log directory {} already exists and no action was given: call "
-                    "set_logger_dir({!r}, action=...) with one of keep, backup, delete, new."
-                    .format(dirname, dirname))
+                    f"Log directory {dirname} already exists and no action was given: call "
+                    f"set_logger_dir({dirname!r}, action=...) with one of keep, backup, delete, new."
+                    )
             action = _ask_action(dirname)
         action = LOG_DIR_ACTIONS[action]
         if action == "quit":
-            raise SystemExit("Log directory {} exists; quitting as asked.".format(dirname))
+            raise SystemExit(f"Log directory {dirname} exists; quitting as asked.")
         if action == "backup":
             backup = dirname + _timestamp()
             shutil.move(dirname, backup)
-            info("Existing log directory moved to {}.".format(backup))
+            info(f"Existing log directory moved to {backup}.")
         elif action == "delete":
             shutil.rmtree(dirname, ignore_errors=True)
-            info("Existing log directory {} deleted.".format(dirname))
+            info(f"Existing log directory {dirname} deleted.")
         elif action == "new":
             dirname = dirname + _timestamp()
-            info("Using a new log directory {}.".format(dirname))
+            info(f"Using a new log directory {dirname}.")
         if action != "keep" and lock is not None:
             lock.release()
             lock = None
     elif os.path.exists(dirname) and not os.path.isdir(dirname):
-        raise FileExistsError("Log directory {} exists and is not a directory: choose another "
-                              "path, or remove that file.".format(dirname))
+        raise FileExistsError(f"Log directory {dirname} exists and is not a directory: choose another "
+                              "path, or remove that file.")
 
     try:
         os.makedirs(dirname, exist_ok=True)
     except OSError as e:
-        raise PermissionError("Cannot create log directory {} ({}): choose a directory you can "
-                              "write to.".format(dirname, e.strerror or e)) from None
+        raise PermissionError(f"Cannot create log directory {dirname} ({e.strerror or e}): choose a directory you can "
+                              "write to.") from None
     _check_writable(dirname)
     if lock is None:
         lock = _lock_existing(dirname)
@@ -338,7 +337,7 @@ def auto_set_dir(action=None, name=None):
     """Set the log directory to ``train_log/<script name>[:name]`` next to the working directory."""
     script = os.path.basename(sys.argv[0] or "interactive")
     script = os.path.splitext(script)[0]
-    dirname = os.path.join("train_log", script if name is None else "{}:{}".format(script, name))
+    dirname = os.path.join("train_log", script if name is None else f"{script}:{name}")
     return set_logger_dir(dirname, action=action)
 
 
