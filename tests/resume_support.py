@@ -153,8 +153,8 @@ def install_block(spec, marker):
     from tensorflow.python.checkpoint import checkpoint_management
     from tensorflow.python.training import saver as saver_module
 
-    import tfloop.callbacks.state as state_module
-    import tfloop.train.resume as resume_module
+    import tfloop.resume.saver as state_module
+    import tfloop.resume.session_init as resume_module
 
     point, _, arg = spec.partition(":")
     if point == "step":

@@ -15,7 +15,8 @@ from tfloop.version import __version__  # noqa: F401  (tfloop.__version__)
 # them (a later module's name wins).
 _API_MODULES = ("tfloop.utils", "tfloop.compat", "tfloop.callbacks", "tfloop.dataflow",
                 "tfloop.input", "tfloop.input_source",
-                "tfloop.model", "tfloop.models", "tfloop.monitors", "tfloop.predict",
+                "tfloop.model_desc", "tfloop.models", "tfloop.monitors", "tfloop.predict",
+                "tfloop.resume",
                 "tfloop.tfutils", "tfloop.train")
 # Names bound besides those __all__s: tfloop.tf and tfloop.tfv1 stay reachable as attributes,
 # but `from tfloop import *` never binds tf (a script's own `tf` keeps its meaning).
@@ -23,7 +24,7 @@ _EXTRA = {"tf": "tfloop.compat", "tfv1": "tfloop.compat", "logger": "tfloop.util
 _NOT_STARRED = {"tf"}
 # Subpackages and modules bound by name, as tensorpack's star import binds its own.
 _SUBMODULES = ("callbacks", "compat", "dataflow", "graph_builder", "input_source", "libinfo",
-               "models", "predict", "tfutils", "train", "utils")
+               "models", "predict", "resume", "tfutils", "train", "utils")
 _loaded = False
 
 

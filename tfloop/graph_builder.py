@@ -7,7 +7,7 @@ Example:
     >>> from tfloop.graph_builder import DataParallelBuilder, LeastLoadedDeviceSetter
 """
 from tfloop.compat import tf, tfv1
-from tfloop.model import ModelDesc, ModelDescBase
+from tfloop.model_desc import ModelDesc, ModelDescBase
 from tfloop.tfutils.tower import TowerContext
 from tfloop.utils import logger
 

@@ -39,7 +39,7 @@ def test_fully_connected_output_name_variables_and_regularizer():
         y = FullyConnected("fc", x, 3, use_bias=False, kernel_regularizer=l1_regularizer(2.0))
         assert y.name == "fc/output:0" and y.variables.all() == [y.variables.W]
         with pytest.raises(AttributeError, match="no variable 'b'"):
-            y.variables.b
+            _ = y.variables.b
         (loss,) = tfv1.get_collection(tfv1.GraphKeys.REGULARIZATION_LOSSES)
         with tfv1.Session() as sess:
             sess.run(tfv1.global_variables_initializer())

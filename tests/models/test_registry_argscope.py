@@ -83,7 +83,7 @@ def test_variable_holder():
     with pytest.raises(ValueError, match="already holds a variable named 'W'"):
         holder.W = 3
     with pytest.raises(AttributeError, match="no variable 'gamma'; it has: W, b"):
-        holder.gamma
+        _ = holder.gamma
 
 
 def test_registration_errors():
@@ -139,6 +139,6 @@ def test_linearwrap_chains_layers_and_tf_functions():
         assert out.name == "fc/output:0" and out.shape.as_list() == [2, 5]
         assert LinearWrap(image).tensor() is image
         with pytest.raises(AttributeError, match="neither a registered layer nor 'tf'"):
-            LinearWrap(image).Conv2d
+            _ = LinearWrap(image).Conv2d
         concat = ConcatWith("cat", image, [image, image], 3)
         assert concat.shape.as_list() == [2, 4, 4, 3]

@@ -21,7 +21,6 @@ from tfloop.callbacks.progress import ProgressBar
 from tfloop.callbacks.saver import MaxSaver, MinSaver, ModelSaver
 from tfloop.callbacks.sendstat import SendStat
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
-from tfloop.callbacks.state import ResumeStateSaver
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
 from tfloop.callbacks.tensor_printer import TensorPrinter
@@ -46,5 +45,5 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker", "ResumeStateSaver",
+    "ThroughputTracker",
 ]

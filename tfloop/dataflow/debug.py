@@ -128,7 +128,8 @@ class TestDataSpeed(ProxyDataFlow):
             next(itr)
         count, start = 0, time.perf_counter()
         with tqdm.tqdm(total=self.test_size, leave=True, smoothing=0.2, ascii=True) as bar:
-            for count, _ in enumerate(itertools.islice(itr, self.test_size), start=1):
+            for _ in itertools.islice(itr, self.test_size):
+                count += 1
                 bar.update()
         elapsed = max(time.perf_counter() - start, 1e-9)
         self.speed = count / elapsed

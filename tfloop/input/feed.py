@@ -43,7 +43,7 @@ class FeedInput(InputSource):
     ``df`` may be a list, a DataFlow (its ``reset_state()`` is called before the first datapoint)
     or any re-iterable object; its ``len()``, when it has one, is the default ``steps_per_epoch``.
     With several training towers, each tower is fed a datapoint of its own every step. With
-    :class:`~tfloop.train.resume.AutoResumeTrainConfig`, a resumed run continues at the datapoint
+    :class:`~tfloop.train.config.AutoResumeTrainConfig`, a resumed run continues at the datapoint
     after the last one trained. :class:`~tfloop.input.queue.QueueInput` reads the same data in a
     background thread instead, overlapping it with training.
 

@@ -146,7 +146,7 @@ class QueueInput(InputSource):
     - Each epoch puts the statistic ``QueueInput/queue_size`` (the mean number of datapoints
       ready before a step), and warns once when the queue was empty before most steps of an
       epoch: the loader is too slow.
-    - With :class:`~tfloop.train.resume.AutoResumeTrainConfig`, a resumed run continues at the
+    - With :class:`~tfloop.train.config.AutoResumeTrainConfig`, a resumed run continues at the
       datapoint after the last one trained (datapoints prefetched but not trained are read
       again): exact when ``df`` yields the same datapoints in the same order each time.
 

@@ -7,7 +7,6 @@ names that do not depend on Keras' automatic numbering. After training,
 :meth:`KerasModelDesc.restore_keras_weights` copies a checkpoint back into the Keras model, ready
 for ``model.predict`` or ``model.save``.
 """
-from typing import Union
 from collections.abc import Callable, Sequence
 
 import keras
@@ -15,15 +14,15 @@ import numpy as np
 from tensorflow.python.eager import context as eager_context
 
 from tfloop.compat import tf, tfv1
-from tfloop.model import ModelDesc
+from tfloop.model_desc import ModelDesc
 from tfloop.models.keras_graph import KerasTowerScope
 from tfloop.tfutils.tower import TowerContext
 from tfloop.tfutils.varmanip import get_checkpoint_path
 
 __all__ = ["KerasModelDesc"]
 
-LossSpec = Union[str, Callable, Sequence[str | Callable]]
-OptimizerSpec = Union[tfv1.train.Optimizer, Callable[[], tfv1.train.Optimizer]]
+LossSpec = str | Callable | Sequence[str | Callable]
+OptimizerSpec = tfv1.train.Optimizer | Callable[[], tfv1.train.Optimizer]
 _SPARSE_LOSSES = ("sparse_categorical_crossentropy",)
 _SEED_STATE = "seed_generator_state"  # a dropout layer's random state: not a weight
 

@@ -2,7 +2,7 @@
 import os
 
 from tfloop.compat import tf, tfv1
-from tfloop.model import ModelDescBase
+from tfloop.model_desc import ModelDescBase
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.predict_tower import check_session_init_complete
 from tfloop.tfutils.sessinit import SmartInit

@@ -60,7 +60,7 @@ def load_model(path: str, kwargs: dict):
         names = sorted(n for n in dir(module) if not n.startswith("_"))
         raise SystemExit(f"--model {path!r}: {module_name} has no {attr!r}; it has "
                          f"{', '.join(names)}.")
-    from tfloop.model import ModelDescBase
+    from tfloop.model_desc import ModelDescBase
     model = factory(**kwargs)
     if not isinstance(model, ModelDescBase):
         raise SystemExit(f"--model {path!r} gave {model!r}, not a ModelDesc.")

@@ -6,8 +6,8 @@ once per device, an ``InferenceRunner`` builds a predict tower that shares the t
 and callbacks find any tower's tensors by name through :class:`TowerTensorHandle`.
 """
 import inspect
-from typing import ContextManager
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
@@ -20,7 +20,7 @@ _CURRENT_TOWER = []
 _TOWER_SCOPES: list = []
 
 
-def register_tower_scope(factory: Callable[["TowerContext"], ContextManager]) -> None:
+def register_tower_scope(factory: Callable[["TowerContext"], AbstractContextManager]) -> None:
     """Enter ``factory(tower_context)`` inside every :class:`TowerContext` (e.g. the Keras
     interop of :mod:`tfloop.models.keras_graph`)."""
     if factory not in _TOWER_SCOPES:

@@ -12,7 +12,7 @@ from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
 from tfloop.train.defaults import default_callbacks, default_monitors
-from tfloop.train.faults import SignalHandler
+from tfloop.resume.preemption import SignalHandler
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
 

@@ -1,18 +1,23 @@
 """TrainConfig: everything one training run needs, checked before anything is built."""
 import os
+import sys
 
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.queue import QueueInput
-from tfloop.model import ModelDescBase
+from tfloop.model_desc import ModelDescBase
 from tfloop.monitors.base import MonitorBase
+from tfloop.resume.saver import ResumeStateSaver
+from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_resume_checkpoint
+from tfloop.resume.state import read_resume_state, resume_state_path
 from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
 from tfloop.train.steps_per_run import check_steps_per_run
+from tfloop.utils import logger
 
-__all__ = ["TrainConfig", "as_input_source"]
+__all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
 
 
 def as_input_source(data):
@@ -117,3 +122,100 @@ class TrainConfig:
         self.starting_epoch = loop.starting_epoch
         self.max_epoch = loop.max_epoch
         self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)
+
+
+class AutoResumeTrainConfig(TrainConfig):
+    """A :class:`TrainConfig` that continues from the latest checkpoint of the log directory.
+
+    When the log directory (set with ``logger.set_logger_dir(..., action="keep")``) holds a
+    complete checkpoint, the run restores it (variables, input position, callbacks' states) and
+    continues at the epoch and step where it was written; ``session_init`` and ``starting_epoch``
+    given here are then replaced. Otherwise it is a plain ``TrainConfig``. Either way it adds a
+    :class:`ResumeStateSaver`, which writes the resume state next to every checkpoint a
+    ``ModelSaver`` writes: use this config from the first run on to make resuming exact.
+
+    Args:
+        always_resume (bool): resume without asking. With False, an interactive terminal asks
+            whether to resume; a non-interactive process resumes.
+        **kwargs: the arguments of :class:`TrainConfig`.
+
+    Attributes:
+        resume_from (str): the checkpoint the run resumes from, or None.
+        starting_local_step (int): the step in ``starting_epoch`` to continue from.
+
+    Example:
+        >>> logger.set_logger_dir("train_log/run1", action="keep")
+        >>> config = AutoResumeTrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
+        ...                                callbacks=[ModelSaver()], max_epoch=100)
+        >>> launch_train_with_config(config, SimpleTrainer())    # run it again after a kill
+    """
+
+    def __init__(self, always_resume=True, **kwargs):
+        super().__init__(**kwargs)
+        self.state_saver = ResumeStateSaver(self.data)
+        self.callbacks = self.callbacks + [self.state_saver]
+        self.resume_from = None
+        self.starting_local_step = 0
+        logdir = logger.get_logger_dir()
+        if logdir is None:
+            logger.info("AutoResumeTrainConfig: no log directory is set, so there is nothing to "
+                        "resume from.")
+            return
+        prefix = find_resume_checkpoint(logdir)
+        if prefix is None:
+            return
+        if not always_resume and not self._ask(prefix):
+            logger.info(f"Not resuming from {prefix}, as asked.")
+            return
+        self._resume(prefix, kwargs)
+
+    @staticmethod
+    def _ask(prefix):
+        try:
+            interactive = sys.stdin is not None and sys.stdin.isatty()
+        except (AttributeError, ValueError):
+            interactive = False
+        if not interactive:
+            return True
+        answer = input(f"Found checkpoint {prefix}. Resume from it? [Y/n] ")
+        return answer.strip().lower() not in ("n", "no")
+
+    def _resume(self, prefix, kwargs):
+        state = read_resume_state(prefix)
+        epoch, local_step = self._position(prefix, state)
+        if epoch > self.max_epoch:
+            raise ValueError(
+                f"Nothing to resume: {prefix} is from the end of training (epoch {epoch - 1} of max_epoch={self.max_epoch}). "
+                "Raise max_epoch to train longer, or use a new log directory.")
+        for name in ("session_init", "starting_epoch"):
+            if kwargs.get(name) is not None:
+                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."
+                            )
+        self.session_init = ResumeInit(prefix, state, self.data, self.state_saver,
+                                       (epoch, local_step))
+        self.starting_epoch = epoch
+        self.starting_local_step = local_step
+        self.resume_from = prefix
+        logger.info("Resuming from {}: epoch {}, step {} of the epoch, global step {}.".format(
+            prefix, epoch, local_step, (state or {}).get("global_step", checkpoint_global_step(prefix))))
+
+    def _position(self, prefix, state):
+        spe = self.steps_per_epoch
+        if state is not None and (spe is None or state["steps_per_epoch"] == spe):
+            return int(state["epoch"]), int(state["local_step"])
+        global_step = checkpoint_global_step(prefix)
+        if spe is None:
+            raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to resume from {prefix} (it "
+                             "has no resume state, and the data's size is unknown).")
+        epoch, local_step = global_step // spe + 1, global_step % spe
+        if state is not None:
+            logger.warning("{} was written with steps_per_epoch={}, this run has {}: continuing at "
+                           "global step {} (epoch {}, step {}); the input restarts from its "
+                           "beginning.".format(resume_state_path(prefix), state["steps_per_epoch"],
+                                               spe, global_step, epoch, local_step))
+            state.pop("iterator_bytes", None)
+        elif local_step:
+            logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} (epoch {epoch}, step "
+                           f"{local_step}), but the input restarts from its beginning and the callbacks "
+                           "start afresh.")
+        return epoch, local_step

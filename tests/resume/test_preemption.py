@@ -18,9 +18,9 @@ import resume_support
 import tfloop
 from resume_support import read_stats, train
 from support import LinearModel, RecordingCallback, batches, make_regression_data
-from tfloop.callbacks.state import read_resume_state
+from tfloop.resume.state import read_resume_state
 from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
-from tfloop.train.resume import find_resume_checkpoint
+from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.utils import logger
 
 MAX_EPOCH = 6

@@ -13,7 +13,7 @@ import threading
 
 from tfloop.callbacks.base import ProxyCallback
 from tfloop.callbacks.saver import ModelSaver
-from tfloop.callbacks.state import ResumeStateSaver
+from tfloop.resume.saver import ResumeStateSaver
 from tfloop.compat import tfv1
 from tfloop.utils import logger
 

@@ -11,7 +11,7 @@ from resume_support import (STEPS_PER_EPOCH, StopAt, WeightLog, make_dataset, re
                             train)
 from support import LinearModel, batches, make_regression_data
 from tfloop.compat import tf
-from tfloop.train.resume import find_resume_checkpoint
+from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.utils import logger
 
 
@@ -153,7 +153,7 @@ def test_resume_replaces_session_init_and_starting_epoch(tmp_path, caplog):
         config = tfloop.AutoResumeTrainConfig(
             model=LinearModel(), data=tfloop.DatasetInput(make_dataset),
             session_init=tfloop.JustCurrentSession(), starting_epoch=1, max_epoch=3)
-    assert isinstance(config.session_init, tfloop.train.resume.ResumeInit)
+    assert isinstance(config.session_init, tfloop.resume.ResumeInit)
     assert config.starting_epoch == 2
     assert "starting_epoch=1 is replaced by the checkpoint" in caplog.text
 
