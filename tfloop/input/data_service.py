@@ -21,6 +21,7 @@ from tfloop.input.dataset import DatasetInput
 from tfloop.input.element_check import match_element_spec
 from tfloop.input.graph_dataset import as_graph_dataset
 from tfloop.utils import logger
+from tfloop.utils.checks import check_int, check_one_of
 
 __all__ = ["DataServiceCluster", "DataServiceInput"]
 
@@ -69,11 +70,9 @@ class DataServiceInput(DatasetInput):
         if not isinstance(service, str) or not service:
             raise TypeError(f"DataServiceInput's service must be the dispatcher's address (e.g. "
                             f"'grpc://localhost:5050') or a DataServiceCluster, got {service!r}.")
-        if processing_mode not in PROCESSING_MODES:
-            raise ValueError(f"DataServiceInput's processing_mode must be one of "
-                             f"{', '.join(PROCESSING_MODES)}; got {processing_mode!r}.")
         self.service = service if "://" in service else f"grpc://{service}"
-        self.processing_mode = processing_mode
+        self.processing_mode = check_one_of(processing_mode, "DataServiceInput's processing_mode",
+                                            PROCESSING_MODES)
         self.job_name = job_name
 
     def _setup(self, input_signature):
@@ -122,10 +121,7 @@ class DataServiceCluster:
     """
 
     def __init__(self, num_workers=2, host="localhost", port=0, processes=False, timeout=120.0):
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-            raise ValueError(f"DataServiceCluster's num_workers must be an int >= 1, got "
-                             f"{num_workers!r}.")
-        self.num_workers = num_workers
+        self.num_workers = check_int(num_workers, "DataServiceCluster's num_workers", at_least=1)
         self.host = host
         self.processes = bool(processes)
         self.timeout = timeout

@@ -15,6 +15,7 @@ from tfloop.input.base import InputSource, describe_spec
 from tfloop.input.loader import (LoaderThread, StopWaiting, check_iterable, close_data,
                                  data_length, datapoint_components, reset_data)
 from tfloop.utils import logger
+from tfloop.utils.checks import check_int, is_int
 
 __all__ = ["BatchQueueInput", "QueueInput"]
 
@@ -173,10 +174,10 @@ class QueueInput(InputSource):
         if queue is None:
             queue = self._default_queue
         self.capacity = None
-        if isinstance(queue, int) and not isinstance(queue, bool):
+        if is_int(queue):
             if queue < 1:
                 raise ValueError(f"{self.name}'s buffer size must be >= 1, got {queue}.")
-            self.capacity = queue
+            self.capacity = int(queue)
         elif not (callable(queue) or isinstance(queue, tfv1.QueueBase)):
             raise TypeError(f"{self.name}'s queue must be a buffer size (int), a "
                             f"tf.queue.QueueBase or a function that builds one, got {queue!r}.")
@@ -323,10 +324,8 @@ class BatchQueueInput(QueueInput):
     default_capacity = 3000
 
     def __init__(self, df, batch_size, queue=None):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"BatchQueueInput's batch_size must be an int >= 1, got "
-                             f"{batch_size!r}.")
-        if isinstance(queue, int) and not isinstance(queue, bool):
+        batch_size = check_int(batch_size, "BatchQueueInput's batch_size", at_least=1)
+        if is_int(queue):
             raise TypeError(f"BatchQueueInput needs a TensorFlow queue (it dequeues batches in the "
                             f"graph): pass a tf.queue.QueueBase or a function that builds one, "
                             f"not {queue!r}.")

@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
+from tfloop.utils.checks import check_int
 
 __all__ = ["StagingInput"]
 
@@ -59,10 +60,8 @@ class StagingInput(InputSource):
         if not isinstance(input, InputSource):
             raise TypeError(f"StagingInput wraps an InputSource (QueueInput, DatasetInput, ...), "
                             f"got {input!r}.")
-        if isinstance(nr_stage, bool) or not isinstance(nr_stage, int) or nr_stage < 1:
-            raise ValueError(f"StagingInput's nr_stage must be an int >= 1, got {nr_stage!r}.")
         self.input = input
-        self.nr_stage = nr_stage
+        self.nr_stage = check_int(nr_stage, "StagingInput's nr_stage", at_least=1)
         self.device = device
         self.stage_ops = []
         self._input_callbacks = []

@@ -1,6 +1,7 @@
 """TensorInput: inputs made by a function that returns tensors (e.g. from a reader op)."""
 from tfloop.compat import tf
 from tfloop.input.base import InputSource, describe_spec
+from tfloop.utils.checks import check_int
 
 __all__ = ["TensorInput"]
 
@@ -23,10 +24,8 @@ class TensorInput(InputSource):
         if not callable(get_tensor_fn):
             raise TypeError(f"TensorInput needs a function returning tensors, got "
                             f"{get_tensor_fn!r}.")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-            raise ValueError(f"TensorInput: size must be an int >= 1 or None, got {size!r}.")
         self._fn = get_tensor_fn
-        self._size = size
+        self._size = check_int(size, "TensorInput: size", at_least=1, allow_none=True)
         self._signature = None
 
     def _setup(self, input_signature):
