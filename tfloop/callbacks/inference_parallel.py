@@ -1,14 +1,14 @@
 """DataParallelInferenceRunner: one inference pass per trigger, batches spread over devices."""
 from tfloop.callbacks.inference_runner import InferenceRunnerBase, batch_size_of
 from tfloop.compat import tf
-from tfloop.input import dataset as dataset_input  # a module: tfloop.input imports callbacks
 from tfloop.utils import logger
+from tfloop.utils.checks import is_int
 
 __all__ = ["DataParallelInferenceRunner"]
 
 
 def _check_gpus(gpus):
-    if isinstance(gpus, int) and not isinstance(gpus, bool):
+    if is_int(gpus):
         if gpus < 1:
             raise ValueError(f"DataParallelInferenceRunner: gpus must be >= 1, got {gpus}.")
         return list(range(gpus))
@@ -19,7 +19,7 @@ def _check_gpus(gpus):
     if not gpus:
         raise ValueError("DataParallelInferenceRunner: gpus is empty.")
     for g in gpus:
-        if not (isinstance(g, str) or (isinstance(g, int) and not isinstance(g, bool))):
+        if not (isinstance(g, str) or is_int(g)):
             raise TypeError(f"DataParallelInferenceRunner: gpus items must be GPU indices or "
                             f"device strings, got {g!r}.")
     return gpus
@@ -92,7 +92,7 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
             total -= count
 
     def _run_pass(self):
-        if isinstance(self._input, dataset_input.DatasetInput):
+        if self._reads_dataset:
             return self._run_dataset_pass()
         return self._run_feed_pass()
 

@@ -13,9 +13,6 @@ import tqdm
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.inference import Inferencer
 from tfloop.compat import tf, tfv1
-from tfloop.input import dataset as dataset_input  # a module: tfloop.input imports callbacks
-from tfloop.input import feed as feed_input
-from tfloop.input.base import InputSource
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.predict_tower import build_predict_tower
 from tfloop.tfutils.tower import TowerFunc
@@ -25,6 +22,12 @@ __all__ = ["InferenceRunnerBase", "InferenceRunner"]
 
 def _as_inference_input(data):
     """The InputSource for one finite pass over ``data`` per trigger."""
+    # input/ sits above callbacks/base.py and imports it: loaded here, not with this module,
+    # so that loading callbacks/ never needs input/.
+    from tfloop.input import dataset as dataset_input
+    from tfloop.input import feed as feed_input
+    from tfloop.input.base import InputSource
+
     if isinstance(data, dataset_input.DatasetInput):
         if data.repeat:
             raise ValueError(f"InferenceRunner runs exactly one pass over its input, but {data} "
@@ -50,6 +53,11 @@ def _as_inference_input(data):
         raise TypeError(f"InferenceRunner's input {data!r} is a one-shot iterator, but every trigger "
                         "needs a new pass: give a list or another re-iterable object.")
     return feed_input.FeedInput(data)
+
+
+def _is_dataset_input(source):
+    from tfloop.input.dataset import DatasetInput  # see _as_inference_input
+    return isinstance(source, DatasetInput)
 
 
 def _depends_on(tensor, ops):
@@ -119,6 +127,7 @@ class InferenceRunnerBase(Callback):
 
     def __init__(self, input, infs, tower_name="InferenceTower", tower_func=None):
         self._input = _as_inference_input(input)
+        self._reads_dataset = _is_dataset_input(self._input)
         self.infs = check_inferencers(infs, type(self).__name__)
         if not isinstance(tower_name, str) or not tower_name or "/" in tower_name:
             raise ValueError(f"tower_name must be a non-empty name without '/', got "
@@ -260,14 +269,14 @@ class InferenceRunner(InferenceRunnerBase):
         self._hooked_sess = HookedSession(self.trainer.sess, self._hooks)
 
     def _feeds(self):
-        if isinstance(self._input, dataset_input.DatasetInput):
+        if self._reads_dataset:
             self.trainer.sess.run(self._input.iterator.initializer)
             return itertools.repeat(None)
         return self._input.iter_feeds()
 
     def _run_pass(self):
         batches = 0
-        ends_out_of_range = isinstance(self._input, dataset_input.DatasetInput)
+        ends_out_of_range = self._reads_dataset
         with self._progress_bar() as bar:
             for feed in self._feeds():
                 try:

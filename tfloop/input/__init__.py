@@ -1,7 +1,4 @@
 """Input sources: where each step's input tensors come from."""
-# callbacks/ imports input/dataset.py (the inference runner); loading it first lets
-# `import tfloop.input` (e.g. `python -m tfloop.input.data_service`) start here without a cycle.
-import tfloop.callbacks  # noqa: F401  isort: skip
 from tfloop.input.base import InputSource
 from tfloop.input.data_service import DataServiceCluster, DataServiceInput
 from tfloop.input.dataset import DatasetInput
