@@ -114,7 +114,7 @@ def test_check_name():
     with pytest.raises(TypeError) as info:
         check_name(3, "summary_name")
     assert str(info.value) == "summary_name must be a non-empty string, got 3."
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(TypeError) as info:
         check_name("", "summary_name")
     assert str(info.value) == "summary_name must be a non-empty string, got ''."
 

@@ -8,6 +8,7 @@ import sys
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.utils import logger
+from tfloop.utils.checks import check_one_of
 
 __all__ = ["InjectShell"]
 
@@ -61,10 +62,8 @@ class InjectShell(Callback):
     def __init__(self, file="INJECT_SHELL.tmp", shell="ipython"):
         if not isinstance(file, (str, os.PathLike)) or not str(file):
             raise ValueError(f"InjectShell needs a file name, got {file!r}.")
-        if shell not in _SHELLS:
-            raise ValueError(f"InjectShell shell must be one of {_SHELLS}, got {shell!r}.")
         self._file = os.fspath(file)
-        self._shell = shell
+        self._shell = check_one_of(shell, "InjectShell shell", _SHELLS)
         self.path = None
         self._stop_requested = False
         self._warned = set()

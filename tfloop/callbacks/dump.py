@@ -10,6 +10,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.fs import atomic_write
+from tfloop.utils.checks import check_callable, check_number
 
 __all__ = ["DumpTensors", "DumpTensorAsImage", "DumpTensor", "DumpParamAsImage", "encode_png"]
 
@@ -139,10 +140,8 @@ class DumpTensorAsImage(_StepDumper):
         super().__init__(every_step)
         if not isinstance(name, str) or not name:
             raise ValueError(f"DumpTensorAsImage needs a tensor name, got {name!r}.")
-        if map_func is not None and not callable(map_func):
-            raise TypeError(f"DumpTensorAsImage map_func must be callable, got {map_func!r}.")
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-            raise ValueError(f"DumpTensorAsImage scale must be a number, got {scale!r}.")
+        check_callable(map_func, "DumpTensorAsImage map_func", allow_none=True)
+        check_number(scale, "DumpTensorAsImage scale")
         self.name = name
         self.prefix = prefix or get_op_tensor_name(name)[0].replace("/", "_")
         if os.sep in self.prefix:

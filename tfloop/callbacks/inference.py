@@ -17,6 +17,7 @@ import numpy as np
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
 from tfloop.utils import logger
+from tfloop.utils.checks import check_name
 
 __all__ = ["Inferencer", "ScalarStats", "ClassificationError", "BinaryClassificationStats"]
 
@@ -230,10 +231,7 @@ class ClassificationError(Inferencer):
 
     def __init__(self, wrong_tensor_name="incorrect_vector", summary_name="validation_error"):
         self.wrong_tensor_name = _as_name_list(wrong_tensor_name, "ClassificationError tensor")[0]
-        if not isinstance(summary_name, str) or not summary_name:
-            raise TypeError(f"ClassificationError summary_name must be a non-empty string, got {summary_name!r}."
-                            )
-        self.summary_name = summary_name
+        self.summary_name = check_name(summary_name, "ClassificationError summary_name")
 
     def _get_fetches(self):
         return [self.wrong_tensor_name]

@@ -5,6 +5,7 @@ import re
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf
 from tfloop.utils import logger
+from tfloop.utils.checks import is_int
 
 try:
     import resource
@@ -79,7 +80,7 @@ class PeakMemoryTracker(Callback):
     def __init__(self, devices=(0,)):
         if isinstance(devices, (str, int)):
             devices = [devices]
-        devices = [f"/gpu:{d}" if isinstance(d, int) and not isinstance(d, bool) and d >= 0
+        devices = [f"/gpu:{d}" if is_int(d) and d >= 0
                    else d for d in devices]
         devices = list(devices)
         if not devices:

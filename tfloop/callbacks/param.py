@@ -16,6 +16,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
 from tfloop.utils import logger
+from tfloop.utils.checks import is_number
 
 __all__ = ["HyperParam", "GraphVarParam", "ObjAttrParam", "HyperParamSetter"]
 
@@ -215,7 +216,7 @@ def _same_value(a, b):
 
 
 def _describe(value):
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    if is_number(value):
         return f"{value:.6g}"
     return repr(value)
 

@@ -1,12 +1,12 @@
 """Setting a hyper-parameter by a schedule of points, or by a function of the epoch or step."""
 import bisect
 import math
-import numbers
 
 import numpy as np
 
 from tfloop.callbacks.param import HyperParamSetter, _describe, _to_python
 from tfloop.utils import logger
+from tfloop.utils.checks import check_callable, is_int, is_number
 
 __all__ = ["ScheduledHyperParamSetter", "HyperParamSetterWithFunc"]
 
@@ -24,11 +24,10 @@ def _check_schedule(schedule):
             raise ValueError(f"{where} is not an (epoch or step, value) pair; a valid schedule: {_SCHEDULE_EXAMPLE}."
                              )
         point, value = entry
-        if isinstance(point, bool) or not isinstance(point, numbers.Integral) or point < 0:
+        if not is_int(point) or point < 0:
             raise ValueError(f"{where}: the epoch or step must be an int >= 0, got {point!r}; a valid "
                              f"schedule: {_SCHEDULE_EXAMPLE}.")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
-                not math.isfinite(value):
+        if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{where}: the value must be a finite number, got {value!r}; a valid "
                              f"schedule: {_SCHEDULE_EXAMPLE}.")
         if checked and point <= checked[-1][0]:
@@ -169,10 +168,8 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     """
 
     def __init__(self, param, func, step_based=False):
-        if not callable(func):
-            raise TypeError("func must be callable as func(epoch_num or global_step, current "
-                            f"value), got {func!r}.")
-        self.f = func
+        self.f = check_callable(func, "func",
+                                signature="func(epoch_num or global_step, current value)")
         self.step_based = bool(step_based)
         self._step_value = None
         super().__init__(param)

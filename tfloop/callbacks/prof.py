@@ -10,6 +10,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.utils.fs import atomic_write
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
+from tfloop.utils.checks import check_callable, check_positive_number
 
 __all__ = ["GPUUtilizationTracker", "GraphProfiler", "nvidia_smi_sampler", "nvml_sampler",
            "find_gpus"]
@@ -148,11 +149,8 @@ class GPUUtilizationTracker(Callback):
             if not devices:
                 raise ValueError("GPUUtilizationTracker devices must be a non-empty list of GPU ids "
                                  "or None (all visible GPUs), got [].")
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval <= 0:
-            raise ValueError("GPUUtilizationTracker interval must be a positive number of seconds, "
-                             f"got {interval!r}.")
-        if sampler is not None and not callable(sampler):
-            raise TypeError(f"GPUUtilizationTracker sampler must be callable, got {sampler!r}.")
+        check_positive_number(interval, "GPUUtilizationTracker interval", unit="seconds")
+        check_callable(sampler, "GPUUtilizationTracker sampler", allow_none=True)
         self.devices = devices
         self.interval = float(interval)
         self._sampler = sampler

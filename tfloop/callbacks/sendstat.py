@@ -7,6 +7,7 @@ import subprocess
 
 from tfloop.callbacks.base import Callback
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_number
 
 __all__ = ["SendStat"]
 
@@ -75,10 +76,7 @@ class SendStat(Callback):
             raise ValueError("SendStat command {!r} uses {} which {} not in names={}; add them to "
                              "names or write literal braces as {{{{ }}}}.".format(
                                  command, unknown, "is" if len(unknown) == 1 else "are", names))
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or timeout <= 0):
-            raise ValueError("SendStat timeout must be a positive number of seconds or None, got "
-                             f"{timeout!r}.")
+        check_positive_number(timeout, "SendStat timeout", allow_none=True, unit="seconds")
         try:
             self.use_shell = needs_shell(command)
         except ValueError as e:

@@ -1,6 +1,7 @@
 """SessionRunTimeout: a time limit on every training step's ``session.run``."""
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tfv1
+from tfloop.utils.checks import check_int
 
 __all__ = ["SessionRunTimeout"]
 
@@ -18,10 +19,7 @@ class SessionRunTimeout(Callback):
     """
 
     def __init__(self, timeout_in_ms):
-        if isinstance(timeout_in_ms, bool) or not isinstance(timeout_in_ms, int) or \
-                timeout_in_ms <= 0:
-            raise ValueError(f"SessionRunTimeout: timeout_in_ms must be an int > 0, got "
-                             f"{timeout_in_ms!r}.")
+        check_int(timeout_in_ms, "SessionRunTimeout: timeout_in_ms", above=0)
         self._timeout = timeout_in_ms
         self._run_args = tfv1.train.SessionRunArgs(
             fetches=[], options=tfv1.RunOptions(timeout_in_ms=timeout_in_ms))

@@ -169,18 +169,15 @@ def check_name(value: Any, name: str) -> str:
     """A non-empty string, e.g. a tensor, summary or signature name.
 
     Raises:
-        TypeError: ``value`` is not a str.
-        ValueError: ``value`` is the empty string.
-        Both read ``"<name> must be a non-empty string, got <value>."``.
+        TypeError: ``value`` is not a str, or is the empty string:
+            ``"<name> must be a non-empty string, got <value>."``.
 
     Example:
         >>> check_name("accuracy", "ClassificationError summary_name")
         'accuracy'
     """
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value:
         raise TypeError(f"{name} must be a non-empty string, got {value!r}.")
-    if not value:
-        raise ValueError(f"{name} must be a non-empty string, got {value!r}.")
     return value
 
 
