@@ -94,26 +94,12 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     training = bool(ctx is not None and ctx.is_training) if training is None else bool(training)
     if not training:
         virtual_batch_size = None
-    data_format = data_format_of(data_format, "BatchNorm")
     ndims = inputs.shape.rank
     if ndims not in (2, 4):
         raise ValueError(f"BatchNorm needs a 2D or 4D input, got shape {inputs.shape}.")
-    if ema_update not in EMA_UPDATES:
-        raise ValueError(f"BatchNorm: ema_update must be one of {', '.join(EMA_UPDATES)}, got "
-                         f"{ema_update!r}.")
-    if sync_statistics is not None:
-        sync_statistics = str(sync_statistics).lower()
-        if sync_statistics not in ("nccl", "horovod"):
-            raise ValueError(f"BatchNorm: sync_statistics must be None, 'nccl' or 'horovod', got "
-                             f"{sync_statistics!r}.")
-        if virtual_batch_size is not None:
-            raise ValueError("BatchNorm: sync_statistics and virtual_batch_size cannot be used "
-                             "together.")
-    if axis is None:
-        axis = 1 if ndims == 2 or data_format == "NCHW" else 3
-    if axis not in ((1,) if ndims == 2 else (1, 3)):
-        raise ValueError(f"BatchNorm: axis must be {'1' if ndims == 2 else '1 or 3'} for a "
-                         f"{ndims}D input, got {axis!r}.")
+    sync_statistics = _check_options(ema_update, sync_statistics, virtual_batch_size)
+    data_format = data_format_of(data_format, "BatchNorm")
+    axis = _channel_axis(axis, ndims, data_format)
     channel_axis, red_axes, broadcast = _layout(ndims, axis, data_format)
     channels = inputs.shape[channel_axis]
     if channels is None:
@@ -122,14 +108,8 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     sync_towers = sync_tower_count(sync_statistics, ctx) \
         if training and sync_statistics is not None else 1
     ema_update = "collection" if ema_update == "default" else ema_update
-    do_ema_update = training and ema_update != "skip" and \
-        (ctx is None or ctx.is_main_training_tower or not ctx.is_training)
     if not training and ctx is not None and ctx.is_main_training_tower:
-        scope = tfv1.get_variable_scope().name
-        if scope not in _WARNED_FROZEN:
-            _WARNED_FROZEN.add(scope)
-            logger.warning(f"BatchNorm {scope!r} uses its moving mean/variance in training "
-                           f"(training=False in a training tower).")
+        _warn_frozen()
 
     beta, gamma = _bn_variables(channels, center, scale, beta_initializer, gamma_initializer,
                                 inputs.dtype)
@@ -144,33 +124,86 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     updates = []
     if not training:
         xn = normalize(inputs, moving_mean, moving_var)
-    elif virtual_batch_size is not None:
-        xn, mean, var = _ghost_batch_norm(inputs, virtual_batch_size, red_axes, channel_axis,
-                                          channels, shape, beta, gamma, epsilon)
-        ema_update = "internal"  # tensorpack updates the EMA of ghost batches in the layer
     else:
-        if sync_statistics is not None:
-            ema_update = "internal"
-        if sync_towers > 1:
-            mean, var = synced_moments(inputs, red_axes, ctx)
+        if virtual_batch_size is not None:
+            xn, mean, var = _ghost_batch_norm(inputs, virtual_batch_size, red_axes,
+                                              channel_axis, channels, shape, beta, gamma, epsilon)
         else:
-            mean, var = tf.nn.moments(inputs, red_axes)
-        xn = normalize(inputs, mean, var)
-    if training and do_ema_update:
-        updates = [_ema_update(moving_mean, mean, momentum, "mean_ema_op"),
-                   _ema_update(moving_var, var, momentum, "var_ema_op")]
-        if ema_update == "collection":
-            for op in updates:
-                tfv1.add_to_collection(tfv1.GraphKeys.UPDATE_OPS, op)
+            mean, var = synced_moments(inputs, red_axes, ctx) if sync_towers > 1 \
+                else tf.nn.moments(inputs, red_axes)
+            xn = normalize(inputs, mean, var)
+        if virtual_batch_size is not None or sync_statistics is not None:
+            # tensorpack updates the EMA of ghost batches and synced statistics in the layer
+            ema_update = "skip" if ema_update == "skip" else "internal"
+        if ema_update != "skip" and _updates_moving_averages(ctx):
+            updates = _ema_updates(moving_mean, moving_var, mean, var, momentum, ema_update)
     with tf.control_dependencies(updates if ema_update == "internal" else []):
         out = tf.identity(xn, name="output")
-    out.variables = VariableHolder(moving_mean=moving_mean, mean=moving_mean,
-                                   moving_variance=moving_var, variance=moving_var)
-    if scale:
-        out.variables.gamma = gamma
-    if center:
-        out.variables.beta = beta
+    out.variables = _layer_variables(moving_mean, moving_var, beta if center else None,
+                                     gamma if scale else None)
     return out
+
+
+def _layer_variables(moving_mean, moving_var, beta, gamma):
+    """The output's ``variables``: the moving averages, and ``beta``/``gamma`` when learned."""
+    holder = VariableHolder(moving_mean=moving_mean, mean=moving_mean,
+                            moving_variance=moving_var, variance=moving_var)
+    if gamma is not None:
+        holder.gamma = gamma
+    if beta is not None:
+        holder.beta = beta
+    return holder
+
+
+def _check_options(ema_update, sync_statistics, virtual_batch_size):
+    """Check BatchNorm's options; returns ``sync_statistics`` in lower case (or None)."""
+    if ema_update not in EMA_UPDATES:
+        raise ValueError(f"BatchNorm: ema_update must be one of {', '.join(EMA_UPDATES)}, got "
+                         f"{ema_update!r}.")
+    if sync_statistics is None:
+        return None
+    sync_statistics = str(sync_statistics).lower()
+    if sync_statistics not in ("nccl", "horovod"):
+        raise ValueError(f"BatchNorm: sync_statistics must be None, 'nccl' or 'horovod', got "
+                         f"{sync_statistics!r}.")
+    if virtual_batch_size is not None:
+        raise ValueError("BatchNorm: sync_statistics and virtual_batch_size cannot be used "
+                         "together.")
+    return sync_statistics
+
+
+def _channel_axis(axis, ndims, data_format):
+    """``axis`` checked for a ``ndims``-D input, or the default one of ``data_format``."""
+    if axis is None:
+        return 1 if ndims == 2 or data_format == "NCHW" else 3
+    if axis not in ((1,) if ndims == 2 else (1, 3)):
+        raise ValueError(f"BatchNorm: axis must be {'1' if ndims == 2 else '1 or 3'} for a "
+                         f"{ndims}D input, got {axis!r}.")
+    return axis
+
+
+def _warn_frozen():
+    """Warn once per variable scope about a frozen BatchNorm in the main training tower."""
+    scope = tfv1.get_variable_scope().name
+    if scope not in _WARNED_FROZEN:
+        _WARNED_FROZEN.add(scope)
+        logger.warning(f"BatchNorm {scope!r} uses its moving mean/variance in training "
+                       f"(training=False in a training tower).")
+
+
+def _updates_moving_averages(ctx):
+    """Whether a training BatchNorm in tower ``ctx`` updates the moving averages."""
+    return ctx is None or ctx.is_main_training_tower or not ctx.is_training
+
+
+def _ema_updates(moving_mean, moving_var, mean, var, momentum, ema_update):
+    """The two moving-average update ops, added to ``UPDATE_OPS`` for ``'collection'``."""
+    updates = [_ema_update(moving_mean, mean, momentum, "mean_ema_op"),
+               _ema_update(moving_var, var, momentum, "var_ema_op")]
+    if ema_update == "collection":
+        for op in updates:
+            tfv1.add_to_collection(tfv1.GraphKeys.UPDATE_OPS, op)
+    return updates
 
 
 def _ghost_batch_norm(x, virtual_batch_size, red_axes, channel_axis, channels, shape, beta,
