@@ -116,8 +116,8 @@ class _Block(tfloop.Callback):
         self.marker, self.step, self.pause = marker, step, pause
         setattr(self, hook, self._maybe_block)
 
-    def overrides(self, method):
-        return method in ("_trigger_step", "_trigger", "_after_train", "_before_train")
+    def uses_step_hook(self):
+        return True
 
     def _maybe_block(self):
         if self.pause:

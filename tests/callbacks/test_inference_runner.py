@@ -126,7 +126,7 @@ def test_seed_example_matches_numpy_on_the_same_weights():
 
     # Training ran exactly its own steps on its own data; inference added no training fetches.
     assert trainer.global_step == 9 and train_data.served == 9
-    assert runner not in trainer.hooked_sess.hooks
+    assert runner not in trainer.run_callbacks
     # One training tower, one inference tower, sharing the two variables.
     assert model.modes == [True, False]
     assert [h.name for h in trainer.towers.inference()] == ["InferenceTower"]

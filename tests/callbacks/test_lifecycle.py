@@ -108,9 +108,9 @@ def test_hooks_not_overridden_are_not_called_per_step():
             pass
 
     trainer = train_linear([Idle(), Busy()], max_epoch=1)
-    hooks = [type(h).__name__ for h in trainer.hooked_sess.hooks]
+    hooks = [type(h).__name__ for h in trainer.run_callbacks]
     assert "Idle" not in hooks and "Busy" not in hooks
-    stepped = [type(cb).__name__ for cb in trainer._callbacks._step_cbs]
+    stepped = [type(cb).__name__ for cb in trainer.step_callbacks]
     assert "Busy" in stepped and "Idle" not in stepped
 
 

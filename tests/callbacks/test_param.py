@@ -108,7 +108,7 @@ def test_setter_sets_at_start_and_on_change_and_puts_to_monitors():
                         (3, 6, "learning_rate", pytest.approx(0.05)),
                         (4, 9, "learning_rate", pytest.approx(0.05))]
     assert setter.last_value == pytest.approx(0.05)
-    assert setter not in trainer.hooked_sess.hooks
+    assert setter not in trainer.run_callbacks
 
 
 def test_scoped_variable_is_found_by_its_short_name():

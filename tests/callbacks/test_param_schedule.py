@@ -38,7 +38,7 @@ def test_epoch_schedule_takes_effect_after_the_epoch_of_each_point():
         (0, pytest.approx(0.1)), (3, pytest.approx(0.05)), (6, pytest.approx(0.05)),
         (9, pytest.approx(0.01))]
     assert setter.last_value == pytest.approx(0.01)
-    assert setter not in trainer._callbacks._step_cbs
+    assert setter not in trainer.step_callbacks
 
 
 def test_step_schedule_checked_after_every_step():
@@ -48,7 +48,7 @@ def test_step_schedule_checked_after_every_step():
     assert lrs == pytest.approx([0.2, 0.2, 0.1, 0.1, 0.1, 0.01])
     # each epoch start puts the value in force; a change during the steps is put at once
     assert seen == puts([(0, 0.2), (2, 0.1), (3, 0.1), (5, 0.01)])
-    assert setter in trainer._callbacks._step_cbs
+    assert setter in trainer.step_callbacks
 
 
 @pytest.mark.parametrize("step_based,schedule,max_epoch,expected", [
@@ -165,7 +165,7 @@ def test_step_based_func_warm_up_reads_the_value_along_with_the_step():
     assert counter.runs == 6 + 1 + 4 + 2
     # the change after step 3 is put at once, and again as epoch 2's value when it starts
     assert log.seen == puts([(0, 0.025), (1, 0.05), (2, 0.075), (3, 0.1), (3, 0.1)])
-    assert setter in trainer.hooked_sess.hooks
+    assert setter in trainer.run_callbacks
 
 
 def test_epoch_based_func_gets_the_epoch_and_current_value():
@@ -180,8 +180,8 @@ def test_epoch_based_func_gets_the_epoch_and_current_value():
     assert lrs[::3] == pytest.approx([0.05, 0.025, 0.0125])
     assert calls == [(e, pytest.approx(v)) for e, v in [(0, 0.1), (1, 0.05), (2, 0.025),
                                                         (3, 0.0125)]]
-    assert setter not in trainer.hooked_sess.hooks
-    assert setter not in trainer._callbacks._step_cbs
+    assert setter not in trainer.run_callbacks
+    assert setter not in trainer.step_callbacks
 
 
 def test_func_must_be_callable():

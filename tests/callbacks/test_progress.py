@@ -59,7 +59,7 @@ def test_refresh_secs_overrides_the_default(slow_clock):
 def test_without_names_it_adds_nothing_to_the_step():
     bar = ProgressBar(file=io.StringIO())
     trainer = train_linear(extra_callbacks=[bar], max_epoch=1)
-    assert bar not in trainer.hooked_sess.hooks
+    assert bar not in trainer.run_callbacks
 
 
 def test_bar_is_closed_when_training_fails_mid_epoch():

@@ -48,7 +48,7 @@ def test_moving_average_of_every_step_is_put_before_trigger_epoch():
 def test_moving_average_summary_without_averages_is_not_in_the_step():
     cb = MovingAverageSummary(collection="NO_AVERAGES_HERE")
     trainer = train_linear(extra_callbacks=[cb], max_epoch=1)
-    assert cb not in trainer.hooked_sess.hooks
+    assert cb not in trainer.run_callbacks
     assert trainer.monitors.scalar_names() == []
 
 
@@ -87,7 +87,7 @@ def test_summaries_add_no_session_runs():
 def test_without_summaries_merge_all_is_not_in_the_step():
     cb = MergeAllSummaries()
     trainer = train_linear(extra_callbacks=[cb], max_epoch=1)
-    assert cb not in trainer.hooked_sess.hooks
+    assert cb not in trainer.run_callbacks
 
 
 @pytest.mark.parametrize("period", [-1, 1.5, True])
@@ -101,7 +101,7 @@ def test_run_alone_evaluates_the_summaries_in_their_own_session_runs_at_the_same
     log, counter = SummaryLog(), RunCounter()
     cb = MergeAllSummaries(2, True)
     train_linear([counter], model=SummarizedModel(), monitors=[log], extra_callbacks=[cb])
-    assert cb not in counter.trainer.hooked_sess.hooks
+    assert cb not in counter.trainer.run_callbacks
     assert log.steps == [(s, ["param-summary/w-histogram", "param-summary/w-rms"])
                          for s in [2, 3, 4, 6]]
     assert counter.runs == 6 + 4

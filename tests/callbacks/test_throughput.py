@@ -28,7 +28,7 @@ def test_steps_and_samples_per_second_with_a_varying_batch_size():
     x, y = make_regression_data(10)                       # batches of 4, 4, 2
     tracker = ThroughputTracker(clock=ScriptedClock(0.0, 2.0, 10.0, 15.0))
     trainer = train_linear([tracker], data=tfloop.FeedInput(batches(x, y, 4)))
-    assert tracker in trainer.hooked_sess.hooks            # fetches the batch size of each step
+    assert tracker in trainer.run_callbacks            # fetches the batch size of each step
     assert throughput(trainer) == {
         "throughput/steps_per_sec": [(3, 1.5), (6, 0.6)],
         "throughput/samples_per_sec": [(3, 5.0), (6, 2.0)],
@@ -41,7 +41,7 @@ def test_static_batch_size_needs_no_fetch():
         lambda: dataset_fn(x, y, 4)().unbatch().batch(4, drop_remainder=True))
     tracker = ThroughputTracker(clock=ScriptedClock(0.0, 3.0))
     trainer = train_linear([tracker], data=data, steps_per_epoch=3, max_epoch=1)
-    assert tracker not in trainer.hooked_sess.hooks
+    assert tracker not in trainer.run_callbacks
     assert throughput(trainer) == {"throughput/steps_per_sec": [(3, 1.0)],
                                    "throughput/samples_per_sec": [(3, 4.0)]}
 
@@ -49,7 +49,7 @@ def test_static_batch_size_needs_no_fetch():
 def test_given_samples_per_step():
     tracker = ThroughputTracker(samples_per_step=32, clock=ScriptedClock(1.0, 4.0))
     trainer = train_linear([tracker], max_epoch=1)
-    assert tracker not in trainer.hooked_sess.hooks
+    assert tracker not in trainer.run_callbacks
     assert throughput(trainer) == {"throughput/steps_per_sec": [(3, 1.0)],
                                    "throughput/samples_per_sec": [(3, 32.0)]}
 
@@ -104,6 +104,6 @@ def test_samples_per_second_counts_every_step_of_a_multi_step_call():
     data = tfloop.DatasetInput(dataset_fn(x, y, 4))          # batch size unknown to the graph
     tracker = ThroughputTracker(clock=ScriptedClock(0.0, 2.0))
     trainer = train_linear([tracker], data=data, steps_per_epoch=6, max_epoch=1, steps_per_run=3)
-    assert tracker in trainer.hooked_sess.hooks
+    assert tracker in trainer.run_callbacks
     assert throughput(trainer) == {"throughput/steps_per_sec": [(6, 3.0)],
                                    "throughput/samples_per_sec": [(6, 12.0)]}

@@ -32,8 +32,11 @@ class RaiseOnce(tfloop.Callback):
         self.hook, self.error, self.raised_at = hook, error, None
         setattr(self, hook, self._maybe_raise)
 
-    def overrides(self, method):
-        return method == self.hook or super().overrides(method)
+    def uses_run_hooks(self):
+        return self.hook in ("_before_run", "_after_run")
+
+    def uses_step_hook(self):
+        return self.hook == "_trigger_step"
 
     def _maybe_raise(self, *args):
         due = {"_before_train": True, "_after_train": True,

@@ -1,8 +1,11 @@
 """The Callback base class: every hook of the training lifecycle, documented once.
 
 The framework calls the public methods (``setup_graph``, ``before_run``, ``trigger_epoch`` ...);
-a callback overrides only the underscore methods (``_setup_graph``, ``_before_run`` ...). The order
-of calls in one training run is::
+a callback defines only the underscore methods (``_setup_graph``, ``_before_run`` ...). A class
+that defines a public hook is refused when it is created, with the name of the method to define
+instead. The per-step hooks of a callback are called only when it uses them
+(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls in one
+training run is::
 
     setup_graph                      (graph not finalized yet: create ops here, and only here)
     before_train
@@ -27,6 +30,24 @@ SessionRunArgs = tfv1.train.SessionRunArgs
 
 _FETCH_TYPES = (tf.Tensor, tf.Operation, tf.Variable, tf.SparseTensor)
 
+# Public hook -> the signature of the underscore method a callback defines instead.
+_UNDERSCORE_HOOKS = {
+    "setup_graph": "_setup_graph(self)",
+    "before_train": "_before_train(self)",
+    "after_train": "_after_train(self)",
+    "before_epoch": "_before_epoch(self)",
+    "after_epoch": "_after_epoch(self)",
+    "before_run": "_before_run(self, ctx)",
+    "after_run": "_after_run(self, ctx, values)",
+    "trigger_step": "_trigger_step(self)",
+    "trigger_epoch": "_trigger_epoch(self)",
+    "trigger": "_trigger(self)",
+    "state_dict": "_state_dict(self)",
+    "load_state_dict": "_load_state_dict(self, state)",
+}
+_RUN_HOOKS = ("_before_run", "_after_run")
+_STEP_HOOKS = ("_trigger_step",)
+
 
 def _is_resolved(fetches):
     """Whether ``fetches`` is a graph element or a flat list of them: nothing to resolve, so the
@@ -39,6 +60,11 @@ def _is_resolved(fetches):
         if not isinstance(f, _FETCH_TYPES):
             return False
     return True
+
+
+def _defines_below(cls, base, hooks):
+    """Whether ``cls`` has its own definition of one of ``hooks`` (not the one of ``base``)."""
+    return any(getattr(cls, hook) is not getattr(base, hook) for hook in hooks)
 
 
 class StopTraining(Exception):
@@ -82,9 +108,30 @@ class Callback:
     """
 
     _chief_only = True
+    _dispatcher = False
     name_scope = ""
     trainer = None
     graph = None
+
+    def __init_subclass__(cls, dispatcher=False, **kwargs):
+        """Refuse a class that defines a public hook: the trainer calls the public methods, and
+        they call the underscore ones; an override of ``trigger_step`` would bypass that.
+
+        Args:
+            dispatcher (bool): the class is one of the framework's dispatchers (e.g.
+                :class:`Callbacks`), whose public hooks call other callbacks' public hooks.
+        """
+        super().__init_subclass__(**kwargs)
+        cls._dispatcher = bool(dispatcher)
+        for hook, instead in _UNDERSCORE_HOOKS.items():
+            owner = next(k for k in cls.__mro__ if hook in k.__dict__)
+            if owner is not Callback and not owner.__dict__.get("_dispatcher", False):
+                where = "" if owner is cls else f" (from {owner.__qualname__})"
+                raise TypeError(
+                    f"{cls.__qualname__} defines the public hook {hook}(){where}: define "
+                    f"{instead} instead. The trainer calls the public {hook}(), which calls "
+                    f"{instead.split('(')[0]}() and is how the trainer decides which callbacks "
+                    f"to call each step.")
 
     # ---- public methods: called by the trainer -------------------------------------------------
     def setup_graph(self, trainer):
@@ -179,13 +226,38 @@ class Callback:
     def _load_state_dict(self, state):
         """Restore what :meth:`_state_dict` returned."""
 
-    # ---- helpers --------------------------------------------------------------------------------
-    def overrides(self, method):
-        """Whether this callback does anything in hook ``method`` (e.g. ``"_before_run"``).
+    # ---- what the trainer asks ------------------------------------------------------------------
+    def uses_run_hooks(self):
+        """Whether the callback takes part in the step's ``session.run`` (``before_run`` /
+        ``after_run``). By default: whether its class defines ``_before_run`` or ``_after_run``.
 
-        The trainer leaves callbacks out of per-step hooks they do not override.
+        The trainer calls it after ``setup_graph``; a callback whose use depends on its setup
+        (a wrapper, a summary collection that turned out empty) overrides it.
         """
-        return getattr(type(self), method) is not getattr(Callback, method)
+        return _defines_below(type(self), Callback, _RUN_HOOKS)
+
+    def uses_step_hook(self):
+        """Whether the callback is called at ``trigger_step`` after each step. By default:
+        whether its class defines ``_trigger_step``. Overridden like :meth:`uses_run_hooks`."""
+        return _defines_below(type(self), Callback, _STEP_HOOKS)
+
+    @property
+    def step_period(self):
+        """The number of steps between two runs of the callback's per-step work, or None when it
+        has no such period (e.g. ``PeriodicTrigger(cb, every_k_steps=100).step_period == 100``).
+        """
+        return None
+
+    def walk(self):
+        """Yield this callback and then, depth first, every callback it wraps or holds.
+
+        Example:
+            >>> [str(cb) for cb in PeriodicTrigger(ModelSaver(), every_k_epochs=1).walk()]
+            ['PeriodicTrigger(ModelSaver)', 'ModelSaver']
+        """
+        yield self
+
+    # ---- helpers --------------------------------------------------------------------------------
 
     @property
     def epoch_num(self):
@@ -276,10 +348,19 @@ class ProxyCallback(Callback):
         self.cb = cb
         self._chief_only = cb.chief_only
 
-    def overrides(self, method):
-        if getattr(type(self), method) is not getattr(ProxyCallback, method):
-            return True
-        return self.cb.overrides(method)
+    def uses_run_hooks(self):
+        return _defines_below(type(self), ProxyCallback, _RUN_HOOKS) or self.cb.uses_run_hooks()
+
+    def uses_step_hook(self):
+        return _defines_below(type(self), ProxyCallback, _STEP_HOOKS) or self.cb.uses_step_hook()
+
+    @property
+    def step_period(self):
+        return self.cb.step_period
+
+    def walk(self):
+        yield self
+        yield from self.cb.walk()
 
     def _setup_graph(self):
         with self.graph.name_scope(None):

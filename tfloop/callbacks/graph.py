@@ -45,10 +45,8 @@ class RunOp(Callback):
             raise TypeError(f"RunOp needs an op; the setup function returned {self._op!r}.")
         self._run_args = tfv1.train.SessionRunArgs(fetches=self._op)
 
-    def overrides(self, method):
-        if method == "_before_run":
-            return self.run_step
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return bool(self.run_step)
 
     def _run(self):
         if self.verbose:

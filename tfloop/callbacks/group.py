@@ -4,13 +4,19 @@ from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
 __all__ = ["Callbacks"]
 
 
-class Callbacks(Callback):
+class Callbacks(Callback, dispatcher=True):
     """Dispatch each hook to a list of callbacks, in list order.
 
-    Per-step hooks go only to the callbacks that override them, so a callback that does nothing
-    per step costs nothing per step. ``after_train`` runs for every callback even when some raise;
-    the first error is re-raised afterwards. Errors are logged with the callback and hook that
-    raised them.
+    Per-step hooks go only to the callbacks that use them (:meth:`Callback.uses_step_hook`,
+    :meth:`Callback.uses_run_hooks`, asked once after ``setup_graph``), so a callback that does
+    nothing per step costs nothing per step. ``after_train`` runs for every callback even when
+    some raise; the first error is re-raised afterwards. Errors are logged with the callback and
+    hook that raised them.
+
+    Attributes:
+        step_callbacks (tuple): the callbacks called at ``trigger_step`` (after setup).
+        run_callbacks (tuple): the callbacks whose ``before_run``/``after_run`` go with the
+            step's ``session.run`` (after setup).
 
     Example:
         >>> group = Callbacks([ModelSaver(), ProgressBar()])
@@ -24,19 +30,26 @@ class Callbacks(Callback):
             if not isinstance(cb, Callback):
                 raise TypeError(f"Every callback must be a tfloop Callback; got {cb!r} ({type(cb).__name__}).")
         self.cbs = list(callbacks)
-        self._step_cbs = []
-        self.run_hooks = []
+        self.step_callbacks = ()
+        self.run_callbacks = ()
 
     def _setup_graph(self):
         for cb in self.cbs:
             self._call(cb, "setup_graph", self.trainer)
-        self._step_cbs = [cb for cb in self.cbs if cb.overrides("_trigger_step")]
-        self.run_hooks = [cb for cb in self.cbs
-                          if cb.overrides("_before_run") or cb.overrides("_after_run")]
+        self.step_callbacks = tuple(cb for cb in self.cbs if cb.uses_step_hook())
+        self.run_callbacks = tuple(cb for cb in self.cbs if cb.uses_run_hooks())
 
     def setup_graph(self, trainer):
         self.trainer = trainer
         self._setup_graph()
+
+    def uses_step_hook(self):
+        return any(cb.uses_step_hook() for cb in self.cbs)
+
+    def walk(self):
+        yield self
+        for cb in self.cbs:
+            yield from cb.walk()
 
     @staticmethod
     def _call(cb, hook, *args):
@@ -74,7 +87,7 @@ class Callbacks(Callback):
             self._call(cb, "after_epoch")
 
     def trigger_step(self):
-        for cb in self._step_cbs:
+        for cb in self.step_callbacks:
             try:
                 cb.trigger_step()
             except StopTraining:

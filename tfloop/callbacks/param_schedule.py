@@ -132,10 +132,8 @@ class ScheduledHyperParamSetter(HyperParamSetter):
                        f"{_describe(expected)} after {where}, where training starts, but it is "
                        f"{_describe(actual)}; {action}")
 
-    def overrides(self, method):
-        if method == "_trigger_step":
-            return self.step_based
-        return super().overrides(method)
+    def uses_step_hook(self):
+        return self.step_based
 
     def _trigger_step(self):
         self._set_param()
@@ -189,12 +187,11 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     def _reads_along_with_step(self):
         return self.step_based and self.param.value_fetch is not None
 
-    def overrides(self, method):
-        if method == "_trigger_step":
-            return self.step_based
-        if method in ("_before_run", "_after_run"):
-            return self._reads_along_with_step()
-        return super().overrides(method)
+    def uses_step_hook(self):
+        return self.step_based
+
+    def uses_run_hooks(self):
+        return self._reads_along_with_step()
 
     def _before_run(self, ctx):
         return [self.param.value_fetch]

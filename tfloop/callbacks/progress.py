@@ -67,10 +67,8 @@ class ProgressBar(Callback):
                         f"of shape {t.shape}"))
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
-    def overrides(self, method):
-        if method in ("_before_run", "_after_run"):
-            return bool(self._names)
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return bool(self._names)
 
     def _bar_kwargs(self):
         stream = self._file if self._file is not None else logger.console_stream()

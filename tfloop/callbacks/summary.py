@@ -41,10 +41,8 @@ class MovingAverageSummary(Callback):
             logger.info("Maintaining {} moving average(s) with every step: {}.".format(
                 len(tensors), ", ".join(self._names)))
 
-    def overrides(self, method):
-        if method in ("_before_run", "_after_run") and self.graph is not None:
-            return self._fetches is not None
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return self.graph is None or self._fetches is not None
 
     def _before_run(self, ctx):
         return self._fetches
@@ -96,12 +94,16 @@ class MergeAllSummaries(Callback):
         if self._summary is not None and not self._run_alone:
             self._fetches = tfv1.train.SessionRunArgs(fetches=self._summary)
 
-    def overrides(self, method):
-        if method in ("_before_run", "_after_run") and self.graph is not None:
-            return self._fetches is not None
-        if method in ("_trigger_step", "_trigger"):
-            return self._run_alone
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return self.graph is None or self._fetches is not None
+
+    def uses_step_hook(self):
+        return self._run_alone
+
+    @property
+    def step_period(self):
+        """``period``, or None when the summaries come once per epoch only (``period=0``)."""
+        return self._period or None
 
     def _run_summary(self):
         if self._summary is not None:

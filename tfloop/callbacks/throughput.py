@@ -88,10 +88,8 @@ class ThroughputTracker(Callback):
             inputs.append(tower.inputs[0])
         return inputs or None
 
-    def overrides(self, method):
-        if method in ("_before_run", "_after_run") and self.graph is not None:
-            return self._batch_size is not None
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return self.graph is None or self._batch_size is not None
 
     def _before_epoch(self):
         self._samples = 0

@@ -3,12 +3,12 @@ import time
 
 from tabulate import tabulate
 
-from tfloop.callbacks.base import Callback
+from tfloop.callbacks.base import Callback, ProxyCallback, _defines_below
 from tfloop.utils import logger
 
 __all__ = ["CallbackTimeLogger"]
 
-# Public hook -> the methods a callback overrides when it does work in that hook.
+# Public hook -> the methods a callback defines when it does work in that hook.
 _TIMED_HOOKS = (
     ("before_train", ("_before_train",)),
     ("before_epoch", ("_before_epoch",)),
@@ -18,6 +18,17 @@ _TIMED_HOOKS = (
     ("after_epoch", ("_after_epoch",)),
     ("trigger_epoch", ("_trigger_epoch", "_trigger")),
 )
+
+
+def _works_in(cb, hook, methods):
+    """Whether ``cb`` does work in ``hook``: the trainer's own answer for the per-step hooks;
+    for the others, whether it, or a callback it wraps, defines one of ``methods``."""
+    if hook in ("before_run", "after_run"):
+        return cb.uses_run_hooks()
+    if hook == "trigger_step":
+        return cb.uses_step_hook()
+    return any(_defines_below(type(inner), ProxyCallback if isinstance(inner, ProxyCallback)
+                              else Callback, methods) for inner in cb.walk())
 
 
 def _unique_labels(callbacks):
@@ -32,7 +43,7 @@ def _unique_labels(callbacks):
 class CallbackTimeLogger(Callback):
     """Time every other callback in every hook it does work in, and report where epochs go.
 
-    In ``setup_graph`` it instruments the hooks that the trainer's other callbacks override
+    In ``setup_graph`` it instruments the hooks that the trainer's other callbacks do work in
     (before_train, before_epoch, before_run, after_run, trigger_step, after_epoch, trigger_epoch;
     a wrapper such as ``PeriodicTrigger`` is timed as a whole). An epoch runs from the first
     callback's ``before_epoch`` to the end of the last callback's ``trigger_epoch``; after it, when
@@ -75,7 +86,7 @@ class CallbackTimeLogger(Callback):
         others = [cb for cb in callbacks if cb is not self]
         for cb, label in zip(others, _unique_labels(others)):
             for hook, methods in _TIMED_HOOKS:
-                if any(cb.overrides(m) for m in methods):
+                if _works_in(cb, hook, methods):
                     self._instrument(cb, label, hook)
         self._wrap(callbacks[0], "before_epoch", before=self._start_epoch)
         self._wrap(callbacks[-1], "trigger_epoch", after=self._end_epoch)

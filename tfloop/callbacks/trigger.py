@@ -54,11 +54,14 @@ class PeriodicTrigger(ProxyCallback):
         self._last_trigger_time = self._clock()
         self.cb.trigger()
 
-    def overrides(self, method):
-        if method == "_trigger_step":
-            return self._step_k is not None or self._seconds_k is not None \
-                or self.cb.overrides(method)
-        return super().overrides(method)
+    def uses_step_hook(self):
+        return self._step_k is not None or self._seconds_k is not None \
+            or self.cb.uses_step_hook()
+
+    @property
+    def step_period(self):
+        """``every_k_steps`` when given, else the wrapped callback's own step period."""
+        return self._step_k if self._step_k is not None else self.cb.step_period
 
     def _trigger_step(self):
         self.cb.trigger_step()
@@ -108,10 +111,11 @@ class EnableCallbackIf(ProxyCallback):
         if self._run_enabled:
             self.cb.after_run(ctx, values)
 
-    def overrides(self, method):
-        if method in ("_before_run", "_after_run"):
-            return self.cb.overrides("_before_run") or self.cb.overrides("_after_run")
-        return super().overrides(method)
+    def uses_run_hooks(self):
+        return self.cb.uses_run_hooks()
+
+    def uses_step_hook(self):
+        return self.cb.uses_step_hook()
 
     def _before_epoch(self):
         if self._pred(self):
@@ -158,6 +162,11 @@ class PeriodicCallback(EnableCallbackIf):
         if self._step_k is None and self._epoch_k is None:
             raise ValueError("PeriodicCallback needs every_k_steps or every_k_epochs.")
         super().__init__(callback, PeriodicCallback._due)
+
+    @property
+    def step_period(self):
+        """``every_k_steps`` when given, else the wrapped callback's own step period."""
+        return self._step_k if self._step_k is not None else self.cb.step_period
 
     @staticmethod
     def _due(self):

@@ -75,10 +75,8 @@ class ScalarPrinter(MonitorBase):
         if self.is_printed(name):
             self._pending[name] = value
 
-    def overrides(self, method):
-        if method == "_trigger_step":
-            return self._enable_step
-        return super().overrides(method)
+    def uses_step_hook(self):
+        return self._enable_step
 
     def _trigger_step(self):
         last_step = self.local_step == self.trainer.steps_per_epoch - 1

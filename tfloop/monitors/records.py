@@ -115,10 +115,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._since_record[name] = value
         self._epoch_values[name] = value
 
-    def overrides(self, method):
-        if method == "_trigger_step":
-            return self.every_k_steps is not None
-        return super().overrides(method)
+    def uses_step_hook(self):
+        return self.every_k_steps is not None
 
     def _trigger_step(self):
         if self.global_step % self.every_k_steps == 0 and \

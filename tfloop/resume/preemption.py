@@ -11,7 +11,6 @@ import os
 import signal
 import threading
 
-from tfloop.callbacks.base import ProxyCallback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.resume.saver import ResumeStateSaver
 from tfloop.compat import tfv1
@@ -20,12 +19,6 @@ from tfloop.utils import logger
 __all__ = ["SignalHandler", "HANDLED_SIGNALS"]
 
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-def _unwrap(cb):
-    while isinstance(cb, ProxyCallback):
-        cb = cb.cb
-    return cb
 
 
 class SignalHandler:
@@ -52,7 +45,7 @@ class SignalHandler:
         self.received = None
         self._previous = {}
         self._saver = None
-        callbacks = [_unwrap(cb) for cb in trainer.callbacks]
+        callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
         self._state_savers = [cb for cb in callbacks if isinstance(cb, ResumeStateSaver)]
         self._logdir = logger.get_logger_dir()
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \

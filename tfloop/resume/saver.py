@@ -6,7 +6,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
 from tfloop.resume.state import (FORMAT_VERSION, ITERATOR_SUFFIX, RESUME_SUFFIX, IteratorState,
-                                 _unwrap, collect_callback_states, resume_state_path)
+                                 collect_callback_states, resume_state_path)
 from tfloop.tfutils.varmanip import checkpoint_step
 from tfloop.utils import logger
 from tfloop.utils.fs import atomic_write
@@ -69,8 +69,8 @@ class ResumeStateSaver(Callback):
         self.iterator_state = state
 
     def _before_train(self):
-        self._savers = [cb for cb in map(_unwrap, self.trainer.callbacks)
-                        if isinstance(cb, ModelSaver)]
+        self._savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
+                        if isinstance(inner, ModelSaver)]
         if not self._savers and self.trainer.is_chief:
             logger.warning("ResumeStateSaver: there is no ModelSaver, so only checkpoints saved on "
                            "a signal get a resume state.")

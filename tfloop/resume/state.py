@@ -18,7 +18,6 @@ import json
 import os
 import re
 
-from tfloop.callbacks.base import ProxyCallback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 
@@ -37,12 +36,6 @@ def resume_state_path(prefix):
     return prefix + RESUME_SUFFIX
 
 
-def _unwrap(cb):
-    while isinstance(cb, ProxyCallback):
-        cb = cb.cb
-    return cb
-
-
 def callback_keys(callbacks):
     """``[(key, callback)]``: each callback's identity ``<class>#<index among that class>``, using
     the class of the callback inside any wrappers (``PeriodicTrigger(MinSaver(...))`` is
@@ -50,7 +43,7 @@ def callback_keys(callbacks):
     counts = {}
     keyed = []
     for cb in callbacks:
-        name = type(_unwrap(cb)).__name__
+        name = type(list(cb.walk())[-1]).__name__     # the innermost of a chain of wrappers
         index = counts.get(name, 0)
         counts[name] = index + 1
         keyed.append((f"{name}#{index}", cb))

@@ -2,7 +2,7 @@
 import functools
 import time
 
-from tfloop.callbacks.base import Callback, ProxyCallback, StopTraining
+from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
@@ -112,6 +112,18 @@ class Trainer:
         """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
         return list(self._callbacks) if self._callbacks is not None else list(self._registered)
 
+    @property
+    def step_callbacks(self):
+        """The callbacks called at ``trigger_step`` after each step, in order (after
+        :meth:`setup_callbacks`; empty before)."""
+        return self._callbacks.step_callbacks if self._callbacks is not None else ()
+
+    @property
+    def run_callbacks(self):
+        """The callbacks whose ``before_run``/``after_run`` go with each step's ``session.run``,
+        in order (after :meth:`setup_callbacks`; empty before)."""
+        return self._callbacks.run_callbacks if self._callbacks is not None else ()
+
     # ---- building ----------------------------------------------------------------------------------
     def register_callback(self, cb):
         """Add a callback (or, as in tensorpack, a list of them); chief-only callbacks are
@@ -169,17 +181,13 @@ class Trainer:
     def _check_fresh(self, cb):
         """A callback object serves one training: its state (the steps a ModelSaver saved, the
         best value of EarlyStopping) belongs to that run, and reusing it would silently skip work."""
-        layer = cb
-        while True:
+        for layer in cb.walk():
             if layer.trainer is not None and layer.trainer is not self:
                 raise ValueError(
                     f"Callback {layer} was already used by another training (trainer {type(layer.trainer).__name__}): a callback "
                     "keeps the state of its training (e.g. the steps a ModelSaver saved), so it "
                     "serves one training only. Create new callback objects for each training, "
                     "e.g. callbacks=[ModelSaver()] in the function that trains.")
-            if not isinstance(layer, ProxyCallback):
-                return
-            layer = layer.cb
 
     def initialize(self, session_creator=None, session_init=None):
         """Create the session, initialize or restore variables, and finalize the graph."""
@@ -194,7 +202,7 @@ class Trainer:
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
         self.graph.finalize()
-        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks)
+        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_callbacks)
 
     # ---- running -----------------------------------------------------------------------------------
     def run_step(self):

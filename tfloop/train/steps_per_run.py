@@ -34,11 +34,7 @@ Example:
 """
 import contextlib
 
-from tfloop.callbacks.base import ProxyCallback
-from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.param_schedule import ScheduledHyperParamSetter
-from tfloop.callbacks.summary import MergeAllSummaries
-from tfloop.callbacks.trigger import PeriodicCallback, PeriodicTrigger
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.tower import TowerContext
@@ -187,33 +183,23 @@ def _ancestors(ops):
     return seen
 
 
-def _walk(callbacks):
-    for cb in callbacks:
-        yield cb
-        if isinstance(cb, Callbacks):
-            yield from _walk(cb.cbs)
-        elif isinstance(cb, ProxyCallback):
-            yield from _walk([cb.cb])
-
-
 def check_callbacks_for_steps_per_run(callbacks, steps_per_run):
     """Refuse step schedules that cannot land on a session call's boundary; warn about
     step-based schedule points that will land late.
 
     Raises:
-        ValueError: a ``PeriodicTrigger``/``PeriodicCallback`` has ``every_k_steps`` that is not
-            a multiple of ``steps_per_run``.
+        ValueError: a callback's ``step_period`` (e.g. a ``PeriodicTrigger``'s
+            ``every_k_steps``) is not a multiple of ``steps_per_run``.
     """
     if steps_per_run == 1:
         return
-    for cb in _walk(callbacks):
-        if isinstance(cb, (PeriodicTrigger, PeriodicCallback, MergeAllSummaries)):
-            k = cb._period if isinstance(cb, MergeAllSummaries) else cb._step_k
-            if k and k % steps_per_run:
-                raise ValueError(
-                    f"{cb} runs every {k} steps, which is not a multiple of steps_per_run={steps_per_run}: steps "
-                    f"only end between session calls, i.e. at multiples of {steps_per_run}. Use a multiple of "
-                    "steps_per_run.")
+    for cb in (inner for outer in callbacks for inner in outer.walk()):
+        k = cb.step_period
+        if k and k % steps_per_run:
+            raise ValueError(
+                f"{cb} runs every {k} steps, which is not a multiple of steps_per_run="
+                f"{steps_per_run}: steps only end between session calls, i.e. at multiples of "
+                f"{steps_per_run}. Use a multiple of steps_per_run.")
         if isinstance(cb, ScheduledHyperParamSetter) and cb.step_based:
             late = [p for p, _ in cb.schedule if p % steps_per_run]
             if late:
