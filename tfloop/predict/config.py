@@ -26,6 +26,38 @@ def _name_list(names, what):
     return names
 
 
+def _tower_of(model, tower_func, input_signature):
+    """``(input signature, TowerFunc)`` from PredictConfig's ``model=`` or ``tower_func=``."""
+    if model is not None:
+        if not isinstance(model, ModelDescBase):
+            raise TypeError(f"PredictConfig: model must be a ModelDesc, got {model!r}.")
+        if tower_func is not None or input_signature is not None:
+            raise ValueError("PredictConfig: give model=, or tower_func= (with "
+                             "input_signature=), not both.")
+        signature = model.get_input_signature()
+        return signature, TowerFunc(model.build_graph, signature)
+    if isinstance(tower_func, TowerFunc):
+        return tower_func.input_signature, tower_func
+    if callable(tower_func):
+        if input_signature is None:
+            raise ValueError("PredictConfig: a plain tower_func needs input_signature=[...] "
+                             "(a list of tf.TensorSpec).")
+        signature = list(input_signature)
+        return signature, TowerFunc(tower_func, signature)
+    raise ValueError("PredictConfig needs model= (a ModelDesc) or tower_func=, got "
+                     f"model={model!r}, tower_func={tower_func!r}.")
+
+
+def _session_creator(session_creator):
+    """``session_creator``, checked, or a NewSessionCreator for None."""
+    if session_creator is None:
+        return NewSessionCreator()
+    if not hasattr(session_creator, "create_session"):
+        raise TypeError("PredictConfig: session_creator must have create_session(graph) "
+                        f"(e.g. NewSessionCreator), got {session_creator!r}.")
+    return session_creator
+
+
 class PredictConfig:
     """Everything a predictor needs: the model's tower function, what to load, inputs and outputs.
 
@@ -55,26 +87,7 @@ class PredictConfig:
                  input_signature: list | None = None, input_names: list | None = None,
                  output_names: list | None = None, session_creator=None, session_init=None,
                  return_input: bool = False, create_graph: bool = True):
-        if model is not None:
-            if not isinstance(model, ModelDescBase):
-                raise TypeError(f"PredictConfig: model must be a ModelDesc, got {model!r}.")
-            if tower_func is not None or input_signature is not None:
-                raise ValueError("PredictConfig: give model=, or tower_func= (with "
-                                 "input_signature=), not both.")
-            self.input_signature = model.get_input_signature()
-            self.tower_func = TowerFunc(model.build_graph, self.input_signature)
-        elif isinstance(tower_func, TowerFunc):
-            self.input_signature = tower_func.input_signature
-            self.tower_func = tower_func
-        elif callable(tower_func):
-            if input_signature is None:
-                raise ValueError("PredictConfig: a plain tower_func needs input_signature=[...] "
-                                 "(a list of tf.TensorSpec).")
-            self.input_signature = list(input_signature)
-            self.tower_func = TowerFunc(tower_func, self.input_signature)
-        else:
-            raise ValueError("PredictConfig needs model= (a ModelDesc) or tower_func=, got "
-                             f"model={model!r}, tower_func={tower_func!r}.")
+        self.input_signature, self.tower_func = _tower_of(model, tower_func, input_signature)
         if output_names is None:
             raise ValueError("PredictConfig needs output_names=[...]: the tensors to predict.")
         self.output_names = _name_list(output_names, "output_names")
@@ -83,12 +96,7 @@ class PredictConfig:
         if input_names is None:
             input_names = [s.name for s in self.input_signature]
         self.input_names = _name_list(input_names, "input_names")
-        if session_creator is None:
-            session_creator = NewSessionCreator()
-        if not hasattr(session_creator, "create_session"):
-            raise TypeError("PredictConfig: session_creator must have create_session(graph) "
-                            f"(e.g. NewSessionCreator), got {session_creator!r}.")
-        self.session_creator = session_creator
+        self.session_creator = _session_creator(session_creator)
         if isinstance(session_init, (str, os.PathLike)) and not os.fspath(session_init):
             raise ValueError("PredictConfig: session_init is an empty path.")
         self.session_init = SmartInit(session_init)

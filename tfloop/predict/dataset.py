@@ -101,16 +101,9 @@ class DatasetPredictorBase:
                 inputs = ([self._batch_inputs(b, i)] for i, b in enumerate(batches))
                 index = 0
                 for group in self._grouped(inputs):
-                    for i, batch in enumerate(group):
-                        for cb in self.callbacks:
-                            cb.before_batch(batch, index + i)
+                    self._before_batches(group, index)
                     for batch, outputs in zip(group, self._predict(group)):
-                        stop = None
-                        for cb in self.callbacks:
-                            try:
-                                cb.after_batch(batch, outputs, index)
-                            except StopPrediction as e:
-                                stop = e
+                        stop = self._after_batch(batch, outputs, index)
                         index += 1
                         bar.update()
                         yield (batch, outputs) if self.config.return_input else outputs
@@ -122,6 +115,22 @@ class DatasetPredictorBase:
         finally:
             for cb in self.callbacks:
                 cb.after_predict()
+
+    def _before_batches(self, group, first_index):
+        for i, batch in enumerate(group):
+            for cb in self.callbacks:
+                cb.before_batch(batch, first_index + i)
+
+    def _after_batch(self, batch, outputs, index):
+        """Run every callback's ``after_batch``; returns the StopPrediction one raised, if any
+        (the callbacks after it still run)."""
+        stop = None
+        for cb in self.callbacks:
+            try:
+                cb.after_batch(batch, outputs, index)
+            except StopPrediction as e:
+                stop = e
+        return stop
 
     def get_all_result(self) -> list:
         """The outputs of every batch, as a list."""
