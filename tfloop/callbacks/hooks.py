@@ -10,18 +10,22 @@ def _graph_elements(value, depth=2):
     lists, tuples, dicts and (``depth`` levels of) object attributes."""
     if isinstance(value, (tf.Tensor, tf.Operation, tf.Variable)):
         yield "", value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            for path, element in _graph_elements(item, depth):
-                yield f"[{key!r}]{path}", element
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            for path, element in _graph_elements(item, depth):
-                yield f"[{index}]{path}", element
-    elif depth > 0 and hasattr(value, "__dict__") and not isinstance(value, type):
-        for name, item in vars(value).items():
-            for path, element in _graph_elements(item, depth - 1):
-                yield f".{name}{path}", element
+        return
+    for step, item, item_depth in _children(value, depth):
+        for path, element in _graph_elements(item, item_depth):
+            yield f"{step}{path}", element
+
+
+def _children(value, depth):
+    """``(path step, item, depth left)`` for what ``value`` holds: the items of a dict, list or
+    tuple, or the attributes of an object (which uses up one level of ``depth``)."""
+    if isinstance(value, dict):
+        return [(f"[{key!r}]", item, depth) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [(f"[{index}]", item, depth) for index, item in enumerate(value)]
+    if depth > 0 and hasattr(value, "__dict__") and not isinstance(value, type):
+        return [(f".{name}", item, depth - 1) for name, item in vars(value).items()]
+    return []
 
 
 def _graph_of(element):

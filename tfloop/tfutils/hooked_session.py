@@ -139,18 +139,15 @@ class HookedSession:
             else:
                 slots.append(len(extra_fetches))
                 extra_fetches.append(args.fetches)
-            if args.feed_dict:
-                feed_dict = self._merge_feeds(hook, feed_dict, ctx.original_args.feed_dict,
-                                              args.feed_dict)
-            if args.options is not None:
-                options = merge_run_options(options, args.options)
-        if options is not None and run_metadata is None:
-            run_metadata = tfv1.RunMetadata()
+            if args.feed_dict or args.options is not None:
+                feed_dict, options = self._merge_feeds_and_options(hook, args, ctx, feed_dict,
+                                                                   options)
         all_fetches = ([] if fetches is None else fetches, extra_fetches)
         plain = options is None and run_metadata is None
         if plain:
             main_result, extra_results = self._call(all_fetches, feed_dict)
         else:
+            run_metadata = tfv1.RunMetadata() if run_metadata is None else run_metadata
             main_result, extra_results = self.sess.run(
                 all_fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata)
         for hook, slot in zip(hooks, slots):
@@ -184,6 +181,15 @@ class HookedSession:
         if len(table) >= limit:
             del table[next(iter(table))]
         table[key] = value
+
+    def _merge_feeds_and_options(self, hook, args, ctx, feed_dict, options):
+        """Add ``hook``'s feeds and run options (``args``) to those of the run so far."""
+        if args.feed_dict:
+            feed_dict = self._merge_feeds(hook, feed_dict, ctx.original_args.feed_dict,
+                                          args.feed_dict)
+        if args.options is not None:
+            options = merge_run_options(options, args.options)
+        return feed_dict, options
 
     @staticmethod
     def _merge_feeds(hook, feed_dict, original, extra):
