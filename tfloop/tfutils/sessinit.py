@@ -1,8 +1,10 @@
 """Session initializers: what to load into the variables after the session is created.
 
-``setup_graph`` runs while the graph can still change (it creates the ops a restore needs), then
-``init(sess)`` runs once on the new session, after the variables were initialized. Every restore
-logs one table of the variables it could not match (see :func:`restore_report`).
+Checkpoints (:class:`SaverRestore`, :class:`SaverRestoreRelaxed`), dicts and ``.npz`` files
+(:class:`DictRestore`), several in order (:class:`ChainInit`), and :func:`SmartInit`, which picks
+one for a path, dict or list. Every restore logs one table of the variables it could not match
+(see :func:`restore_report`). The protocol and the variable matching are in
+:mod:`tfloop.tfutils.sessinit_base`.
 """
 import contextlib
 import os
@@ -12,185 +14,13 @@ import numpy as np
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
-from tfloop.tfutils.varmanip import get_checkpoint_path, is_optimizer_slot, restore_report
+from tfloop.tfutils.sessinit_base import (AssignFromValues, JustCurrentSession, MatchingInit,
+                                          SessionInit, warn_initial_values)
+from tfloop.tfutils.varmanip import get_checkpoint_path
 from tfloop.utils import logger
 
 __all__ = ["SessionInit", "JustCurrentSession", "SaverRestore", "SaverRestoreRelaxed",
            "DictRestore", "ChainInit", "SmartInit", "get_model_loader"]
-
-
-class SessionInit:
-    """Base class: ``setup_graph`` adds the ops it needs (before the graph is finalized), then
-    ``init(sess)`` runs once on the new session, after variables were initialized.
-
-    Example:
-        >>> class SetToZero(SessionInit):
-        ...     def _setup_graph(self):
-        ...         self.op = tf.compat.v1.assign(my_var, 0.0)
-        ...     def _run_init(self, sess):
-        ...         sess.run(self.op)
-    """
-
-    def setup_graph(self):
-        self._setup_graph()
-
-    def init(self, sess):
-        with sess.graph.as_default():
-            self._run_init(sess)
-
-    def _setup_graph(self):
-        """Create ops (e.g. a Saver) in the default graph."""
-
-    def _run_init(self, sess):
-        """Load values into the session."""
-
-    def check_holds_the_model(self) -> None:
-        """After ``setup_graph``: raise ValueError when the source is plainly of another model
-        (it holds none of the model's trainable variables). Trainers call it before training, so
-        that such a run stops instead of training from scratch at the other model's step."""
-
-
-class JustCurrentSession(SessionInit):
-    """Keep the freshly initialized variables as they are (the default).
-
-    Example:
-        >>> TrainConfig(model=MyModel(), data=data, session_init=JustCurrentSession())
-    """
-
-
-def _graph_variables():
-    graph = tfv1.get_default_graph()
-    variables = {}
-    for var in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES) + \
-            graph.get_collection(tfv1.GraphKeys.MODEL_VARIABLES):
-        variables.setdefault(var.op.name, var)
-    return variables
-
-
-def _describe(shape, dtype):
-    return f"{list(shape)} {tf.as_dtype(dtype).name}"
-
-
-def _warn_initial_values(missing):
-    if missing:
-        logger.warning("{} variable(s) keep their initial values: {}.".format(
-            len(missing), ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")))
-
-
-class _MatchingInit(SessionInit):
-    """Match the graph's variables against a source of named values (shapes and dtypes known)."""
-
-    relaxed = False
-    source_name = ""
-    in_chain = False  # a ChainInit reports the variables no member restored, once for all
-
-    def _match(self, source, prefix=None, ignore=()):
-        """Pair graph variables with source keys.
-
-        Args:
-            source (dict): ``{key: (shape, tf.DType)}`` of the source.
-            prefix (str): the source's key ``W`` belongs to the graph's variable ``prefix/W``.
-            ignore (list[str]): graph variable names to leave alone.
-
-        Returns:
-            dict: ``{key: variable}`` of the pairs that can be loaded.
-        """
-        ignore = {get_op_tensor_name(n)[0] for n in ignore}
-        graph_vars = _graph_variables()
-        unknown = sorted(ignore - set(graph_vars))
-        if unknown:
-            logger.warning(f"{self}: ignore= names variables not in the graph: {unknown}.")
-
-        def key_of(name):
-            if not prefix:
-                return name
-            return name[len(prefix) + 1:] if name.startswith(prefix + "/") else None
-
-        pairs, graph_only, mismatched, seen = {}, {}, [], {key_of(n) for n in ignore}
-        for name, var in sorted(graph_vars.items()):
-            if name in ignore:
-                continue
-            key = key_of(name)
-            if key is None or key not in source:
-                graph_only[name] = var.shape.as_list()
-                continue
-            seen.add(key)
-            shape, dtype = source[key]
-            var_dtype = var.dtype.base_dtype
-            if var.shape.is_compatible_with(shape) and (
-                    dtype == var_dtype or self._castable(dtype, var_dtype)):
-                pairs[key] = var
-            else:
-                mismatched.append((name, _describe(var.shape, var_dtype), _describe(shape, dtype)))
-        if mismatched and not self.relaxed:
-            raise ValueError(
-                "{}: {} variable(s) differ in shape or dtype between the graph and {}: {}. Use "
-                "SaverRestoreRelaxed or SmartInit(..., ignore_mismatch=True) to skip them, or "
-                "ignore=[names].".format(self, len(mismatched), self.source_name, "; ".join(
-                    "{} is {} in the graph but {} there".format(*m) for m in mismatched)))
-        checkpoint_only = {k: list(s) for k, (s, _) in source.items() if k not in seen}
-        report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
-        if report:
-            logger.info(report)
-        self.foreign_message = self._foreign_source_message(
-            {v.op.name for v in pairs.values()} | {m[0] for m in mismatched}, graph_vars, ignore,
-            checkpoint_only)
-        self.missing = [n for n in graph_only if not is_optimizer_slot(n)]
-        if not self.in_chain:
-            _warn_initial_values(self.missing)
-        self.report = report
-        self.restored = sorted(v.op.name for v in pairs.values())
-        return pairs
-
-    foreign_message = None
-
-    def check_holds_the_model(self) -> None:
-        if self.foreign_message is not None:
-            raise ValueError(self.foreign_message)
-
-    def _foreign_source_message(self, found, graph_vars, ignore, source_only):
-        """What is wrong with a source holding none of the model's trainable variables
-        (``found``: the graph variables it has, loadable or not), or None."""
-        trainable = {v.op.name for v in tfv1.trainable_variables()} & set(graph_vars)
-        if not (trainable - ignore) or found & trainable:
-            return None
-
-        def listed(names):
-            names = sorted(names)
-            return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
-        return ("{}: {} holds none of the model's trainable variables, so it is not a checkpoint "
-                "of this model (or the names need prefix=). Trainable variables missing there: {}. "
-                "Its variables not in the graph: {}. Check the path, or use prefix= / ignore= to "
-                "match the names.".format(self, self.source_name, listed(trainable - ignore),
-                                          listed(n for n in source_only if n != "global_step")))
-
-    def _castable(self, src, dst):
-        return self.relaxed and ((src.is_floating and dst.is_floating) or
-                                 (src.is_integer and dst.is_integer))
-
-    def __str__(self):
-        return type(self).__name__
-
-
-class _AssignFromValues(_MatchingInit):
-    """Load numpy values into variables through one assign op per variable, fed at init."""
-
-    def _build_assigns(self, pairs):
-        self._assigns = []
-        with tf.name_scope(type(self).__name__):
-            for key, var in sorted(pairs.items()):
-                ph = tfv1.placeholder(var.dtype.base_dtype, var.shape, name="value")
-                self._assigns.append((key, var, ph, tfv1.assign(var, ph).op))
-
-    def _feed(self, sess, values):
-        feed = {}
-        for key, var, ph, _ in self._assigns:
-            value = np.asarray(values[key])
-            feed[ph] = value.astype(var.dtype.base_dtype.as_numpy_dtype, copy=False).reshape(
-                var.shape.as_list())
-        if feed:
-            sess.run([op for _, _, _, op in self._assigns], feed_dict=feed)
-        logger.info(f"{self} loaded {len(feed)} variable(s) from {self.source_name}.")
 
 
 @contextlib.contextmanager
@@ -213,7 +43,7 @@ def _reading_checkpoint(path):
             "in {}.".format(path, detail, ", ".join(files), directory or ".")) from None
 
 
-class SaverRestore(_MatchingInit):
+class SaverRestore(MatchingInit):
     """Restore variables from a checkpoint with a ``tf.compat.v1.train.Saver``.
 
     Variables are matched by name; a variable whose shape or dtype differs is an error (use
@@ -271,7 +101,7 @@ class SaverRestore(_MatchingInit):
             if self.restored_saveables else "", self.path))
 
 
-class SaverRestoreRelaxed(_AssignFromValues, SaverRestore):
+class SaverRestoreRelaxed(AssignFromValues, SaverRestore):
     """Like :class:`SaverRestore`, but variables whose shape differs are skipped and listed, and
     float values are cast to the variable's float dtype (e.g. float64 -> float32).
 
@@ -292,7 +122,7 @@ class SaverRestoreRelaxed(_AssignFromValues, SaverRestore):
         self._feed(sess, values)
 
 
-class DictRestore(_AssignFromValues):
+class DictRestore(AssignFromValues):
     """Load variables from a dict ``{variable name: numpy value}`` (names with or without ``:0``).
 
     Args:
@@ -341,17 +171,17 @@ class ChainInit(SessionInit):
         self.inits = [SmartInit(s) for s in sess_inits]
 
     def _setup_graph(self):
-        matching = [s for s in self.inits if isinstance(s, _MatchingInit)]
+        matching = [s for s in self.inits if isinstance(s, MatchingInit)]
         for s in matching:
             s.in_chain = True
         for s in self.inits:
             s.setup_graph()
         if matching and len(matching) == len(self.inits):
             missing = set.intersection(*(set(s.missing) for s in matching))
-            _warn_initial_values(sorted(missing))
+            warn_initial_values(sorted(missing))
 
     def check_holds_the_model(self) -> None:
-        messages = [s.foreign_message for s in self.inits if isinstance(s, _MatchingInit)]
+        messages = [s.foreign_message for s in self.inits if isinstance(s, MatchingInit)]
         if messages and len(messages) == len(self.inits) and all(messages):
             raise ValueError(messages[0])
 
