@@ -3,6 +3,7 @@ from tfloop.callbacks.base import Callback, CallbackFactory, ProxyCallback, Stop
 from tfloop.callbacks.debug import InjectShell
 from tfloop.callbacks.concurrency import StartProcOrThread
 from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
+from tfloop.callbacks.best_saver import MaxSaver, MinSaver
 from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
@@ -12,13 +13,14 @@ from tfloop.callbacks.inference import (BinaryClassificationStats, Classificatio
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
+from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
-from tfloop.callbacks.param_human import HumanHyperParamSetter, StatMonitorParamSetter
+from tfloop.callbacks.param_human import HumanHyperParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
+from tfloop.callbacks.param_stat import StatMonitorParamSetter
 from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
 from tfloop.callbacks.progress import ProgressBar
-from tfloop.callbacks.saver import MaxSaver, MinSaver, ModelSaver
 from tfloop.callbacks.sendstat import SendStat
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.steps import MaintainStepCounter

@@ -1,14 +1,12 @@
-"""Setting a hyper-parameter by hand (a file in the log dir) or by a monitored stat's progress."""
+"""Setting a hyper-parameter by hand: a file in the log directory, edited while training runs."""
 import math
 import os
 import stat
-from collections import deque
 
 from tfloop.callbacks.param import HyperParamSetter
-from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.utils import logger
 
-__all__ = ["HumanHyperParamSetter", "StatMonitorParamSetter", "parse_hyper_file"]
+__all__ = ["HumanHyperParamSetter", "parse_hyper_file"]
 
 
 def parse_hyper_file(text):
@@ -146,100 +144,3 @@ class HumanHyperParamSetter(HyperParamSetter):
         if messages:
             self._warn_once(text, messages)
         return value
-
-
-class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
-    """Change a hyper-parameter when a monitored stat stops improving.
-
-    At each trigger the stat's latest value, when it was put since the last trigger during this
-    run, joins a window of the last ``last_k`` values. When
-    the window is full and none of its later values beats the oldest one by more than
-    ``threshold`` (lower is better; higher with ``reverse=True``), the parameter is set to
-    ``value_func(current value)`` and the window is emptied, so the next change can come
-    ``last_k`` triggers later at the earliest. A trigger with no new value of the stat adds
-    nothing. The parameter is not touched in ``before_train``. The window and the last change
-    are saved in the callback's state.
-
-    Args:
-        param (str or HyperParam): the parameter, e.g. ``"learning_rate"``.
-        stat_name (str): the monitored scalar, e.g. ``"val-error"``.
-        value_func (callable): ``value_func(current value) -> new value``.
-        threshold (float): how much better than the oldest value counts as an improvement (>= 0).
-        last_k (int): the window's length, >= 2.
-        reverse (bool): higher values of the stat are better.
-
-    Example:
-        >>> StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.2,
-        ...                        threshold=0, last_k=5)    # no better in 5 epochs: lr / 5
-    """
-
-    def __init__(self, param, stat_name, value_func, threshold, last_k, reverse=False):
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or \
-                not threshold >= 0:
-            raise ValueError(f"threshold must be a number >= 0, got {threshold!r}.")
-        HyperParamSetter.__init__(self, param)
-        StatMonitorCallback.__init__(self, stat_name, mode="max" if reverse else "min",
-                                     min_delta=threshold)
-        if not callable(value_func):
-            raise TypeError("value_func must be callable as value_func(current value) -> "
-                            f"new value, got {value_func!r}.")
-        if isinstance(last_k, bool) or not isinstance(last_k, int) or last_k < 2:
-            raise ValueError("last_k must be an int >= 2 (the number of values to compare), "
-                             f"got {last_k!r}.")
-        self.stat_name = stat_name
-        self.value_func = value_func
-        self.threshold = self.min_delta
-        self.last_k = last_k
-        self.reverse = bool(reverse)
-        self.history = deque(maxlen=last_k)
-        self.last_change_step = None
-        self._warned_stale = False
-
-    def _before_train(self):
-        self.skip_values_before(self.global_step)
-
-    def _best_of(self, values):
-        values = [v for v in values if not math.isnan(v)]
-        if not values:
-            return None
-        return min(values) if self.mode == "min" else max(values)
-
-    def _get_value_to_set(self):
-        new = self.read_new_values(warn_missing=True)
-        if not new:
-            if self.read_history() and not self._warned_stale:
-                self._warned_stale = True
-                logger.warning(f"{self}: triggered without a new value of {self.stat!r} since the last "
-                               "trigger; it is put less often than this callback runs.")
-            return None
-        step, value = new[-1]
-        self.history.append((step, value))
-        self.update_best(value)
-        if len(self.history) < self.last_k:
-            return None
-        values = [v for _, v in self.history]
-        if self.is_improvement(self._best_of(values[1:]), reference=values[0]):
-            return None
-        self.history.clear()
-        self.last_change_step = self.global_step
-        logger.info(f"{self}: no improvement of {self.stat} by more than {self.threshold} in {values}; changing {self.param.readable_name}.")
-        return self.value_func(self.get_current_value())
-
-    def _state_dict(self):
-        state = HyperParamSetter._state_dict(self)
-        state.update(StatMonitorCallback._state_dict(self))
-        state.update(history=[list(entry) for entry in self.history],
-                     last_change_step=self.last_change_step)
-        return state
-
-    def _load_state_dict(self, state):
-        HyperParamSetter._load_state_dict(self, state)
-        StatMonitorCallback._load_state_dict(self, state)
-        self.history = deque((tuple(entry) for entry in state.get("history", [])),
-                             maxlen=self.last_k)
-        self.last_change_step = state.get("last_change_step")
-
-    def __str__(self):
-        return f"{type(self).__name__}({self.param.readable_name!r}, {self.stat!r})"
-
-    __repr__ = __str__

@@ -1,54 +1,143 @@
-"""The shared logic of callbacks that watch a monitored stat: min or max, and the best so far."""
+"""The shared base of callbacks that watch a monitored stat: min or max, and the best so far."""
 import difflib
 import math
 
 from tfloop.callbacks.base import Callback
 from tfloop.utils import logger
+from tfloop.utils.checks import check_number, check_one_of
 
 __all__ = ["StatMonitorCallback"]
 
-_MODES = ("min", "max")
+MODES = ("min", "max")
 
 
 class StatMonitorCallback(Callback):
-    """Base class for callbacks that react to a scalar stat put to the monitors.
+    """Base class of callbacks that react to each new value of a scalar stat put to the monitors.
 
-    It reads the latest value of ``stat`` (with the global step it was put at), knows whether a
-    value improves on the best so far, and keeps that best in its state (saved with checkpoints).
-    Used by ``MinSaver``/``MaxSaver``, ``EarlyStopping`` and ``StatMonitorParamSetter``.
+    The base finds the stat, reads the values put since it last looked, decides for each whether
+    it improves on the best so far, keeps that best (and the global step it was put at) in its
+    state, and calls :meth:`_on_new_value` once per value, oldest first. A subclass implements
+    only that method. Values are looked for at each trigger and right before each epoch, so a
+    value put later in the same trigger round (by an ``InferenceRunner`` listed after this
+    callback) is seen before any further step. Values put at the same global step count once
+    (the latest), and a resumed run does not see its earlier run's values again.
+
+    A value improves when it beats the best so far by more than ``min_delta`` (smaller with
+    ``mode="min"``, larger with ``mode="max"``); the first value always improves and NaN never
+    does. When the stat is never put, one warning says so; when, after the first epoch, stats
+    were put but not this one and one has a close name, a ``ValueError`` names the likely
+    misspelling.
+
+    Used by ``EarlyStopping``, ``MinSaver``/``MaxSaver`` and ``StatMonitorParamSetter``.
 
     Args:
-        stat (str): the monitored scalar's name, e.g. ``"val-error-top1"``.
+        monitor_stat (str): the monitored scalar's name, e.g. ``"val-error-top1"``.
         mode (str): ``"min"`` when smaller is better, ``"max"`` when larger is better.
-        min_delta (float): an improvement must beat the best by more than this.
+        min_delta (float): an improvement must beat the best by more than this (>= 0).
+        stat (str): an earlier name of ``monitor_stat``, accepted as an alias.
+
+    Attributes:
+        best (float): the best value so far, or None.
+        best_step (int): the global step at which the best value was put, or None.
 
     Example:
         >>> class PrintBest(StatMonitorCallback):
-        ...     def _trigger(self):
-        ...         value = self.read_stat()
-        ...         if value is not None and self.update_best(value):
-        ...             print("new best", self.stat, value)
+        ...     def _on_new_value(self, step, value, improved):
+        ...         if improved:
+        ...             print(f"new best {self.monitor_stat}={value} at global step {step}")
+        >>> PrintBest("val-error", mode="min", min_delta=0.01)
     """
 
-    def __init__(self, stat, mode="min", min_delta=0.0):
-        if not isinstance(stat, str) or not stat:
-            raise ValueError(f"The monitored stat must be a non-empty name, got {stat!r}.")
-        if mode not in _MODES:
-            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")
-        if not isinstance(min_delta, (int, float)) or min_delta < 0:
-            raise ValueError(f"min_delta must be a number >= 0, got {min_delta!r}.")
-        self.stat = stat
-        self.mode = mode
-        self.min_delta = float(min_delta)
+    def __init__(self, monitor_stat=None, mode="min", min_delta=0.0, *, stat=None):
+        monitor_stat, given_as = self._alias("monitor_stat", monitor_stat, "stat", stat)
+        if not isinstance(monitor_stat, str) or not monitor_stat:
+            raise ValueError(f"{type(self).__name__}: {given_as} must be the monitored stat's "
+                             f"name, a non-empty string, got {monitor_stat!r}.")
+        self.monitor_stat = monitor_stat
+        self.mode = check_one_of(mode, f"{type(self).__name__}: mode", MODES)
+        self.min_delta = float(check_number(min_delta, f"{type(self).__name__}: min_delta",
+                                            at_least=0))
         self.best = None
         self.best_step = None
-        self.stat_step = None
         self.last_seen_step = None
+        self._triggered = False
         self._warned_missing = False
 
+    def _alias(self, name, value, alias, alias_value):
+        """``(value, the name it was given by)`` of the argument ``name``, which can also be given
+        as ``alias`` (its name in tensorpack or an earlier tfloop); None means "not given".
+
+        Raises:
+            TypeError: both were given.
+        """
+        if alias_value is None:
+            return value, name
+        if value is not None:
+            raise TypeError(f"{type(self).__name__} got both {alias}={alias_value!r} and "
+                            f"{name}={value!r}, which set the same thing ({alias} is the older "
+                            f"name of {name}); give only one of them.")
+        return alias_value, alias
+
+    def _mode_or_reverse(self, mode, reverse):
+        """The mode given as ``mode`` or as tensorpack's ``reverse`` (True: ``"max"``); ``"min"``
+        when neither is given.
+
+        Raises:
+            TypeError: both were given, or ``reverse`` is not a bool.
+        """
+        mode, given_as = self._alias("mode", mode, "reverse", reverse)
+        if given_as == "mode":
+            return "min" if mode is None else mode
+        if not isinstance(reverse, bool):
+            raise TypeError(f"{type(self).__name__}: reverse must be True (larger is better) or "
+                            f"False, got {reverse!r}.")
+        return "max" if reverse else "min"
+
+    @property
+    def stat(self):
+        """The monitored stat's name (an alias of :attr:`monitor_stat`)."""
+        return self.monitor_stat
+
+    # ---- what a subclass implements --------------------------------------------------------------
+    def _on_new_value(self, step, value, improved):
+        """React to a new value of the stat.
+
+        Args:
+            step (int): the global step the value was put at.
+            value (float): the value.
+            improved (bool): whether it beat the best so far by more than ``min_delta``; when it
+                did, :attr:`best` and :attr:`best_step` already hold it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement "
+                                  "_on_new_value(step, value, improved).")
+
+    # ---- when values are looked for ------------------------------------------------------------
+    def _before_train(self):
+        self.skip_values_before(self.global_step)
+
+    def _trigger(self):
+        self._triggered = True
+        self.poll(warn_missing=False)
+
+    def _before_epoch(self):
+        self.poll(warn_missing=self._triggered)
+
+    def poll(self, warn_missing=False):
+        """Hand every value put since the last look to :meth:`_on_new_value`, oldest first.
+
+        Args:
+            warn_missing (bool): warn (once) when the stat was never put.
+        """
+        for step, value in self.read_new_values(warn_missing):
+            improved = self.is_improvement(value)
+            if improved:
+                self.best, self.best_step = value, step
+            self._on_new_value(step, value, improved)
+
+    # ---- reading the stat ------------------------------------------------------------------------
     def _get_history(self, warn):
         try:
-            return self.trainer.monitors.get_history(self.stat)
+            return self.trainer.monitors.get_history(self.monitor_stat)
         except KeyError as e:
             if warn:
                 self._check_misspelled()
@@ -63,20 +152,17 @@ class StatMonitorCallback(Callback):
         if self.epoch_num <= self.trainer.loop.starting_epoch:
             return
         names = self.trainer.monitors.scalar_names()
-        close = difflib.get_close_matches(self.stat, names, n=3, cutoff=0.8)
+        close = difflib.get_close_matches(self.monitor_stat, names, n=3, cutoff=0.8)
         if close:
-            raise ValueError("{}: no stat named {!r} was put in the epochs so far, but {} {}: a "
-                             "misspelling? Stats put so far: {}.".format(
-                                 self, self.stat, "these were:" if len(close) > 1 else "this was:",
-                                 ", ".join(repr(c) for c in close), ", ".join(names)))
+            these = "these were:" if len(close) > 1 else "this was:"
+            raise ValueError(f"{self}: no stat named {self.monitor_stat!r} was put in the epochs "
+                             f"so far, but {these} {', '.join(repr(c) for c in close)}: a "
+                             f"misspelling? Stats put so far: {', '.join(names)}.")
 
     def read_stat(self):
-        """The latest value of the stat, or None (with one warning) when it was never put."""
+        """The newest value of the stat, or None (with one warning) when it was never put."""
         history = self._get_history(warn=True)
-        if not history:
-            return None
-        self.stat_step = history[-1][0]
-        return history[-1][1]
+        return history[-1][1] if history else None
 
     def read_new_values(self, warn_missing=False):
         """The ``(global_step, value)`` pairs of the stat put since the last call, oldest first.
@@ -106,7 +192,8 @@ class StatMonitorCallback(Callback):
         return self._get_history(warn=False)
 
     def is_improvement(self, value, reference=None):
-        """Whether ``value`` beats ``reference`` (the best so far by default) by more than min_delta."""
+        """Whether ``value`` beats ``reference`` (the best so far by default) by more than
+        ``min_delta``. NaN never does; anything does when there is no reference yet."""
         reference = self.best if reference is None else reference
         if value is None or math.isnan(value):
             return False
@@ -116,14 +203,7 @@ class StatMonitorCallback(Callback):
             return value < reference - self.min_delta
         return value > reference + self.min_delta
 
-    def update_best(self, value):
-        """Record ``value`` as the best if it improves; returns whether it did."""
-        if not self.is_improvement(value):
-            return False
-        self.best = value
-        self.best_step = self.global_step
-        return True
-
+    # ---- state -----------------------------------------------------------------------------------
     def _state_dict(self):
         return {"best": self.best, "best_step": self.best_step,
                 "last_seen_step": self.last_seen_step}
@@ -134,4 +214,4 @@ class StatMonitorCallback(Callback):
         self.last_seen_step = state.get("last_seen_step")
 
     def __str__(self):
-        return f"{type(self).__name__}({self.stat!r})"
+        return f"{type(self).__name__}({self.monitor_stat!r})"

@@ -1,0 +1,186 @@
+"""Checkpoints of the model at every trigger (ModelSaver), and the checkpoint IO both savers share."""
+import os
+
+from tfloop.callbacks.base import Callback, ProxyCallback
+from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
+from tfloop.utils.checks import check_int, check_one_of, check_positive_number
+
+__all__ = ["ModelSaver"]
+
+_ON_ERROR = ("log", "raise")
+# What a failed checkpoint write raises: Python file operations, or TF's file system via the op.
+IO_ERRORS = (OSError, tf.errors.OpError)
+
+
+def resolve_checkpoint_dir(checkpoint_dir, who):
+    """The absolute checkpoint directory (``checkpoint_dir`` or the log directory), created."""
+    if checkpoint_dir is None:
+        checkpoint_dir = logger.get_logger_dir()
+        if checkpoint_dir is None:
+            raise ValueError(
+                f"{who} has no directory to write to: pass checkpoint_dir=... or set a log directory "
+                "first with tfloop.logger.set_logger_dir(...).")
+    checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+    try:
+        os.makedirs(checkpoint_dir, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: {e.strerror or e}. Choose a directory you "
+                      "can write to.") from None
+    return checkpoint_dir
+
+
+def describe_io_error(e):
+    """One line for an IO error: TF's own message without its graph traceback."""
+    if isinstance(e, tf.errors.OpError):
+        lines = [line.strip() for line in (e.message or "").splitlines()]
+        for i, line in enumerate(lines):
+            if line.startswith("Node: ") and i + 1 < len(lines) and lines[i + 1]:
+                return f"{type(e).__name__}: {lines[i + 1]}"
+        first = next((line for line in lines if line), "")
+        return f"{type(e).__name__}: {first}"
+    return f"{type(e).__name__}: {e}"
+
+
+def _unwrap(cb):
+    while isinstance(cb, ProxyCallback):
+        cb = cb.cb
+    return cb
+
+
+class ModelSaver(Callback):
+    """Save the variables as a checkpoint ``<checkpoint_dir>/model-<global_step>`` at each trigger.
+
+    Checkpoints are written by ``tf.compat.v1.train.Saver`` in the V2 format (``.index`` and
+    ``.data-*`` files), which also keeps the ``checkpoint`` state file pointing at the latest one
+    and deletes old ones beyond ``max_to_keep``. Checkpoints listed in an existing ``checkpoint``
+    file count towards ``max_to_keep`` too. The meta graph is exported once per run, to
+    ``graph-<global_step>.meta``, at the first save (a file of its own, so that deleting old
+    checkpoints never deletes it). At the end of training one more checkpoint is saved when steps
+    ran since the last one, unless training failed (e.g. a NaN loss): the latest checkpoint then
+    stays the last good one.
+
+    A save that fails (disk full, directory not writable) is logged as an error naming the path, and
+    training continues; ``on_error="raise"`` stops training instead.
+
+    Args:
+        max_to_keep (int): how many recent checkpoints to keep; 0 or None keeps all.
+        keep_checkpoint_every_n_hours (float): also keep one checkpoint every n hours.
+        checkpoint_dir (str): where to save; the log directory by default.
+        var_collections (str or list[str]): the graph collections whose variables are saved;
+            ``GLOBAL_VARIABLES`` by default.
+        on_error (str): ``"log"`` (log loudly, keep training) or ``"raise"`` when a save fails.
+
+    Attributes:
+        checkpoint_dir (str): the directory, resolved in ``setup_graph``.
+        last_checkpoint (str): the prefix of the latest checkpoint saved in this run, or None.
+
+    Example:
+        >>> callbacks = [ModelSaver(max_to_keep=5),                       # after every epoch
+        ...              PeriodicTrigger(ModelSaver(checkpoint_dir="ckpt_steps"),
+        ...                              every_k_steps=500)]
+    """
+
+    def __init__(self, max_to_keep=10, keep_checkpoint_every_n_hours=0.5, checkpoint_dir=None,
+                 var_collections=None, on_error="log"):
+        check_int(max_to_keep, "ModelSaver: max_to_keep", at_least=0, allow_none=True,
+                  note="0 or None keeps every checkpoint")
+        check_positive_number(keep_checkpoint_every_n_hours,
+                              "ModelSaver: keep_checkpoint_every_n_hours", unit="hours")
+        if var_collections is None:
+            var_collections = [tfv1.GraphKeys.GLOBAL_VARIABLES]
+        elif isinstance(var_collections, str):
+            var_collections = [var_collections]
+        var_collections = list(var_collections)
+        if not var_collections or not all(isinstance(c, str) for c in var_collections):
+            raise ValueError("var_collections must be a collection name or a list of them, "
+                             f"got {var_collections!r}.")
+        check_one_of(on_error, "ModelSaver: on_error", _ON_ERROR)
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._dir_arg = checkpoint_dir
+        self._var_collections = var_collections
+        self._on_error = on_error
+        self.checkpoint_dir = None
+        self.last_checkpoint = None
+        self.saver = None
+        self._saved = {}
+        self._covered_step = 0
+        self._meta_written = False
+
+    def _setup_graph(self):
+        self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self)
+        for other in map(_unwrap, self.trainer.callbacks):
+            if other is self:
+                break
+            if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
+                raise ValueError(
+                    f"Two ModelSavers write to {self.checkpoint_dir}: they would overwrite each other's 'checkpoint' "
+                    "file and delete each other's checkpoints. Give one of them a checkpoint_dir= "
+                    "of its own.")
+        variables = []
+        for key in self._var_collections:
+            variables.extend(v for v in self.graph.get_collection(key) if v not in variables)
+        if not variables:
+            raise ValueError(f"ModelSaver found no variables to save in the collections {self._var_collections}.")
+        self.saver = tfv1.train.Saver(
+            var_list=variables, max_to_keep=self._max_to_keep,
+            keep_checkpoint_every_n_hours=self._keep_hours,
+            write_version=tfv1.train.SaverDef.V2, save_relative_paths=True)
+
+    def _before_train(self):
+        self._covered_step = self.global_step
+        state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
+        if state is not None:
+            earlier = [p for p in state.all_model_checkpoint_paths if os.path.exists(p + ".index")]
+            if earlier:
+                self.saver.recover_last_checkpoints(earlier)
+                logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in {self.checkpoint_dir} count towards max_to_keep."
+                            )
+
+    def _trigger(self):
+        if self.global_step not in self._saved:
+            self._save()
+
+    def _after_train(self):
+        if self.trainer.training_error is not None:
+            latest = self.last_checkpoint or "none from this run"
+            logger.info(f"ModelSaver: training failed, so no final checkpoint; the latest one is "
+                        f"{latest}.")
+            return
+        if self.global_step > self._covered_step:
+            self._save()
+
+    def _save(self):
+        step = self.global_step
+        prefix = os.path.join(self.checkpoint_dir, f"model-{step}")
+        try:
+            os.makedirs(self.checkpoint_dir, exist_ok=True)
+            with self.graph.as_default():
+                if not self._meta_written:
+                    self.saver.export_meta_graph(
+                        os.path.join(self.checkpoint_dir, f"graph-{step}.meta"))
+                    self._meta_written = True
+                path = self.saver.save(self.trainer.sess,
+                                       os.path.join(self.checkpoint_dir, "model"),
+                                       global_step=step, write_meta_graph=False)
+        except IO_ERRORS as e:
+            message = f"ModelSaver could not save checkpoint {prefix} (global step {step}): {describe_io_error(e)}."
+            if self._on_error == "raise":
+                raise OSError(message) from e
+            logger.error(f"{message} Training continues; the latest checkpoint is "
+                         f"{self.last_checkpoint or 'none yet'}. Check the free space and "
+                         f"permissions of {self.checkpoint_dir}.")
+            return
+        self._saved[step] = path
+        self._covered_step = step
+        self.last_checkpoint = path
+        logger.info(f"Model saved to {path}.")
+
+    def checkpoint_at(self, step):
+        """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when
+        its files are still on disk; else None."""
+        path = self._saved.get(step)
+        if path is None or not os.path.exists(path + ".index"):
+            return None
+        return path
