@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from tfloop.utils import checks
-from tfloop.utils.checks import (check_callable, check_int, check_name, check_number, check_one_of,
-                                 check_positive_int, check_positive_number, is_int, is_number)
+from tfloop.utils.checks import (check_bool, check_callable, check_int, check_name, check_number,
+                                 check_one_of, check_positive_int, check_positive_number, is_int,
+                                 is_number)
 
 
 def test_docstring_examples_run():
@@ -100,6 +101,14 @@ def test_check_positive_number():
         with pytest.raises(ValueError) as info:
             check_positive_number(value, "interval", **kwargs)
         assert str(info.value) == message
+
+
+def test_check_bool():
+    assert check_bool(True, "verbose") is True
+    for value in (1, 0, "no", None):
+        with pytest.raises(TypeError) as info:
+            check_bool(value, "ScaleGradient: verbose")
+        assert str(info.value) == f"ScaleGradient: verbose must be True or False, got {value!r}."
 
 
 def test_check_one_of():

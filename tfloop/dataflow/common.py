@@ -3,9 +3,8 @@ import itertools
 from collections import deque
 from copy import copy
 
-import numpy as np
-
 from tfloop.dataflow.base import DataFlowReentrantGuard, NoLength, ProxyDataFlow, RNGDataFlow
+from tfloop.utils.checks import is_int
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
@@ -13,7 +12,7 @@ __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "R
 
 
 def _positive_int(owner, name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+    if not is_int(value) or value <= 0:
         raise ValueError(f"{owner} needs a positive int {name}, got {value!r}.")
     return int(value)
 

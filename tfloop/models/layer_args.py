@@ -10,6 +10,7 @@ import functools
 import inspect
 
 from tfloop.compat import tf, tfv1
+from tfloop.utils.checks import is_int
 
 __all__ = []
 
@@ -77,10 +78,9 @@ def data_format_of(data_format, layer):
 
 def shape2d(value, what, layer):
     """``[a, a]`` for an int ``a``; a list for a pair."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         return [value, value]
-    if isinstance(value, (list, tuple)) and len(value) == 2 and \
-            all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(is_int(v) for v in value):
         return list(value)
     raise ValueError(f"{layer}: {what} must be an int or a pair of ints, got {value!r}.")
 

@@ -10,6 +10,7 @@ import numpy as np
 from tfloop.compat import tf, tfv1
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int, check_positive_number
 
 __all__ = ["TFEventWriter", "encode_png"]
 
@@ -110,14 +111,8 @@ class TFEventWriter(LogDirMonitor):
                  write_graph=True):
         super().__init__(logdir)
         self._write_graph = bool(write_graph)
-        if isinstance(max_queue, bool) or not isinstance(max_queue, int) or max_queue <= 0:
-            raise ValueError(f"TFEventWriter: max_queue must be a positive int, got {max_queue!r}.")
-        if isinstance(flush_secs, bool) or not isinstance(flush_secs, (int, float)) or \
-                flush_secs <= 0:
-            raise ValueError(f"TFEventWriter: flush_secs must be a positive number, got {flush_secs!r}."
-                             )
-        self._max_queue = max_queue
-        self._flush_secs = flush_secs
+        self._max_queue = check_positive_int(max_queue, "TFEventWriter: max_queue")
+        self._flush_secs = check_positive_number(flush_secs, "TFEventWriter: flush_secs")
         self._split_files = bool(split_files)
         self._file = None
         self._files_opened = 0

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["PredictCallback", "StopPrediction", "CollectOutputs", "PredictThroughput",
            "StopPredictionAfter"]
@@ -140,10 +141,7 @@ class StopPredictionAfter(PredictCallback):
 
     def __init__(self, batches=None, samples=None):
         for name, value in (("batches", batches), ("samples", samples)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
-                raise ValueError(f"StopPredictionAfter: {name} must be a positive int, got "
-                                 f"{value!r}.")
+            check_positive_int(value, f"StopPredictionAfter: {name}", allow_none=True)
         if batches is None and samples is None:
             raise ValueError("StopPredictionAfter needs batches= or samples=.")
         self.max_batches, self.max_samples = batches, samples

@@ -8,6 +8,7 @@ import numpy as np
 
 from tfloop.tfutils.predictor import PredictorBase
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["AsyncPredictorBase", "MultiThreadAsyncPredictor"]
 
@@ -64,11 +65,8 @@ class MultiThreadAsyncPredictor(AsyncPredictorBase):
         if not predictors or not all(isinstance(p, PredictorBase) for p in predictors):
             raise TypeError(f"MultiThreadAsyncPredictor needs a non-empty list of predictors, got "
                             f"{predictors!r}.")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"MultiThreadAsyncPredictor: batch_size must be a positive int, got "
-                             f"{batch_size!r}.")
         self.predictors = predictors
-        self.batch_size = batch_size
+        self.batch_size = check_positive_int(batch_size, "MultiThreadAsyncPredictor: batch_size")
         self._tasks = queue.Queue()
         self._threads = [threading.Thread(target=self._work, args=(p,), daemon=True,
                                           name=f"MultiThreadAsyncPredictor-{i}")

@@ -6,6 +6,7 @@ from tfloop.predict.offline import build_predict_graph, check_config
 from tfloop.tfutils.predictor import OnlinePredictor, PredictorBase
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.utils import logger
+from tfloop.utils.checks import is_int
 
 __all__ = ["MultiTowerOfflinePredictor", "DataParallelOfflinePredictor", "resolve_towers"]
 
@@ -22,7 +23,7 @@ def resolve_towers(towers, who: str) -> list:
     gpus = len(tf.config.list_physical_devices("GPU"))
     devices = []
     for t in towers:
-        if isinstance(t, int) and not isinstance(t, bool):
+        if is_int(t):
             if t < 0:
                 raise ValueError(f"{who}: tower {t} is not a GPU index; use '/cpu:0' for the CPU.")
             devices.append(f"/device:GPU:{t}" if gpus else f"/device:CPU:{t}")

@@ -8,6 +8,7 @@ import weakref
 from tfloop.compat import tf
 from tfloop.predict.dataset import DatasetPredictorBase
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["MultiProcessDatasetPredictor"]
 
@@ -70,9 +71,7 @@ class MultiProcessDatasetPredictor(DatasetPredictorBase):
     def __init__(self, config, dataset, nr_proc: int, use_gpu: bool = True, ordered: bool = True,
                  callbacks: list | None = None):
         super().__init__(config, dataset, callbacks)
-        if isinstance(nr_proc, bool) or not isinstance(nr_proc, int) or nr_proc < 1:
-            raise ValueError(f"MultiProcessDatasetPredictor: nr_proc must be a positive int, got "
-                             f"{nr_proc!r}.")
+        check_positive_int(nr_proc, "MultiProcessDatasetPredictor: nr_proc")
         try:
             self._config_bytes = pickle.dumps(config)
         except (pickle.PicklingError, TypeError, AttributeError) as e:

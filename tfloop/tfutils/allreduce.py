@@ -17,6 +17,7 @@ Initial values: :func:`copy_from_first_tower` (assign ops, one process) and
 receives). :func:`replica_difference` measures how far the copies are apart.
 """
 from tfloop.compat import tf
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["ALLREDUCE_MODES", "CollectiveGroup", "allreduce_grads", "average_on_variable_devices",
            "copy_from_first_tower", "collective_broadcast", "replica_difference", "densify"]
@@ -50,9 +51,7 @@ class CollectiveGroup:
     """
 
     def __init__(self, group_size, group_key=1, communication_hint="auto", timeout_s=0.0):
-        if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
-            raise ValueError(f"group_size must be a positive int, got {group_size!r}.")
-        self.group_size = group_size
+        self.group_size = check_positive_int(group_size, "group_size")
         self.group_key = group_key
         self.communication_hint = communication_hint
         self.timeout_s = float(timeout_s)

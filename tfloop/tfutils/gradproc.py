@@ -18,6 +18,7 @@ import weakref
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
 from tfloop.utils import logger
+from tfloop.utils.checks import check_bool, check_number, is_number
 
 __all__ = ["GradientProcessor", "FilterNoneGrad", "GlobalNormClip", "MapGradient",
            "SummaryGradient", "PrintGradient", "CheckGradient", "ScaleGradient"]
@@ -162,10 +163,7 @@ class GlobalNormClip(GradientProcessor):
     """
 
     def __init__(self, global_norm):
-        if isinstance(global_norm, bool) or not isinstance(global_norm, (int, float)) or \
-                not global_norm > 0:
-            raise ValueError(f"GlobalNormClip: global_norm must be a number > 0, got "
-                             f"{global_norm!r}.")
+        check_number(global_norm, "GlobalNormClip: global_norm", above=0)
         self._norm = float(global_norm)
 
     def _process(self, grads):
@@ -349,12 +347,11 @@ class ScaleGradient(MapGradient):
         self.multipliers = []
         for item in multipliers:
             if not isinstance(item, tuple) or len(item) != 2 or not isinstance(item[0], str) or \
-                    isinstance(item[1], bool) or not isinstance(item[1], (int, float)):
+                    not is_number(item[1]):
                 raise ValueError(f"ScaleGradient takes (regex, multiplier) pairs such as "
                                  f"('.*/b', 2.0), or a list of them; got {item!r}.")
             self.multipliers.append((item[0], float(item[1])))
-        if not isinstance(verbose, bool):
-            raise TypeError(f"ScaleGradient: verbose must be True or False, got {verbose!r}.")
+        check_bool(verbose, "ScaleGradient: verbose")
         self._patterns = [(_full_regex(r, "ScaleGradient"), m) for r, m in self.multipliers]
         self._verbose = verbose
         self._logged = _OncePerVariable()

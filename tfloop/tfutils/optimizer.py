@@ -7,6 +7,7 @@ import contextlib
 import weakref
 
 from tfloop.compat import tf, tfv1
+from tfloop.utils.checks import check_int
 from tfloop.tfutils.gradproc import (FilterNoneGrad, GradientProcessor, outer_graph,
                                     split_by_replica)
 
@@ -180,8 +181,7 @@ class AccumGradOptimizer(ProxyOptimizer):
     """
 
     def __init__(self, opt, niter):
-        if isinstance(niter, bool) or not isinstance(niter, int) or niter < 1:
-            raise ValueError(f"AccumGradOptimizer: niter must be an int >= 1, got {niter!r}.")
+        check_int(niter, "AccumGradOptimizer: niter", at_least=1)
         super().__init__(opt, "AccumGrad")
         self._niter = niter
         self._counters = weakref.WeakKeyDictionary()

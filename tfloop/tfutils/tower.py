@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
            "TowerTensorHandles", "register_tower_scope"]
@@ -50,9 +51,8 @@ class TowerContext:
     """
 
     def __init__(self, tower_name, is_training, vs_name="", index=0, *, total: int = 1):
-        if isinstance(total, bool) or not isinstance(total, int) or total < 1:
-            raise ValueError(f"TowerContext {tower_name!r}: total (the number of training towers) "
-                             f"must be a positive int, got {total!r}.")
+        check_positive_int(total, f"TowerContext {tower_name!r}: total (the number of training "
+                                  "towers)")
         if total > 1 and not 0 <= index < total:
             raise ValueError(f"TowerContext {tower_name!r}: index {index!r} is not the index of "
                              f"one of total={total} towers (0 to {total - 1}).")

@@ -9,6 +9,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.gradproc import ScaleGradient
 from tfloop.train.multigpu import _SharedVariablesTrainer
 from tfloop.utils import logger
+from tfloop.utils.checks import check_bool
 
 __all__ = ["AsyncMultiGPUTrainer"]
 
@@ -33,10 +34,7 @@ class AsyncMultiGPUTrainer(_SharedVariablesTrainer):
 
     def __init__(self, gpus, scale_gradient=True):
         super().__init__(gpus)
-        if not isinstance(scale_gradient, bool):
-            raise TypeError(f"AsyncMultiGPUTrainer: scale_gradient must be True or False, got "
-                            f"{scale_gradient!r}.")
-        self.scale_gradient = scale_gradient
+        self.scale_gradient = check_bool(scale_gradient, "AsyncMultiGPUTrainer: scale_gradient")
         self.ps_devices = ["/device:CPU:0"] if self.num_towers >= 4 else list(self.devices)
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):

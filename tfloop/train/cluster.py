@@ -21,6 +21,7 @@ import time
 
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
+from tfloop.utils.checks import check_number, check_positive_int, is_int
 
 __all__ = ["ClusterError", "ClusterTask", "create_server", "session_config_for", "wait_for_tasks",
            "shard_dataset", "run_parameter_server", "DEFAULT_TIMEOUT_S",
@@ -86,8 +87,7 @@ class ClusterTask:
         if job_name not in jobs:
             raise ValueError("Task type {!r} is not a job of the cluster (jobs: {}).".format(
                 job_name, ", ".join(jobs)))
-        if isinstance(task_index, bool) or not isinstance(task_index, int) or \
-                not 0 <= task_index < cluster.num_tasks(job_name):
+        if not is_int(task_index) or not 0 <= task_index < cluster.num_tasks(job_name):
             raise ValueError(f"Task index {task_index!r} is out of range: job {job_name!r} has {cluster.num_tasks(job_name)} task(s).")
         self.cluster = cluster
         self.job_name = job_name
@@ -182,15 +182,11 @@ def create_server(task, num_cpu_devices=None, timeout_s=DEFAULT_TIMEOUT_S, start
     if not isinstance(task, ClusterTask):
         raise TypeError("create_server needs a ClusterTask (ClusterTask.from_tf_config()), got "
                         f"{task!r}.")
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s < 0:
-        raise ValueError(f"timeout_s must be a number >= 0, got {timeout_s!r}.")
+    check_number(timeout_s, "timeout_s", at_least=0)
     config = tfv1.ConfigProto(allow_soft_placement=True)
     config.gpu_options.allow_growth = True
     if num_cpu_devices is not None:
-        if isinstance(num_cpu_devices, bool) or not isinstance(num_cpu_devices, int) or \
-                num_cpu_devices < 1:
-            raise ValueError(f"num_cpu_devices must be a positive int, got {num_cpu_devices!r}.")
-        config.device_count["CPU"] = num_cpu_devices
+        config.device_count["CPU"] = check_positive_int(num_cpu_devices, "num_cpu_devices")
     config.operation_timeout_in_ms = int(timeout_s * 1000)
     config.experimental.collective_group_leader = "/job:worker/replica:0/task:0"
     # Without it, closing a session whose tasks include a dead one waits for that task forever.

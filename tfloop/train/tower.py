@@ -15,6 +15,7 @@ from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
                                         check_steps_per_run)
 from tfloop.utils import logger
+from tfloop.utils.checks import is_int
 
 __all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_optimizer"]
 
@@ -135,7 +136,7 @@ class TowerTrainer(Trainer):
         if self.tower_func is None:
             raise RuntimeError("get_predictor needs the model's tower function: call it after "
                                "setup_graph (e.g. in a callback's setup_graph).")
-        if isinstance(device, bool) or not isinstance(device, int):
+        if not is_int(device):
             raise TypeError(f"get_predictor: device must be a GPU index or -1 (the CPU), got "
                             f"{device!r}.")
         tower_name = f"tower-pred-{device}" if device >= 0 else "tower-pred-cpu"

@@ -4,6 +4,8 @@ import functools
 import inspect
 import weakref
 
+from tfloop.utils.checks import is_int
+
 __all__ = ["map_arg", "memoized", "memoized_method", "graph_memoized", "memoized_ignoreargs",
            "call_only_once", "shape2d", "shape4d"]
 
@@ -112,7 +114,7 @@ def map_arg(**maps):
 
 def shape2d(a):
     """``[h, w]`` from an int or a pair: ``shape2d(3) == [3, 3]``."""
-    if isinstance(a, int) and not isinstance(a, bool):
+    if is_int(a):
         return [a, a]
     if isinstance(a, (list, tuple)) and len(a) == 2:
         return list(a)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["is_int", "is_number", "check_int", "check_positive_int", "check_number",
-           "check_positive_number", "check_one_of", "check_name", "check_callable"]
+           "check_positive_number", "check_bool", "check_one_of", "check_name", "check_callable"]
 
 
 def is_int(value: Any) -> bool:
@@ -146,6 +146,21 @@ def check_positive_number(value: Any, name: str, *, allow_none: bool = False,
     if not is_number(value) or not value > 0:
         form = "a positive number" + (f" of {unit}" if unit else "")
         raise _refuse(name, form, value, allow_none, None)
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A flag given as ``True`` or ``False`` (not 0/1, not a string such as ``"no"``).
+
+    Raises:
+        TypeError: ``"<name> must be True or False, got <value>."``
+
+    Example:
+        >>> check_bool(False, "ScaleGradient: verbose")
+        False
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
     return value
 
 

@@ -12,6 +12,8 @@ import weakref
 
 import numpy as np
 
+from tfloop.utils.checks import is_int
+
 __all__ = ["fix_rng_seed", "get_rng"]
 
 _FIXED_SEED = None
@@ -31,7 +33,7 @@ def fix_rng_seed(seed: int) -> None:
         >>> fix_rng_seed(None)  # back to different seeds
     """
     global _FIXED_SEED
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
+    if seed is not None and not is_int(seed):
         raise TypeError(f"fix_rng_seed needs an int (or None to unfix), got {seed!r}.")
     _FIXED_SEED = None if seed is None else int(seed)
 
