@@ -126,12 +126,12 @@ class Callback:
         for hook, instead in _UNDERSCORE_HOOKS.items():
             owner = next(k for k in cls.__mro__ if hook in k.__dict__)
             if owner is not Callback and not owner.__dict__.get("_dispatcher", False):
-                where = "" if owner is cls else f" (from {owner.__qualname__})"
+                where = "" if owner is cls else f" (from {owner.__name__})"
                 raise TypeError(
-                    f"{cls.__qualname__} defines the public hook {hook}(){where}: define "
-                    f"{instead} instead. The trainer calls the public {hook}(), which calls "
-                    f"{instead.split('(')[0]}() and is how the trainer decides which callbacks "
-                    f"to call each step.")
+                    f"{cls.__name__} defines the public hook {hook}(){where}: define {instead} "
+                    f"instead. The trainer calls the public {hook}(), which calls "
+                    f"{instead.split('(')[0]}(); the underscore methods a callback defines are "
+                    f"also how the trainer knows which callbacks to call each step.")
 
     # ---- public methods: called by the trainer -------------------------------------------------
     def setup_graph(self, trainer):

@@ -1,0 +1,200 @@
+"""The one dispatch rule: public hooks are refused at class creation, underscore hooks are called,
+the trainer asks each callback (and wrappers answer for what they wrap) whether it uses the
+per-step hooks; step_period and walk()."""
+import pytest
+
+import tfloop
+from support import RecordingCallback, train_linear
+from tfloop.callbacks.base import _UNDERSCORE_HOOKS
+from tfloop.train.steps_per_run import check_callbacks_for_steps_per_run
+
+
+class Idle(tfloop.Callback):
+    pass
+
+
+class StepOnly(tfloop.Callback):
+    def __init__(self, log):
+        self.log = log
+
+    def _trigger_step(self):
+        self.log.append(("StepOnly", "trigger_step", self.global_step))
+
+
+class RunOnly(tfloop.Callback):
+    def __init__(self, log):
+        self.log = log
+
+    def _before_run(self, ctx):
+        self.log.append(("RunOnly", "before_run", self.global_step))
+        return ["cost:0"]
+
+    def _after_run(self, ctx, values):
+        self.log.append(("RunOnly", "after_run", self.global_step, round(float(values.results[0]), 4)))
+
+
+@pytest.mark.parametrize("hook", sorted(_UNDERSCORE_HOOKS))
+def test_a_class_defining_a_public_hook_is_refused_at_creation(hook):
+    def public(self, *args):
+        pass
+
+    with pytest.raises(TypeError) as raised:
+        type("KerasStyle", (tfloop.Callback,), {hook: public})
+    message = str(raised.value)
+    assert message.startswith(f"KerasStyle defines the public hook {hook}(): define _{hook}(self")
+    assert f"The trainer calls the public {hook}(), which calls _{hook}()" in message
+
+
+def test_the_message_gives_the_underscore_signature_and_a_mixin_is_named():
+    with pytest.raises(TypeError, match=r"define _after_run\(self, ctx, values\) instead"):
+        class AfterRun(tfloop.Callback):
+            def after_run(self, ctx, values):
+                pass
+
+    class KerasMixin:
+        def trigger_step(self):
+            pass
+
+    with pytest.raises(TypeError, match=r"^Stepper defines the public hook trigger_step\(\) "
+                                        r"\(from KerasMixin\): define _trigger_step\(self\)"):
+        class Stepper(KerasMixin, tfloop.Callback):
+            pass
+
+
+def test_a_dispatcher_says_so_and_its_subclasses_inherit_its_public_hooks():
+    class Fanout(tfloop.Callback, dispatcher=True):
+        def trigger_step(self):
+            pass
+
+    class Quieter(Fanout):
+        pass
+
+    class SubGroup(tfloop.Callbacks):
+        pass
+
+    with pytest.raises(TypeError, match=r"Louder defines the public hook trigger_step\(\)"):
+        class Louder(Fanout):
+            def trigger_step(self):
+                pass
+    assert Quieter().uses_step_hook() is False       # a public hook is not an underscore one
+    assert list(SubGroup([]).walk())[0].cbs == []
+
+
+def test_underscore_hooks_are_called_in_order_and_only_where_used():
+    log = []
+    step, run, idle = StepOnly(log), RunOnly(log), Idle()
+    trainer = train_linear([run, idle, step], max_epoch=1)
+    costs = [entry[3] for entry in log if entry[1] == "after_run"]
+    assert log == [call for gs, cost in zip(range(3), costs) for call in (
+        ("RunOnly", "before_run", gs), ("RunOnly", "after_run", gs + 1, cost),
+        ("StepOnly", "trigger_step", gs + 1))]
+    assert len(costs) == 3 and all(cost > 0 for cost in costs)       # the fetched losses
+    mine = (run, idle, step)
+    assert [cb for cb in trainer.step_callbacks if cb in mine] == [step]
+    assert [cb for cb in trainer.run_callbacks if cb in mine] == [run]
+    assert type(trainer.run_callbacks[0]).__name__ == "MaintainStepCounter"
+    assert isinstance(trainer.step_callbacks, tuple) and isinstance(trainer.run_callbacks, tuple)
+
+
+def test_trainer_lists_are_empty_before_setup():
+    trainer = tfloop.SimpleTrainer()
+    assert trainer.step_callbacks == () and trainer.run_callbacks == ()
+
+
+def test_default_answers_come_from_the_underscore_hooks_a_class_defines():
+    class AfterRunOnly(tfloop.Callback):
+        def _after_run(self, ctx, values):
+            pass
+
+    class Child(StepOnly):
+        pass
+
+    answers = {type(cb).__name__: (cb.uses_run_hooks(), cb.uses_step_hook())
+               for cb in [Idle(), StepOnly([]), RunOnly([]), AfterRunOnly(), Child([])]}
+    assert answers == {"Idle": (False, False), "StepOnly": (False, True),
+                       "RunOnly": (True, False), "AfterRunOnly": (True, False),
+                       "Child": (False, True)}
+
+
+def test_wrappers_answer_for_what_they_wrap():
+    def uses(cb):
+        return cb.uses_run_hooks(), cb.uses_step_hook()
+
+    def always(self):
+        return True
+
+    assert uses(tfloop.ProxyCallback(Idle())) == (False, False)
+    assert uses(tfloop.ProxyCallback(RunOnly([]))) == (True, False)
+    assert uses(tfloop.EnableCallbackIf(Idle(), always)) == (False, False)
+    assert uses(tfloop.EnableCallbackIf(RunOnly([]), always)) == (True, False)
+    assert uses(tfloop.EnableCallbackIf(StepOnly([]), always)) == (False, True)
+    assert uses(tfloop.PeriodicCallback(RunOnly([]), every_k_epochs=2)) == (True, False)
+    assert uses(tfloop.PeriodicTrigger(Idle(), every_k_epochs=1)) == (False, False)
+    assert uses(tfloop.PeriodicTrigger(StepOnly([]), every_k_epochs=1)) == (False, True)
+    assert uses(tfloop.PeriodicTrigger(RunOnly([]), every_k_epochs=1)) == (True, False)
+    # the wrapper's own per-step work: counting steps or seconds to the next trigger
+    assert uses(tfloop.PeriodicTrigger(Idle(), every_k_steps=2)) == (False, True)
+    assert uses(tfloop.PeriodicTrigger(Idle(), every_k_seconds=5)) == (False, True)
+    assert uses(tfloop.PeriodicTrigger(tfloop.PeriodicTrigger(RunOnly([]), every_k_epochs=1),
+                                       every_k_epochs=2)) == (True, False)
+
+    class Quiet(tfloop.ProxyCallback):
+        def _trigger_step(self):
+            pass
+    assert uses(Quiet(Idle())) == (False, True)
+
+
+def test_wrapped_callbacks_are_dispatched_by_their_answer_in_a_real_run():
+    log = []
+    idle = tfloop.PeriodicTrigger(Idle(), every_k_epochs=1)
+    wrapped_run = tfloop.EnableCallbackIf(RunOnly(log), lambda self: self.global_step != 1)
+    trainer = train_linear([idle, wrapped_run], max_epoch=1)
+    assert idle not in trainer.step_callbacks and idle not in trainer.run_callbacks
+    assert wrapped_run in trainer.run_callbacks and wrapped_run not in trainer.step_callbacks
+    assert [entry[:3] for entry in log] == [("RunOnly", "before_run", 0),
+                                            ("RunOnly", "after_run", 1),
+                                            ("RunOnly", "before_run", 2),
+                                            ("RunOnly", "after_run", 3)]
+
+
+def test_step_period_is_stated_by_each_callback():
+    summaries = tfloop.MergeAllSummaries(period=6)
+    assert Idle().step_period is None
+    assert tfloop.MergeAllSummaries().step_period is None
+    assert summaries.step_period == 6
+    assert tfloop.PeriodicTrigger(Idle(), every_k_steps=4).step_period == 4
+    assert tfloop.PeriodicTrigger(Idle(), every_k_epochs=1).step_period is None
+    assert tfloop.PeriodicTrigger(summaries, every_k_epochs=1).step_period == 6
+    assert tfloop.PeriodicCallback(Idle(), every_k_steps=3).step_period == 3
+    assert tfloop.EnableCallbackIf(summaries, lambda self: True).step_period == 6
+
+
+def test_steps_per_run_checks_any_callback_by_its_step_period():
+    class EveryThird(tfloop.Callback):
+        step_period = 3
+
+        def _trigger_step(self):
+            pass
+
+    with pytest.raises(ValueError, match=r"ProxyCallback\(EveryThird\) runs every 3 steps, which is not a "
+                                         r"multiple of steps_per_run=2"):
+        check_callbacks_for_steps_per_run([Idle(), tfloop.ProxyCallback(EveryThird())], 2)
+    check_callbacks_for_steps_per_run([EveryThird()], 3)
+    check_callbacks_for_steps_per_run([EveryThird()], 1)
+
+
+def test_walk_yields_the_callback_then_what_it_wraps_depth_first():
+    inner, other = RecordingCallback("inner", []), Idle()
+    enabled = tfloop.EnableCallbackIf(inner, lambda self: True)
+    periodic = tfloop.PeriodicTrigger(enabled, every_k_epochs=1)
+    group = tfloop.Callbacks([periodic, other])
+    assert list(other.walk()) == [other]
+    assert list(periodic.walk()) == [periodic, enabled, inner]
+    assert list(group.walk()) == [group, periodic, enabled, inner, other]
+
+
+def test_a_wrapped_callback_already_used_by_another_training_is_refused():
+    inner = Idle()
+    train_linear([tfloop.PeriodicTrigger(inner, every_k_epochs=1)], max_epoch=1)
+    with pytest.raises(ValueError, match=r"Callback Idle was already used by another training"):
+        train_linear([tfloop.EnableCallbackIf(inner, lambda self: True)], max_epoch=1)
