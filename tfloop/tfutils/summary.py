@@ -137,16 +137,7 @@ def add_param_summary(*summary_lists, collections=None):
     Example:
         >>> add_param_summary((".*/W", ["histogram", "rms"]), ("fc.*/b", ["mean"]))
     """
-    pairs = []
-    for item in summary_lists:
-        if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[0], str):
-            raise ValueError("add_param_summary takes (regex, types) pairs, e.g. ('.*/W', "
-                             f"['histogram']); got {item!r}.")
-        try:
-            pattern = re.compile(item[0])
-        except re.error as e:
-            raise ValueError(f"add_param_summary: invalid regex {item[0]!r}: {e}.") from None
-        pairs.append((pattern, _check_types(item[1], f"add_param_summary({item[0]!r})")))
+    pairs = [_param_summary_pair(item) for item in summary_lists]
     if not _in_main_training_tower():
         return []
     params = tfv1.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES)
@@ -169,6 +160,18 @@ def add_param_summary(*summary_lists, collections=None):
                            "{}.".format(pattern.pattern, ", ".join(p.op.name for p in params) or
                                         "none"))
     return ops
+
+
+def _param_summary_pair(item):
+    """``(compiled regex, checked types)`` of one ``(regex, types)`` of add_param_summary."""
+    if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[0], str):
+        raise ValueError("add_param_summary takes (regex, types) pairs, e.g. ('.*/W', "
+                         f"['histogram']); got {item!r}.")
+    try:
+        pattern = re.compile(item[0])
+    except re.error as e:
+        raise ValueError(f"add_param_summary: invalid regex {item[0]!r}: {e}.") from None
+    return pattern, _check_types(item[1], f"add_param_summary({item[0]!r})")
 
 
 def moving_summary_name(tensor):

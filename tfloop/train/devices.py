@@ -25,41 +25,48 @@ def resolve_devices(gpus):
         raise TypeError("gpus must be an int, a list of GPU indices or a list of device strings, "
                         f"got {gpus!r}.")
     if isinstance(gpus, int):
-        if gpus < 1:
-            raise ValueError(f"gpus must be >= 1, got {gpus}.")
-        available = _gpu_count()
-        if available == 0:
-            return [f"/device:CPU:{i}" for i in range(gpus)]
-        if gpus > available:
-            raise ValueError(f"gpus={gpus} but this machine has {available} GPU(s).")
-        return [f"/device:GPU:{i}" for i in range(gpus)]
+        return _first_devices(gpus)
     if not gpus:
         raise ValueError("gpus is an empty list: give at least one GPU index or device.")
-    devices = []
-    for item in gpus:
-        if isinstance(item, int) and not isinstance(item, bool):
-            available = _gpu_count()
-            if not 0 <= item < available:
-                raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to use "
-                                 "logical CPU devices, give gpus as an int or as '/cpu:i' "
-                                 "strings).")
-            devices.append(f"/device:GPU:{item}")
-        elif isinstance(item, str):
-            try:
-                spec = tf.DeviceSpec.from_string(item)
-            except ValueError as e:
-                raise ValueError(f"Bad device string {item!r} in gpus: {e}") from None
-            if spec.device_type is None:
-                raise ValueError(f"Device {item!r} in gpus names no device type: use e.g. '/gpu:0' or "
-                                 "'/cpu:1'.")
-            devices.append(spec.to_string())
-        else:
-            raise TypeError(f"gpus items must be GPU indices or device strings, got {item!r}.")
+    devices = [_device_of(item) for item in gpus]
     duplicates = sorted({d for d in devices if devices.count(d) > 1})
     if duplicates:
         raise ValueError("gpus lists {} more than once: every tower needs its own device."
                          .format(", ".join(duplicates)))
     return devices
+
+
+def _first_devices(count):
+    """The first ``count`` GPUs, or ``count`` logical CPU devices on a machine without GPUs."""
+    if count < 1:
+        raise ValueError(f"gpus must be >= 1, got {count}.")
+    available = _gpu_count()
+    if available == 0:
+        return [f"/device:CPU:{i}" for i in range(count)]
+    if count > available:
+        raise ValueError(f"gpus={count} but this machine has {available} GPU(s).")
+    return [f"/device:GPU:{i}" for i in range(count)]
+
+
+def _device_of(item):
+    """The device string of one item of a ``gpus`` list: a GPU index or a device string."""
+    if isinstance(item, int) and not isinstance(item, bool):
+        available = _gpu_count()
+        if not 0 <= item < available:
+            raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to use "
+                             "logical CPU devices, give gpus as an int or as '/cpu:i' "
+                             "strings).")
+        return f"/device:GPU:{item}"
+    if not isinstance(item, str):
+        raise TypeError(f"gpus items must be GPU indices or device strings, got {item!r}.")
+    try:
+        spec = tf.DeviceSpec.from_string(item)
+    except ValueError as e:
+        raise ValueError(f"Bad device string {item!r} in gpus: {e}") from None
+    if spec.device_type is None:
+        raise ValueError(f"Device {item!r} in gpus names no device type: use e.g. '/gpu:0' or "
+                         "'/cpu:1'.")
+    return spec.to_string()
 
 
 def device_key(name):

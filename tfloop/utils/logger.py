@@ -295,26 +295,8 @@ def _apply_action(dirname, action, lock):
     """Act on an existing ``dirname`` (whose ``lock`` this process holds), create the directory
     and own it: ``(directory to use, its lock)``."""
     if os.path.isdir(dirname) and _has_content(dirname):
-        if action is None:
-            if not _is_interactive():
-                raise FileExistsError(
-                    f"Log directory {dirname} already exists and no action was given: call "
-                    f"set_logger_dir({dirname!r}, action=...) with one of keep, backup, delete, new."
-                    )
-            action = _ask_action(dirname)
-        action = LOG_DIR_ACTIONS[action]
-        if action == "quit":
-            raise SystemExit(f"Log directory {dirname} exists; quitting as asked.")
-        if action == "backup":
-            backup = dirname + _timestamp()
-            shutil.move(dirname, backup)
-            info(f"Existing log directory moved to {backup}.")
-        elif action == "delete":
-            shutil.rmtree(dirname, ignore_errors=True)
-            info(f"Existing log directory {dirname} deleted.")
-        elif action == "new":
-            dirname = dirname + _timestamp()
-            info(f"Using a new log directory {dirname}.")
+        action = _resolve_action(dirname, action)
+        dirname = _act_on_existing(dirname, action)
         if action != "keep" and lock is not None:
             lock.release()
             lock = None
@@ -331,6 +313,36 @@ def _apply_action(dirname, action, lock):
     if lock is None:
         lock = _lock_existing(dirname)
     return dirname, lock
+
+
+def _resolve_action(dirname, action):
+    """The canonical action for the existing ``dirname``: ``action``, or the user's answer."""
+    if action is None:
+        if not _is_interactive():
+            raise FileExistsError(
+                f"Log directory {dirname} already exists and no action was given: call "
+                f"set_logger_dir({dirname!r}, action=...) with one of keep, backup, delete, new."
+                )
+        action = _ask_action(dirname)
+    action = LOG_DIR_ACTIONS[action]
+    if action == "quit":
+        raise SystemExit(f"Log directory {dirname} exists; quitting as asked.")
+    return action
+
+
+def _act_on_existing(dirname, action):
+    """Back up, delete or keep the existing ``dirname``; returns the directory to use."""
+    if action == "backup":
+        backup = dirname + _timestamp()
+        shutil.move(dirname, backup)
+        info(f"Existing log directory moved to {backup}.")
+    elif action == "delete":
+        shutil.rmtree(dirname, ignore_errors=True)
+        info(f"Existing log directory {dirname} deleted.")
+    elif action == "new":
+        dirname = dirname + _timestamp()
+        info(f"Using a new log directory {dirname}.")
+    return dirname
 
 
 def auto_set_dir(action=None, name=None):
