@@ -17,6 +17,7 @@ from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.predict_tower import build_predict_tower
 from tfloop.tfutils.tower import TowerFunc
 from tfloop.utils import logger
+from tfloop.utils.checks import check_callable, is_int
 
 __all__ = ["InferenceRunnerBase", "InferenceRunner"]
 
@@ -132,10 +133,8 @@ class InferenceRunnerBase(Callback):
         if not isinstance(tower_name, str) or not tower_name or "/" in tower_name:
             raise ValueError(f"tower_name must be a non-empty name without '/', got "
                              f"{tower_name!r}.")
-        if tower_func is not None and not callable(tower_func):
-            raise TypeError(f"tower_func must be callable, got {tower_func!r}.")
         self._tower_name = tower_name
-        self._tower_func = tower_func
+        self._tower_func = check_callable(tower_func, "tower_func", allow_none=True)
 
     def _get_tower_func(self):
         trainer_func = getattr(self.trainer, "tower_func", None)
@@ -245,8 +244,7 @@ class InferenceRunner(InferenceRunnerBase):
 
     def __init__(self, input, infs, tower_name="InferenceTower", tower_func=None, device=0):
         super().__init__(input, infs, tower_name, tower_func)
-        if not (device is None or isinstance(device, str) or
-                (isinstance(device, int) and not isinstance(device, bool))):
+        if not (device is None or isinstance(device, str) or is_int(device)):
             raise TypeError(f"device must be a GPU index, a device string or None, got "
                             f"{device!r}.")
         self._device = device

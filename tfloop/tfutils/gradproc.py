@@ -18,7 +18,7 @@ import weakref
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
 from tfloop.utils import logger
-from tfloop.utils.checks import check_bool, check_number, is_number
+from tfloop.utils.checks import check_bool, check_callable, check_number, is_number
 
 __all__ = ["GradientProcessor", "FilterNoneGrad", "GlobalNormClip", "MapGradient",
            "SummaryGradient", "PrintGradient", "CheckGradient", "ScaleGradient"]
@@ -206,8 +206,7 @@ class MapGradient(GradientProcessor):
     """
 
     def __init__(self, func, regex=".*"):
-        if not callable(func):
-            raise TypeError(f"MapGradient: func must be callable, got {func!r}.")
+        check_callable(func, "MapGradient: func")
         count = _argument_count(func)
         if count not in (1, 2):
             raise ValueError(f"MapGradient: func must take 1 argument (grad) or 2 (grad, var); "

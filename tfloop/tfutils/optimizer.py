@@ -7,7 +7,7 @@ import contextlib
 import weakref
 
 from tfloop.compat import tf, tfv1
-from tfloop.utils.checks import check_int
+from tfloop.utils.checks import check_callable, check_int
 from tfloop.tfutils.gradproc import (FilterNoneGrad, GradientProcessor, outer_graph,
                                     split_by_replica)
 
@@ -121,8 +121,7 @@ class PostProcessOptimizer(ProxyOptimizer):
 
     def __init__(self, opt, func, colocate=True):
         super().__init__(opt)
-        if not callable(func):
-            raise TypeError(f"{type(self).__name__}: func must be callable, got {func!r}.")
+        check_callable(func, f"{type(self).__name__}: func")
         self._func = func
         self._colocate = bool(colocate)
 
@@ -155,8 +154,7 @@ class VariableAssignmentOptimizer(PostProcessOptimizer):
     """
 
     def __init__(self, opt, func):
-        if not callable(func):
-            raise TypeError(f"VariableAssignmentOptimizer: func must be callable, got {func!r}.")
+        check_callable(func, "VariableAssignmentOptimizer: func")
 
         def assign(var):
             value = func(var)

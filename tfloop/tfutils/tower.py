@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
-from tfloop.utils.checks import check_positive_int
+from tfloop.utils.checks import check_callable, check_positive_int
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
            "TowerTensorHandles", "register_tower_scope"]
@@ -223,8 +223,7 @@ class TowerFunc:
     """
 
     def __init__(self, tower_fn, input_signature):
-        if not callable(tower_fn):
-            raise TypeError(f"The tower function must be callable, got {tower_fn!r}.")
+        check_callable(tower_fn, "The tower function")
         self._tower_fn = tower_fn
         self.input_signature = list(input_signature)
         self._handles = []
