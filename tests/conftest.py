@@ -5,7 +5,34 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 
+from support import scaled_timeout  # noqa: E402
 from tfloop.utils import logger  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow: the full suite, as .ci/run does")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """pytest-timeout's limit per test (``timeout`` in pytest.ini, enough on an idle machine) is
+    scaled like every other wait of the tests, unless --timeout or PYTEST_TIMEOUT sets it."""
+    if (config.pluginmanager.hasplugin("timeout") and config.getoption("timeout") is None
+            and "PYTEST_TIMEOUT" not in os.environ and config.getini("timeout")):
+        config.option.timeout = scaled_timeout(float(config.getini("timeout")))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Plain ``pytest`` runs the fast suite: the tests marked slow are deselected unless
+    --run-slow is given, ``-m`` chooses by mark, or tests are named by node id (``file::test``)."""
+    if (config.getoption("--run-slow") or config.option.markexpr
+            or any("::" in arg for arg in config.args)):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,7 @@
-"""Shared test helpers: a tiny model, its data, and a callback that records every hook call."""
+"""Shared test helpers: a tiny model, its data, a callback that records every hook call, and
+timeouts scaled for a loaded machine."""
+import os
+
 import numpy as np
 
 import tfloop
@@ -7,6 +10,30 @@ from tfloop.compat import tf, tfv1
 
 RNG_SEED = 0
 TRUE_W = np.array([[1.0], [-2.0], [0.5]], dtype=np.float32)
+
+
+def _timeout_scale():
+    text = os.environ.get("TFLOOP_TEST_TIMEOUT_SCALE", "3")
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = 0.0
+    if not scale > 0:
+        raise ValueError(f"TFLOOP_TEST_TIMEOUT_SCALE must be a number > 0, got {text!r}; "
+                         "unset it for the default 3")
+    return scale
+
+
+# How many times longer than on an idle machine a test waits for a subprocess, a cluster or a
+# thread: a 2-core machine busy with other work is several times slower.
+TIMEOUT_SCALE = _timeout_scale()
+
+
+def scaled_timeout(seconds: float) -> float:
+    """``seconds`` (enough for the wait on an idle machine) times ``TFLOOP_TEST_TIMEOUT_SCALE``
+    (3 by default). Only for waits that end as soon as what they wait for happens; a timeout
+    that is itself under test keeps its value."""
+    return seconds * TIMEOUT_SCALE
 
 
 def make_regression_data(n=24, seed=RNG_SEED):

@@ -40,7 +40,7 @@ def test_readme_python_example_trains(tmp_path):
 def test_readme_test_command_is_what_ci_runs():
     readme = read("README.md")
     ci = read(".ci/run")
-    test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q'
+    test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q --run-slow'
     assert test_command in readme
     assert test_command.replace("pip install", "pip install --quiet") in ci
     assert 'pip install -e ".[cpu,examples]" && python examples/mnist_convnet.py' in readme
