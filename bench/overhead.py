@@ -177,7 +177,7 @@ def _describe_schedule(spec, quick):
     return f"{spec.name}: {steps_per_epoch} warm-up + {steps_per_epoch * epochs} timed steps"
 
 
-def main():
+def _parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--methods", default=",".join(DEFAULT_METHODS),
                         help="comma-separated, from: " + ", ".join(METHODS))
@@ -197,15 +197,14 @@ def main():
                              "overhead_inprocess with --in-process)")
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per process")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    args.models = [m for m in args.models.split(",") if m]
-    sys.path.insert(0, HERE)
-    if args.child:
-        return child(args)
-    import common
+    return parser
+
+
+def _methods(parser, args, models):
+    """The methods to time, checked (with the baseline's copies for --baseline-src)."""
     for m in args.models:
-        if m not in common.MODELS:
-            parser.error("unknown model {!r}; known: {}".format(m, ", ".join(common.MODELS)))
+        if m not in models:
+            parser.error("unknown model {!r}; known: {}".format(m, ", ".join(models)))
     methods = [m for m in args.methods.split(",") if m]
     for m in methods:
         if m not in METHODS:
@@ -216,13 +215,11 @@ def main():
         if not os.path.isdir(os.path.join(args.baseline_src, "tfloop")):
             parser.error(f"--baseline-src {args.baseline_src!r} has no tfloop package in it")
         methods += [m + BASELINE_SUFFIX for m in BASELINE_METHODS]
-    repeats = args.repeats or (1 if args.quick else 3)
-    name = args.name or ("overhead_inprocess" if args.in_process else "overhead")
-    info = report.machine_info()
-    info.update(methods=methods, models=args.models, repeats=repeats, quick=args.quick,
-                in_process=args.in_process,
-                schedule=", ".join(_describe_schedule(common.MODELS[m], args.quick)
-                                   for m in args.models))
+    return methods
+
+
+def _run_repeats(common, methods, args, repeats):
+    """Every run's result, the methods and models in a rotated order per repeat."""
     runs = []
     for r in range(repeats):
         order = methods[r % len(methods):] + methods[:r % len(methods)]
@@ -236,6 +233,26 @@ def main():
                 common.log("  {model}: {rate:.0f} steps/s, {cpu:.2f} CPU ms/step".format(
                     model=result["model"], rate=result["steps"] / result["wall_s"],
                     cpu=1e3 * result["cpu_s"] / result["steps"]))
+    return runs
+
+
+def main():
+    parser = _parser()
+    args = parser.parse_args()
+    args.models = [m for m in args.models.split(",") if m]
+    sys.path.insert(0, HERE)
+    if args.child:
+        return child(args)
+    import common
+    methods = _methods(parser, args, common.MODELS)
+    repeats = args.repeats or (1 if args.quick else 3)
+    name = args.name or ("overhead_inprocess" if args.in_process else "overhead")
+    info = report.machine_info()
+    info.update(methods=methods, models=args.models, repeats=repeats, quick=args.quick,
+                in_process=args.in_process,
+                schedule=", ".join(_describe_schedule(common.MODELS[m], args.quick)
+                                   for m in args.models))
+    runs = _run_repeats(common, methods, args, repeats)
     info["loadavg_end"] = os.getloadavg()
     rows = summarize(runs, methods, args.models)
     os.makedirs(args.out, exist_ok=True)

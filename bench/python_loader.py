@@ -186,6 +186,19 @@ def run_raw(method, loader, warmup, steps):
     return window.result(steps)
 
 
+def _prefetch(loader, prefetched, stop):
+    """Put the loader's batches into the queue ``prefetched`` until ``stop`` is set."""
+    for batch in forever(loader):
+        while not stop.is_set():
+            try:
+                prefetched.put(batch, timeout=0.1)
+                break
+            except queue.Full:
+                pass
+        if stop.is_set():
+            return
+
+
 def raw_loop(method, loader):
     """``(sess, train_op, step, stop, thread)``: one step of the raw loop ``method``."""
     sess, train_op, x, y = raw_graph(loader, method == "raw_from_generator")
@@ -199,18 +212,7 @@ def raw_loop(method, loader):
             sess.run(train_op, feed_dict={x: bx, y: by})
     elif method == "raw_prefetch":
         prefetched = queue.Queue(50)
-
-        def fill():
-            for batch in forever(loader):
-                while not stop.is_set():
-                    try:
-                        prefetched.put(batch, timeout=0.1)
-                        break
-                    except queue.Full:
-                        pass
-                if stop.is_set():
-                    return
-        thread = threading.Thread(target=fill, daemon=True)
+        thread = threading.Thread(target=_prefetch, args=(loader, prefetched, stop), daemon=True)
         thread.start()
 
         def step():

@@ -150,45 +150,62 @@ def install_block(spec, marker):
     ``slow:SECONDS`` (sleep in every step; the test kills at a random moment), ``signal:N``
     (``OUTDIR/blocked`` appears at step N, which then waits for the test's signal).
     """
+    point, _, arg = spec.partition(":")
+    if not point:
+        return []
+    if point not in _BLOCKS:
+        raise ValueError(f"unknown block point {spec!r}")
+    return _BLOCKS[point](marker, arg)
+
+
+def _block_at_step(marker, arg):
+    return [_Block(marker, int(arg))]
+
+
+def _block_at_epoch(marker, arg):
+    return [_Block(marker, int(arg) * STEPS_PER_EPOCH, hook="_trigger")]
+
+
+def _block_slow(marker, arg):
+    started = tfloop.CallbackFactory(before_train=lambda self: open(marker, "w").close())
+    return [started, _Block(marker, pause=float(arg))]
+
+
+def _block_for_signal(marker, arg):
+    class Mark(tfloop.Callback):
+        def _trigger_step(self):
+            if self.global_step == int(arg):
+                open(marker, "w").close()
+                deadline = time.monotonic() + 120
+                while not self.trainer.hooked_sess.stop_requested and \
+                        time.monotonic() < deadline:
+                    time.sleep(0.01)
+
+        def _after_train(self):
+            open(os.path.join(os.path.dirname(marker), "after_train"), "w").close()
+    return [Mark()]
+
+
+def _block_state_file(marker, arg):
     from tensorflow.python.checkpoint import checkpoint_management
     from tensorflow.python.training import saver as saver_module
 
-    import tfloop.resume.saver as state_module
-    import tfloop.resume.session_init as resume_module
+    original = saver_module.checkpoint_management.update_checkpoint_state_internal
 
-    point, _, arg = spec.partition(":")
-    if point == "step":
-        return [_Block(marker, int(arg))]
-    if point == "epoch":
-        return [_Block(marker, int(arg) * STEPS_PER_EPOCH, hook="_trigger")]
-    if point == "slow":
-        started = tfloop.CallbackFactory(before_train=lambda self: open(marker, "w").close())
-        return [started, _Block(marker, pause=float(arg))]
-    if point == "signal":
-        class Mark(tfloop.Callback):
-            def _trigger_step(self):
-                if self.global_step == int(arg):
-                    open(marker, "w").close()
-                    deadline = time.monotonic() + 120
-                    while not self.trainer.hooked_sess.stop_requested and \
-                            time.monotonic() < deadline:
-                        time.sleep(0.01)
+    def update(save_dir, model_checkpoint_path, *args, **kwargs):
+        if model_checkpoint_path.endswith("model-" + arg):
+            hang(marker)
+        return original(save_dir, model_checkpoint_path, *args, **kwargs)
+    saver_module.checkpoint_management.update_checkpoint_state_internal = update
+    checkpoint_management.update_checkpoint_state_internal = update
+    return []
 
-            def _after_train(self):
-                open(os.path.join(os.path.dirname(marker), "after_train"), "w").close()
-        return [Mark()]
-    if point == "state_file":
-        original = saver_module.checkpoint_management.update_checkpoint_state_internal
 
-        def update(save_dir, model_checkpoint_path, *args, **kwargs):
-            if model_checkpoint_path.endswith("model-" + arg):
-                hang(marker)
-            return original(save_dir, model_checkpoint_path, *args, **kwargs)
-        saver_module.checkpoint_management.update_checkpoint_state_internal = update
-        checkpoint_management.update_checkpoint_state_internal = update
-    elif point in ("iterator", "resume_json"):
+def _block_resume_file(suffix):
+    def install(marker, arg):
+        import tfloop.resume.saver as state_module
+
         original_write = state_module.atomic_write
-        suffix = {"iterator": ".iterator", "resume_json": ".resume.json"}[point]
 
         def write(path, data):
             if path.endswith("model-" + arg + suffix):
@@ -197,30 +214,49 @@ def install_block(spec, marker):
                     _half_then_hang(marker, data.encode() if isinstance(data, str) else data, f)
             return original_write(path, data)
         state_module.atomic_write = write
-    elif point == "stats":
-        original_records = tfloop.JSONWriter.write_records
+        return []
+    return install
 
-        def write_records(self, records, f):
-            if len(records) == int(arg):
-                _half_then_hang(marker, json.dumps(records), f)
-            return original_records(self, records, f)
-        tfloop.JSONWriter.write_records = write_records
-    elif point == "meta":
-        def export(self, filename=None, **kwargs):
-            with open(filename, "w") as f:
-                _half_then_hang(marker, "x" * 100, f)
-        saver_module.Saver.export_meta_graph = export
-    elif point == "restore":
-        original_init = resume_module.ResumeInit._run_init
 
-        def run_init(self, sess):
-            self._restore.init(sess)
-            hang(marker)
-            return original_init(self, sess)
-        resume_module.ResumeInit._run_init = run_init
-    elif point:
-        raise ValueError(f"unknown block point {spec!r}")
+def _block_stats(marker, arg):
+    original_records = tfloop.JSONWriter.write_records
+
+    def write_records(self, records, f):
+        if len(records) == int(arg):
+            _half_then_hang(marker, json.dumps(records), f)
+        return original_records(self, records, f)
+    tfloop.JSONWriter.write_records = write_records
     return []
+
+
+def _block_meta(marker, arg):
+    from tensorflow.python.training import saver as saver_module
+
+    def export(self, filename=None, **kwargs):
+        with open(filename, "w") as f:
+            _half_then_hang(marker, "x" * 100, f)
+    saver_module.Saver.export_meta_graph = export
+    return []
+
+
+def _block_restore(marker, arg):
+    import tfloop.resume.session_init as resume_module
+
+    original_init = resume_module.ResumeInit._run_init
+
+    def run_init(self, sess):
+        self._restore.init(sess)
+        hang(marker)
+        return original_init(self, sess)
+    resume_module.ResumeInit._run_init = run_init
+    return []
+
+
+_BLOCKS = {"step": _block_at_step, "epoch": _block_at_epoch, "slow": _block_slow,
+           "signal": _block_for_signal, "state_file": _block_state_file,
+           "iterator": _block_resume_file(".iterator"),
+           "resume_json": _block_resume_file(".resume.json"), "stats": _block_stats,
+           "meta": _block_meta, "restore": _block_restore}
 
 
 def worker(argv):
