@@ -224,6 +224,7 @@ def test_a_best_value_whose_weights_are_gone_is_logged_not_skipped_silently(logd
     assert len(errors) == 2 and "global step 1 " in errors[0] and "global step 4 " in errors[1]
     assert not os.path.exists(os.path.join(logdir, "min-val.index"))
     assert min_saver.top == []
+    assert (min_saver.best, min_saver.best_step) == (0.25, 4)     # seen, though not kept
 
 
 def test_a_failed_copy_is_logged_and_training_continues(logdir, log_lines):
@@ -271,3 +272,44 @@ def test_max_saver_second_positional_is_the_file_name_as_in_tensorpack(logdir):
     assert tfloop.MinSaver("acc", True, "top").mode == "max"
     with pytest.raises(TypeError):
         tfloop.MaxSaver("acc", "best", None, 3)   # top_k is keyword-only
+
+
+def test_min_delta_a_value_must_beat_the_kept_one_by_more(logdir, log_lines):
+    stat = ScriptedStat([0.5, 0.45, 0.3, 0.25])
+    min_saver = tfloop.MinSaver("val", min_delta=0.1)
+    train_linear([tfloop.ModelSaver(), stat, min_saver], max_epoch=4)
+    assert min_saver.top == [(9, 0.3)]
+    assert (min_saver.best, min_saver.best_step) == (0.3, 9)
+    w, step = restore(os.path.join(logdir, "min-val"))
+    assert step == 9
+    np.testing.assert_array_equal(w, stat.weights[9])
+    assert sum("is the best; kept as" in line for line in log_lines) == 2     # 0.5 and 0.3
+
+
+def test_mode_max_is_reverse_true(logdir):
+    by_mode, by_reverse = tfloop.MinSaver("acc", mode="max"), tfloop.MinSaver("acc", reverse=True)
+    for saver in (by_mode, by_reverse, tfloop.MaxSaver("acc")):
+        assert (saver.mode, saver.reverse, saver.filename) == ("max", True, "max-acc")
+    assert (tfloop.MinSaver("acc").mode, tfloop.MinSaver("acc").reverse) == ("min", False)
+    stat = ScriptedStat([0.1, 0.7, 0.3], name="acc")
+    train_linear([by_mode, stat, tfloop.ModelSaver()], max_epoch=3)
+    assert by_mode.top == [(6, 0.7)]
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: tfloop.MinSaver("acc", reverse=True, mode="max"),
+     r"MinSaver got both reverse=True and mode='max'"),
+    (lambda: tfloop.MinSaver("acc", "best"), r"MinSaver: reverse must be True .* got 'best'"),
+    # As in tensorpack, MaxSaver has no reverse (nor mode): it always keeps the maximum.
+    (lambda: tfloop.MaxSaver("acc", reverse=True), "unexpected keyword argument 'reverse'"),
+    (lambda: tfloop.MaxSaver("acc", mode="min"), "unexpected keyword argument 'mode'"),
+])
+def test_direction_given_twice_or_wrongly_is_a_type_error(make, match):
+    with pytest.raises(TypeError, match=match):
+        make()
+
+
+def test_tensorpack_module_path_holds_all_three_savers():
+    from tfloop.callbacks import saver
+    assert (saver.ModelSaver, saver.MinSaver, saver.MaxSaver) == (
+        tfloop.ModelSaver, tfloop.MinSaver, tfloop.MaxSaver)
