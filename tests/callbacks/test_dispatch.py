@@ -198,3 +198,9 @@ def test_a_wrapped_callback_already_used_by_another_training_is_refused():
     train_linear([tfloop.PeriodicTrigger(inner, every_k_epochs=1)], max_epoch=1)
     with pytest.raises(ValueError, match=r"Callback Idle was already used by another training"):
         train_linear([tfloop.EnableCallbackIf(inner, lambda self: True)], max_epoch=1)
+
+
+def test_monitors_and_averages_with_a_step_schedule_state_it():
+    assert tfloop.JSONWriter(every_k_steps=5).step_period == 5
+    assert tfloop.JSONWriter().step_period is None
+    assert tfloop.SimpleMovingAverage(["cost"], 4).step_period == 4

@@ -178,6 +178,11 @@ class SimpleMovingAverage(Callback):
     def _after_run(self, ctx, values):
         self._queue.append(values.results)
 
+    @property
+    def step_period(self):
+        """``window_size``: the averages are put every that many steps."""
+        return self._window
+
     def _trigger_step(self):
         if self.global_step % self._window == 0:
             averages = np.asarray(self._queue, dtype=np.float64).mean(axis=0)

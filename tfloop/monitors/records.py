@@ -118,6 +118,11 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def uses_step_hook(self):
         return self.every_k_steps is not None
 
+    @property
+    def step_period(self):
+        """``every_k_steps`` (None: records once per epoch only)."""
+        return self.every_k_steps
+
     def _trigger_step(self):
         if self.global_step % self.every_k_steps == 0 and \
                 self.local_step != self.trainer.steps_per_epoch - 1:
