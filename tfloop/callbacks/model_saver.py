@@ -1,7 +1,7 @@
 """Checkpoints of the model at every trigger (ModelSaver), and the checkpoint IO both savers share."""
 import os
 
-from tfloop.callbacks.base import Callback, ProxyCallback
+from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_one_of, check_positive_number
@@ -40,12 +40,6 @@ def describe_io_error(e):
         first = next((line for line in lines if line), "")
         return f"{type(e).__name__}: {first}"
     return f"{type(e).__name__}: {e}"
-
-
-def _unwrap(cb):
-    while isinstance(cb, ProxyCallback):
-        cb = cb.cb
-    return cb
 
 
 class ModelSaver(Callback):
@@ -110,7 +104,7 @@ class ModelSaver(Callback):
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self)
-        for other in map(_unwrap, self.trainer.callbacks):
+        for other in (inner for cb in self.trainer.callbacks for inner in cb.walk()):
             if other is self:
                 break
             if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
