@@ -4,7 +4,11 @@ import subprocess
 import sys
 import time
 
+from support import scaled_timeout
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXIT_WAIT_S = scaled_timeout(5)     # for stopped processes to be gone
+LINE_WAIT_S = scaled_timeout(20)    # for a script's line (it imports TensorFlow first)
 
 
 def alive(pid):
@@ -16,7 +20,8 @@ def alive(pid):
         return False
 
 
-def wait_gone(pids, timeout=10.0):
+def wait_gone(pids, timeout=EXIT_WAIT_S):
+    """True once every process of ``pids`` is gone, False if some still run after ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not any(alive(p) for p in pids):
@@ -32,7 +37,7 @@ def start_script(code, tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def read_until(proc, prefix, timeout=60.0):
+def read_until(proc, prefix, timeout=LINE_WAIT_S):
     """The first stdout line of ``proc`` that starts with ``prefix``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -25,9 +25,14 @@ from tfloop.compat import tf, tfv1  # noqa: E402
 from tfloop.train.cluster import shard_dataset  # noqa: E402
 from tfloop.train.distributed import trainer_from_tf_config  # noqa: E402
 from tfloop.utils import logger  # noqa: E402
+from support import scaled_timeout  # noqa: E402
 
-# How long a task waits for the others; a loaded 2-core machine needs far more than an idle one.
-CLUSTER_TIMEOUT_S = float(os.environ.get("TFLOOP_TEST_CLUSTER_TIMEOUT_S", "60"))
+# How long a task waits for another's answer (the server's operation timeout), and for the
+# others to start.
+CLUSTER_TIMEOUT_S = scaled_timeout(20)
+STARTUP_TIMEOUT_S = scaled_timeout(10)
+# How long a cluster may take in all before the launcher kills what is left.
+CLUSTER_WAIT_S = scaled_timeout(20)
 STEPS = 6
 BATCH = 8           # the combined batch of one step, over every tower of every worker
 N_IN, N_HIDDEN = 4, 8
@@ -179,8 +184,8 @@ def _task_main(tf_config, outdir, options):
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     # A hung task shows where it hangs (in its log), then exits.
-    faulthandler.dump_traceback_later(options.get("watchdog_s", 60) - 2)
-    watchdog = threading.Timer(options.get("watchdog_s", 60), lambda: os._exit(9))
+    faulthandler.dump_traceback_later(options["watchdog_s"] - 2)
+    watchdog = threading.Timer(options["watchdog_s"], lambda: os._exit(9))
     watchdog.daemon = True
     watchdog.start()
     os.environ["TF_CONFIG"] = json.dumps(tf_config)
@@ -190,7 +195,7 @@ def _task_main(tf_config, outdir, options):
         logger.set_logger_dir(os.path.join(outdir, "train_log"), action="keep")
         trainer = trainer_from_tf_config(gpus=options.get("gpus", 1),
                                          timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
-                                         startup_timeout_s=options.get("startup_timeout_s", 30))
+                                         startup_timeout_s=STARTUP_TIMEOUT_S)
         if trainer is not None:
             callbacks = []
             if options.get("die") == [task["type"], task["index"]]:
@@ -224,14 +229,15 @@ def _context():
     return _CONTEXT
 
 
-def launch(cluster, outdir, wait_s=60, **options):
+def launch(cluster, outdir, wait_s=CLUSTER_WAIT_S, **options):
     """Run every task of ``cluster`` as a process; wait for all (killing any left after
-    ``wait_s`` seconds).
+    ``wait_s`` seconds; each task exits by itself then, its stack in its log).
 
     Returns:
         dict: ``{"worker0": {"exitcode", "ok", "error_type", "error", "seconds", "npz"}, ...}``.
     """
     ctx = _context()
+    options["watchdog_s"] = wait_s
     procs = {}
     for job, addresses in cluster.items():
         for index in range(len(addresses)):
@@ -268,7 +274,8 @@ def task_log(outdir, name):
 def main(outdir):
     """``TF_CONFIG=... python distributed_support.py OUTDIR``: this task of the cluster, as a user's
     script would run it; a worker writes its variables to ``OUTDIR/worker<i>.npz``."""
-    trainer = trainer_from_tf_config(gpus=1, timeout_s=10)
+    trainer = trainer_from_tf_config(gpus=1, timeout_s=CLUSTER_TIMEOUT_S,
+                                     startup_timeout_s=STARTUP_TIMEOUT_S)
     if trainer is not None:
         train_script(trainer, towers_per_step=trainer.task.num_workers * trainer.num_towers,
                      capture=CaptureVariables(outdir, f"worker{trainer.task.task_index}"),

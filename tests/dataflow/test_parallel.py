@@ -6,6 +6,7 @@ import traceback
 import pytest
 
 from dataflow_support import alive, read_until, start_script, wait_gone
+from support import scaled_timeout
 from tfloop.dataflow import (DataFlow, DataFlowWorkerError, DataFromList, FakeData,
                              MultiProcessPrefetchData, MultiProcessRunner, MultiProcessRunnerZMQ,
                              MultiThreadPrefetchData, MultiThreadRunner, PrefetchData,
@@ -95,7 +96,7 @@ def test_close_stops_the_workers(make_runner):
     pids = [w.pid for w in df._group.workers]
     assert all(alive(p) for p in pids)
     df.close()
-    assert wait_gone(pids, timeout=5)
+    assert wait_gone(pids)
 
 
 def test_arguments_are_checked():
@@ -152,9 +153,9 @@ def test_ctrl_c_during_prefetch_shuts_everything_down(tmp_path):
     pids = [int(p) for p in read_until(proc, "PIDS ").split()]
     read_until(proc, "READY")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=scaled_timeout(10))
     assert "KeyboardInterrupt" in err and proc.returncode != 0
-    assert wait_gone(pids, timeout=10), [p for p in pids if alive(p)]
+    assert wait_gone(pids, timeout=scaled_timeout(10)), [p for p in pids if alive(p)]
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
@@ -162,5 +163,5 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     pids = [int(p) for p in read_until(proc, "PIDS ").split()]
     read_until(proc, "READY")
     proc.kill()
-    proc.wait(timeout=10)
-    assert wait_gone(pids, timeout=10), [p for p in pids if alive(p)]
+    proc.wait(timeout=scaled_timeout(5))
+    assert wait_gone(pids, timeout=scaled_timeout(10)), [p for p in pids if alive(p)]

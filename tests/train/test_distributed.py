@@ -11,16 +11,16 @@ import pytest
 
 import tfloop
 import distributed_support
-from distributed_support import MODEL_VARIABLES, STEPS, launch, make_cluster, task_log, train_script
+from distributed_support import (CLUSTER_WAIT_S, MODEL_VARIABLES, STEPS, launch, make_cluster,
+                                 task_log, train_script)
 from tfloop.compat import tf
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, shard_dataset,
                                   wait_for_tasks)
 from tfloop.train.distributed import trainer_from_tf_config
 
 RTOL, ATOL = 1e-5, 1e-6
-# Every process has a watchdog and the launcher kills what is left after this long: a hang fails
-# the test instead of blocking the suite. Normal runs end in a few seconds.
-WAIT_S = 60
+# Every process has a watchdog and the launcher kills what is left after CLUSTER_WAIT_S: a hang
+# fails the test instead of blocking the suite. Normal runs end in a few seconds.
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +61,10 @@ def _check_only_chief_saved(outdir, reference):
         assert json.load(f)[-1]["global_step"] == STEPS
 
 
-@pytest.mark.parametrize("ps", [1, 2])
+@pytest.mark.parametrize("ps", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_parameter_server_cluster_trains_the_single_process_model(tmp_path, reference, ps):
     outdir = str(tmp_path)
-    results = launch(make_cluster(workers=2, ps=ps), outdir, wait_s=WAIT_S, gpus=1)
+    results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=1)
     _check_clean_exit(results, outdir)
     _check_same_model(results, reference, workers=2)
     _check_only_chief_saved(outdir, reference)
@@ -74,9 +74,10 @@ def test_parameter_server_cluster_trains_the_single_process_model(tmp_path, refe
     assert f"variables on {placement}." in task_log(outdir, "worker0")
 
 
+@pytest.mark.slow
 def test_collective_cluster_trains_the_single_process_model(tmp_path, reference):
     outdir = str(tmp_path)
-    results = launch(make_cluster(workers=2), outdir, wait_s=WAIT_S, gpus=2)
+    results = launch(make_cluster(workers=2), outdir, gpus=2)
     _check_clean_exit(results, outdir)
     _check_same_model(results, reference, workers=2)
     for name in ("worker0", "worker1"):
@@ -86,10 +87,11 @@ def test_collective_cluster_trains_the_single_process_model(tmp_path, reference)
     _check_only_chief_saved(outdir, reference)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ps", [1, 0], ids=["parameter_server", "collective"])
 def test_a_dead_worker_stops_the_others_with_a_clear_error(tmp_path, ps):
     outdir = str(tmp_path)
-    results = launch(make_cluster(workers=2, ps=ps), outdir, wait_s=WAIT_S, gpus=1, timeout_s=3,
+    results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=1, timeout_s=3,
                      die=["worker", 1], die_at=3)
     assert results["worker1"]["exitcode"] == 17
     chief = results["worker0"]
@@ -120,11 +122,11 @@ def test_the_same_script_as_separate_processes_exits_by_itself(tmp_path, referen
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for name, proc in procs.items():
         try:
-            output, _ = proc.communicate(timeout=WAIT_S)
+            output, _ = proc.communicate(timeout=CLUSTER_WAIT_S)
         except subprocess.TimeoutExpired:
             for p in procs.values():
                 p.kill()
-            pytest.fail(f"{name} did not exit within {WAIT_S} s")
+            pytest.fail(f"{name} did not exit within {CLUSTER_WAIT_S} s")
         assert proc.returncode == 0, (name, output[-3000:])
     for index in range(2):
         with np.load(str(tmp_path / f"worker{index}.npz")) as values:
@@ -133,8 +135,9 @@ def test_the_same_script_as_separate_processes_exits_by_itself(tmp_path, referen
                                            rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.slow
 def test_a_session_config_for_a_cluster_trainer_is_refused(tmp_path):
-    results = launch(make_cluster(workers=1), str(tmp_path), wait_s=WAIT_S, session_config=True)
+    results = launch(make_cluster(workers=1), str(tmp_path), session_config=True)
     assert results["worker0"]["error_type"] == "ValueError"
     assert results["worker0"]["error"].startswith(
         "DistributedTrainerReplicated: the session is created on this worker's server with the "
