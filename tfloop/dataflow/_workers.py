@@ -11,6 +11,7 @@
   or by ``close()``.
 """
 import atexit
+import functools
 import multiprocessing as mp
 import multiprocessing.util
 import os
@@ -254,11 +255,15 @@ class ZMQConsumer:
     """The consumer's end of ZMQ pipes to workers: every send and receive first tries without
     blocking, then polls in steps of POLL_SECONDS, checking the workers between steps."""
 
-    def _open(self, zmq, kind, hwm):
+    def _open(self, zmq, kind, hwm, address):
+        """Open the consumer's socket bound to ``address``; the worker group destroys it when it
+        closes. Call it after forking: children must not inherit ZMQ descriptors."""
         self._zmq = zmq
         self.context = zmq.Context()
         self.socket = self.context.socket(kind)
         self.socket.set_hwm(hwm)
+        self.socket.bind(address)
+        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
 
     def _blocking(self, attempt, flag):
         zmq = self._zmq

@@ -4,7 +4,6 @@ Each worker iterates its own copy of the DataFlow, so with several workers the s
 independent passes (duplicates and reordering included): fine for i.i.d. training data. To
 parallelize only a map over a fixed stream, use :mod:`tfloop.dataflow.parallel_map`.
 """
-import functools
 import itertools
 import os
 import queue
@@ -40,6 +39,14 @@ def _length(ds):
         return -1
 
 
+def _one_pass(size, get):
+    """``get()`` ``size`` times, or forever for a DataFlow of unknown size (-1)."""
+    for k in itertools.count():
+        if 0 <= size <= k:
+            return
+        yield get()
+
+
 def _produce_forever(ds, send, index, label, parent_pid):
     """A runner worker: reset its copy of ``ds`` and send its datapoints until killed."""
     _workers.worker_bootstrap(index, parent_pid)
@@ -71,6 +78,17 @@ class _ReentrantOnce:
     def _check_reset(self):
         if not self._reset_done:
             raise RuntimeError(f"Call {type(self).__name__}.reset_state() before iterating it.")
+
+    def _fork_workers(self, target, *args):
+        """Fork ``self.num_proc`` workers; worker ``i`` runs ``target(*args, i, label, parent
+        pid)``."""
+        label = type(self).__name__
+
+        def make(index, parent):
+            return _workers.fork_process(target, (*args, index, label, parent),
+                                         name=f"{label}-{index}")
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
+        self._group.start()
 
     def close(self):
         """Stop the workers now (they also stop at exit and when this DataFlow is collected)."""
@@ -112,14 +130,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
     def reset_state(self):
         self._mark_reset()
         self.queue = _workers.make_queue(self.num_prefetch)
-        label = type(self).__name__
-
-        def make(index, parent):
-            return _workers.fork_process(
-                _produce_forever, (self.ds, self.queue.put, index, label, parent),
-                name=f"{label}-{index}")
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
-        self._group.start()
+        self._fork_workers(_produce_forever, self.ds, self.queue.put)
 
     def _get(self):
         self._group.watch()
@@ -132,10 +143,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
     def __iter__(self):
         self._check_reset()
         with self._guard:
-            for k in itertools.count():
-                if 0 <= self._size <= k:
-                    return
-                yield self._get()
+            yield from _one_pass(self._size, self._get)
 
 
 class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
@@ -177,18 +185,8 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
         zmq = _workers.import_zmq(type(self).__name__)
         self._mark_reset()
         address = _workers.pipe_name("runner")
-        label, hwm = type(self).__name__, self._hwm
-
-        def make(index, parent):
-            return _workers.fork_process(
-                _zmq_producer, (self.ds, address, hwm, index, label, parent),
-                name=f"{label}-{index}")
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
-        self._group.start()
-        # ZMQ objects are made after the fork: children must not inherit their descriptors
-        self._open(zmq, zmq.PULL, self._hwm)
-        self.socket.bind(address)
-        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
+        self._fork_workers(_zmq_producer, self.ds, address, self._hwm)
+        self._open(zmq, zmq.PULL, self._hwm, address)
 
     def _recv(self):
         return raise_if_failure(loads(self._recv_parts()[0]))
@@ -196,10 +194,7 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
     def __iter__(self):
         self._check_reset()
         with self._guard:
-            for k in itertools.count():
-                if 0 <= self._size <= k:
-                    return
-                yield self._recv()
+            yield from _one_pass(self._size, self._recv)
 
 
 def _zmq_producer(ds, address, hwm, index, label, parent_pid):
@@ -286,10 +281,7 @@ class MultiThreadRunner(DataFlow):
     def __iter__(self):
         if not self._started:
             raise RuntimeError("Call MultiThreadRunner.reset_state() before iterating it.")
-        for k in itertools.count():
-            if 0 <= self._size <= k:
-                return
-            yield raise_if_failure(self.queue.get())
+        yield from _one_pass(self._size, lambda: raise_if_failure(self.queue.get()))
 
     def close(self):
         """Ask the threads to stop (they are daemon threads, and stop at exit anyway)."""

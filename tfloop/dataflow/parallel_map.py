@@ -6,7 +6,7 @@ mix with the next, and arrive in any order. ``strict=True``: each pass produces 
 ``MapData(ds, map_func)`` produces, **in the same order** (results are reordered as they come
 back), and stops at the end of ``ds``.
 """
-import functools
+import contextlib
 import itertools
 import os
 import queue
@@ -116,14 +116,7 @@ class MultiThreadMapData(_ParallelMapData):
     """
 
     def __init__(self, ds, num_thread=None, map_func=None, *, buffer_size=200, strict=False):
-        """
-        Args:
-            ds (DataFlow): the input.
-            num_thread (int): number of threads.
-            map_func: datapoint -> datapoint, or None to drop it.
-            buffer_size (int): datapoints in flight.
-            strict (bool): one ordered pass per iteration (see the module notes).
-        """
+        """``num_thread`` threads; the other arguments as in :class:`MultiProcessMapDataZMQ`."""
         super().__init__(ds, num_thread, map_func, buffer_size, strict)
         self.num_thread = num_thread
 
@@ -222,19 +215,9 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
     def _start_workers(self):
         zmq = _workers.import_zmq(type(self).__name__)
         address = _workers.pipe_name("map")
-        label, func = type(self).__name__, self.map_func
         worker_hwm = max(2, self._buffer_size * 2 // self.num_proc)
-
-        def make(index, parent):
-            return _workers.fork_process(
-                _map_worker, (func, address, worker_hwm, index, label, parent),
-                name=f"{label}-{index}")
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
-        self._group.start()
-        # ZMQ objects are made after the fork: children must not inherit their descriptors
-        self._open(zmq, zmq.DEALER, self._buffer_size * 2)
-        self.socket.bind(address)
-        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
+        self._fork_workers(_map_worker, self.map_func, address, worker_hwm)
+        self._open(zmq, zmq.DEALER, self._buffer_size * 2, address)
         for _ in range(self.num_proc):  # every worker connected, so work is spread from the start
             self._recv()
 
@@ -245,6 +228,24 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
         return loads(self._recv_parts()[0])
 
 
+@contextlib.contextmanager
+def _failure_sent(results, name, doing):
+    """Send an exception of the block to the consumer as a WorkerFailure, then wait to be
+    stopped (the consumer re-raises it)."""
+    try:
+        yield
+    except Exception as e:
+        results.send(dumps(WorkerFailure(name, e, doing)))
+        _workers.park()
+
+
+def _close_pipeline_worker(context, jobs, results):
+    jobs.close(0)
+    results.close(linger=5000)  # the failure or last batch still reaches the consumer
+    context.term()
+    _workers.worker_exit()
+
+
 def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
     import zmq
     _workers.worker_bootstrap(0, parent_pid)
@@ -253,19 +254,14 @@ def _dispatch(ds, job_address, result_address, hwm, label, parent_pid):
     jobs.set_hwm(hwm)
     jobs.bind(job_address)
     results.connect(result_address)
+    name = f"{label} dispatcher (pid {os.getpid()})"
     try:
-        ds.reset_state()
-        for dp in RepeatedData(ds, -1):
-            jobs.send(dumps(dp), copy=False)
-    except Exception as e:
-        name = f"{label} dispatcher (pid {os.getpid()})"
-        results.send(dumps(WorkerFailure(name, e, "while producing datapoints")))
-        _workers.park()
+        with _failure_sent(results, name, "while producing datapoints"):
+            ds.reset_state()
+            for dp in RepeatedData(ds, -1):
+                jobs.send(dumps(dp), copy=False)
     finally:
-        jobs.close(0)
-        results.close(linger=5000)
-        context.term()
-        _workers.worker_exit()
+        _close_pipeline_worker(context, jobs, results)
 
 
 def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index, label,
@@ -281,21 +277,16 @@ def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index
     results.connect(result_address)
     batch = []
     try:
-        while True:
-            dp = map_func(loads(jobs.recv(copy=False)))
-            if dp is not None:
-                batch.append(dp)
-            if len(batch) == batch_size:
-                results.send(dumps(BatchData.aggregate_batch(batch)), copy=False)
-                batch = []
-    except Exception as e:
-        results.send(dumps(WorkerFailure(name, e, "while mapping or batching")))
-        _workers.park()
+        with _failure_sent(results, name, "while mapping or batching"):
+            while True:
+                dp = map_func(loads(jobs.recv(copy=False)))
+                if dp is not None:
+                    batch.append(dp)
+                if len(batch) == batch_size:
+                    results.send(dumps(BatchData.aggregate_batch(batch)), copy=False)
+                    batch = []
     finally:
-        jobs.close(0)
-        results.close(linger=5000)
-        context.term()
-        _workers.worker_exit()
+        _close_pipeline_worker(context, jobs, results)
 
 
 class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
@@ -355,10 +346,7 @@ class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
                 name=f"{label}-{index}")
         self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1)
         self._group.start()
-        # ZMQ objects are made after the fork: children must not inherit their descriptors
-        self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size))
-        self.socket.bind(result_address)
-        self._group.add_closer(functools.partial(self.context.destroy, linger=0))
+        self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size), result_address)
 
     def __iter__(self):
         self._check_reset()
