@@ -11,6 +11,7 @@ from tfloop.train.defaults import (DEFAULT_CALLBACKS, DEFAULT_MONITORS, default_
 from tfloop.train.distributed import (DistributedTrainerParameterServer,
                                       DistributedTrainerReplicated, trainer_from_tf_config)
 from tfloop.train.interface import launch_train_with_config
+from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.loop import TrainLoop
 from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
                                    SyncMultiGPUTrainerReplicated)
@@ -19,7 +20,8 @@ from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
 
 __all__ = [
     "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
-    "default_monitors", "launch_train_with_config", "TrainLoop", "NoOpTrainer", "SimpleTrainer",
+    "default_monitors", "launch_train_with_config", "TrainLoop", "TrainingErrorPolicy",
+    "NoOpTrainer", "SimpleTrainer",
     "TowerTrainer", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",
     "AsyncMultiGPUTrainer", "SingleCostTrainer", "QueueInputTrainer", "DEFAULT_CALLBACKS",

@@ -12,6 +12,7 @@ from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
 from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.resume.preemption import SignalHandler
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
@@ -211,60 +212,29 @@ class Trainer:
         self.hooked_sess.run(self.train_op)
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
-        """Run the epochs. ``after_train`` always runs; ``StopTraining`` ends training cleanly."""
-        loop = self.loop
+        """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
+        (``StopTraining``, Ctrl-C, an error; ``after_train`` always) is up to
+        :class:`TrainingErrorPolicy`."""
+        loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        steps_per_epoch, starting_epoch, max_epoch = (loop.steps_per_epoch, loop.starting_epoch,
-                                                      loop.max_epoch)
-        callbacks = self._callbacks
-        hooked_sess = self.hooked_sess
-        error = None
-        with self.graph.as_default(), self.sess.as_default():
-            try:
-                callbacks.before_train()
-                first_step = loop.starting_local_step
-                spr = loop.steps_per_run
-                if first_step % spr:
-                    raise ValueError(f"Cannot resume at step {first_step} of the epoch with steps_per_run={spr}: "
-                                     "it is not a multiple of it.")
-                for loop.epoch_num in range(starting_epoch, max_epoch + 1):
-                    logger.info(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
-                    loop.local_step = first_step - 1
-                    loop.epoch_first_global_step = loop.global_step - first_step
-                    callbacks.before_epoch()
-                    start = time.perf_counter()
-                    try:
-                        for loop.local_step in range(first_step + spr - 1, steps_per_epoch, spr):
-                            self.run_step()
-                            callbacks.trigger_step()
-                            if hooked_sess.stop_requested:
-                                raise StopTraining(f"a callback requested a stop after step {loop.global_step}"
-                                                   )
-                    except tf.errors.OutOfRangeError:
-                        raise self._input_ran_out() from None
-                    first_step = 0
-                    callbacks.after_epoch()
-                    logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, time: {time.perf_counter() - start:.2f} s.")
-                    callbacks.trigger_epoch()
-                logger.info("Training has finished.")
-            except StopTraining as e:
-                logger.info(f"Training stopped: {e or type(e).__name__}")
-            except KeyboardInterrupt as e:
-                logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
-                error = e
-            except BaseException as e:
-                logger.error(f"Training failed at global step {loop.global_step}: {type(e).__name__}: {e}")
-                error = e
-            finally:
-                self.training_error = error
-                try:
-                    callbacks.after_train()
-                except BaseException as e:
-                    if error is None:
-                        raise
-                    logger.error(f"after_train also failed: {type(e).__name__}: {e}")
-        if error is not None:
-            raise error
+        ending = TrainingErrorPolicy(self, callbacks, self._input_source)
+        with self.graph.as_default(), self.sess.as_default(), ending:
+            callbacks.before_train()
+            for _ in loop.epochs():
+                logger.info(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
+                callbacks.before_epoch()
+                start = time.perf_counter()
+                for _ in loop.runs_of_epoch():
+                    self.run_step()
+                    callbacks.trigger_step()
+                    if hooked_sess.stop_requested:
+                        raise StopTraining(
+                            f"a callback requested a stop after step {loop.global_step}")
+                callbacks.after_epoch()
+                logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
+                            f"time: {time.perf_counter() - start:.2f} s.")
+                callbacks.trigger_epoch()
+            logger.info("Training has finished.")
 
     def _dataset_is_empty(self):
         """Whether the input is a tf.data pipeline whose cardinality is 0 (its size is then
@@ -280,19 +250,6 @@ class Trainer:
                 return int(sess.run(cardinality)) == 0
         except tf.errors.OpError:
             return False
-
-    def _input_ran_out(self):
-        loop = self.loop
-        source = self._input_source if self._input_source is not None else "input"
-        if loop.global_step == 0:
-            return ValueError(f"The input {source} yielded no data at the first step: it is empty. Check "
-                              "what builds it (a filter that drops everything, an empty file "
-                              "list).")
-        return ValueError(
-            f"The input {source} ran out at step {loop.local_step} of epoch {loop.epoch_num} (global step {loop.global_step}), before the epoch's "
-            f"steps_per_epoch={loop.steps_per_epoch} steps: it is not repeated and has fewer batches. Repeat it "
-            "(dataset.repeat(), or DatasetInput(ds) which repeats a finite dataset), or set "
-            "steps_per_epoch to its number of batches.")
 
     def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
               starting_epoch=1, max_epoch=9999999):

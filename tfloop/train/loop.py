@@ -1,4 +1,4 @@
-"""The training loop's counters."""
+"""The training loop's position: which epoch and step, where it starts, and where it ends."""
 import numbers
 
 __all__ = ["TrainLoop"]
@@ -14,6 +14,17 @@ class TrainLoop:
     ``epoch_first_global_step`` is the global step at the start of the current epoch's step 0
     (for an epoch resumed mid-way, where it would have been), so the steps of the epoch that have
     finished are ``global_step - epoch_first_global_step``, even when a hook raised mid-step.
+    ``running_steps`` is True from an epoch's first session run until its last one finished.
+
+    The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
+    ``epoch_num`` and ``local_step``; ``global_step`` is moved by the step counter callback.
+
+    Example:
+        >>> loop = TrainLoop()
+        >>> loop.configure(steps_per_epoch=4, starting_epoch=1, max_epoch=2)
+        >>> loop.steps_per_run = 2
+        >>> [(epoch, list(loop.runs_of_epoch())) for epoch in loop.epochs()]
+        [(1, [1, 3]), (2, [1, 3])]
     """
 
     def __init__(self):
@@ -26,6 +37,7 @@ class TrainLoop:
         self.global_step = 0
         self.starting_local_step = 0
         self.epoch_first_global_step = 0
+        self.running_steps = False
 
     def configure(self, steps_per_epoch, starting_epoch, max_epoch):
         """Check and set the loop's bounds; errors name the bad value and what is valid."""
@@ -46,3 +58,35 @@ class TrainLoop:
         self.starting_epoch = starting_epoch
         self.max_epoch = max_epoch
         self.epoch_num = starting_epoch - 1
+
+    def epochs(self):
+        """Yield each epoch number from ``starting_epoch`` to ``max_epoch``, once the loop is at
+        that epoch's start: ``epoch_num`` set, ``local_step`` the last step already finished in it
+        (-1, or ``starting_local_step - 1`` for the epoch a run resumes in).
+
+        Raises:
+            ValueError: ``starting_local_step`` is not a multiple of ``steps_per_run`` (raised when
+                the first epoch is asked for, i.e. after ``before_train``).
+        """
+        self.running_steps = False
+        finished = self.starting_local_step
+        if finished % self.steps_per_run:
+            raise ValueError(f"Cannot resume at step {finished} of the epoch with "
+                             f"steps_per_run={self.steps_per_run}: it is not a multiple of it.")
+        for epoch in range(self.starting_epoch, self.max_epoch + 1):
+            self.epoch_num = epoch
+            self.local_step = finished - 1
+            self.epoch_first_global_step = self.global_step - finished
+            yield epoch
+            finished = 0
+
+    def runs_of_epoch(self):
+        """Yield the step of the current epoch that each session run ends at, with ``local_step``
+        set to it: every step in turn, or every ``steps_per_run``-th one, from where the epoch
+        starts (see :meth:`epochs`) to ``steps_per_epoch - 1``."""
+        self.running_steps = True
+        for last_step in range(self.local_step + self.steps_per_run, self.steps_per_epoch,
+                               self.steps_per_run):
+            self.local_step = last_step
+            yield last_step
+        self.running_steps = False

@@ -1,0 +1,136 @@
+"""TrainingErrorPolicy: how training ends, what is logged, what after_train sees and what is
+raised, for a clean end, StopTraining, Ctrl-C, an error, and an input that runs out."""
+import logging
+
+import pytest
+
+import tfloop
+from support import train_linear
+from tfloop.compat import tf
+
+
+class Boom(Exception):
+    pass
+
+
+class SeesTheEnd(tfloop.Callback):
+    """Records ``trainer.training_error`` as after_train sees it."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.seen = []
+
+    def _after_train(self):
+        self.seen.append(self.trainer.training_error)
+
+
+class RaiseAt(tfloop.Callback):
+    """Raises ``make_error()`` in ``_trigger_step`` at global step 2, or in ``_trigger`` at the
+    end of the first epoch."""
+
+    _chief_only = False
+
+    def __init__(self, make_error, in_trigger=False):
+        self.make_error = make_error
+        self.in_trigger = in_trigger
+
+    def _trigger_step(self):
+        if not self.in_trigger and self.global_step == 2:
+            raise self.make_error()
+
+    def _trigger(self):
+        if self.in_trigger:
+            raise self.make_error()
+
+
+def ending_lines(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith(("Training", "Ctrl-C", "after_train"))]
+
+
+@pytest.fixture(autouse=True)
+def info_logs(caplog):
+    caplog.set_level(logging.INFO)
+
+
+def test_a_clean_end_is_logged_and_after_train_sees_no_error(caplog):
+    end = SeesTheEnd()
+    trainer = train_linear([end])
+    assert end.seen == [None] and trainer.training_error is None
+    assert ending_lines(caplog) == ["Training has finished."]
+
+
+def test_stop_training_ends_cleanly_with_its_reason_logged(caplog):
+    end = SeesTheEnd()
+    trainer = train_linear([RaiseAt(lambda: tfloop.StopTraining("enough")), end], max_epoch=3)
+    assert end.seen == [None] and trainer.global_step == 2
+    assert ending_lines(caplog) == ["Training stopped: enough"]
+
+
+def test_ctrl_c_runs_after_train_with_the_interrupt_then_reraises_it(caplog):
+    end = SeesTheEnd()
+    with pytest.raises(KeyboardInterrupt) as info:
+        train_linear([RaiseAt(KeyboardInterrupt), end], max_epoch=3)
+    assert end.seen == [info.value]
+    assert ending_lines(caplog) == ["Ctrl-C: stopping training at global step 2."]
+
+
+def test_an_error_is_logged_seen_by_after_train_and_reraised(caplog):
+    end = SeesTheEnd()
+    with pytest.raises(Boom) as info:
+        train_linear([RaiseAt(lambda: Boom("b")), end], max_epoch=3)
+    assert end.seen == [info.value]
+    assert ending_lines(caplog) == ["Training failed at global step 2: Boom: b"]
+
+
+def test_an_after_train_that_fails_after_an_error_is_logged_and_the_first_error_raised(caplog):
+    class FailingEnd(tfloop.Callback):
+        _chief_only = False
+
+        def _after_train(self):
+            raise Boom("end")
+
+    with pytest.raises(Boom) as info:
+        train_linear([RaiseAt(lambda: Boom("b")), FailingEnd()])
+    assert info.value.args == ("b",)
+    assert ending_lines(caplog) == ["Training failed at global step 2: Boom: b",
+                                    "after_train also failed: Boom: end"]
+
+
+def test_an_after_train_that_fails_after_a_clean_end_raises():
+    class FailingEnd(tfloop.Callback):
+        _chief_only = False
+
+        def _after_train(self):
+            raise Boom("end")
+
+    with pytest.raises(Boom) as info:
+        train_linear([FailingEnd()])
+    assert info.value.args == ("end",)
+
+
+def out_of_range():
+    return tf.errors.OutOfRangeError(None, None, "End of sequence")
+
+
+def test_running_out_of_range_during_the_steps_is_reported_as_the_input_running_out(caplog):
+    end = SeesTheEnd()
+    with pytest.raises(ValueError) as info:
+        train_linear([RaiseAt(out_of_range), end], max_epoch=3)
+    message = ("The input FeedInput ran out at step 1 of epoch 1 (global step 2), before the "
+               "epoch's steps_per_epoch=3 steps: it is not repeated and has fewer batches. Repeat "
+               "it (dataset.repeat(), or DatasetInput(ds) which repeats a finite dataset), or set "
+               "steps_per_epoch to its number of batches.")
+    assert str(info.value) == message
+    assert isinstance(info.value.__context__, tf.errors.OutOfRangeError)
+    assert info.value.__suppress_context__
+    assert end.seen == [info.value]
+    assert ending_lines(caplog) == [f"Training failed at global step 2: ValueError: {message}"]
+
+
+def test_out_of_range_outside_the_steps_is_not_taken_for_the_input():
+    end = SeesTheEnd()
+    with pytest.raises(tf.errors.OutOfRangeError) as info:
+        train_linear([RaiseAt(out_of_range, in_trigger=True), end], max_epoch=3)
+    assert end.seen == [info.value]

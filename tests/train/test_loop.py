@@ -1,0 +1,160 @@
+"""TrainLoop: the epochs and session runs it walks, from a fresh start, a resumed position and with
+steps_per_run, checked as exact sequences of counter values."""
+import pytest
+
+import tfloop
+from support import RecordingCallback, dataset_fn, make_regression_data, train_linear
+
+
+def walk(loop):
+    """Walk ``loop`` as the trainer does, advancing the global step by ``steps_per_run`` per run as
+    the step counter does; record the counters at each epoch's start and at each run."""
+    seen = []
+    for epoch in loop.epochs():
+        seen.append(("epoch", epoch, loop.epoch_num, loop.local_step, loop.global_step,
+                     loop.epoch_first_global_step))
+        for last_step in loop.runs_of_epoch():
+            seen.append(("run", last_step, loop.local_step, loop.running_steps))
+            loop.global_step += loop.steps_per_run
+    return seen
+
+
+def make_loop(steps_per_epoch, starting_epoch=1, max_epoch=2, steps_per_run=1,
+              starting_local_step=0, global_step=0):
+    loop = tfloop.TrainLoop()
+    loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+    loop.steps_per_run = steps_per_run
+    loop.starting_local_step = starting_local_step
+    loop.global_step = global_step
+    return loop
+
+
+def test_a_fresh_loop_runs_every_step_of_every_epoch():
+    loop = make_loop(3)
+    assert (loop.epoch_num, loop.local_step, loop.running_steps) == (0, -1, False)
+    assert walk(loop) == [
+        ("epoch", 1, 1, -1, 0, 0),
+        ("run", 0, 0, True), ("run", 1, 1, True), ("run", 2, 2, True),
+        ("epoch", 2, 2, -1, 3, 3),
+        ("run", 0, 0, True), ("run", 1, 1, True), ("run", 2, 2, True),
+    ]
+    assert (loop.epoch_num, loop.local_step, loop.global_step, loop.running_steps) == \
+        (2, 2, 6, False)
+
+
+def test_the_epochs_go_from_starting_epoch_to_max_epoch():
+    loop = make_loop(2, starting_epoch=3, max_epoch=4, global_step=10)
+    assert loop.epoch_num == 2
+    assert walk(loop) == [
+        ("epoch", 3, 3, -1, 10, 10), ("run", 0, 0, True), ("run", 1, 1, True),
+        ("epoch", 4, 4, -1, 12, 12), ("run", 0, 0, True), ("run", 1, 1, True),
+    ]
+
+
+def test_a_resumed_loop_starts_its_first_epoch_at_starting_local_step_only():
+    loop = make_loop(3, starting_epoch=2, max_epoch=3, starting_local_step=1, global_step=4)
+    assert walk(loop) == [
+        ("epoch", 2, 2, 0, 4, 3),
+        ("run", 1, 1, True), ("run", 2, 2, True),
+        ("epoch", 3, 3, -1, 6, 6),
+        ("run", 0, 0, True), ("run", 1, 1, True), ("run", 2, 2, True),
+    ]
+    assert loop.starting_local_step == 1
+
+
+def test_a_loop_resumed_at_the_end_of_an_epoch_runs_no_step_in_it():
+    loop = make_loop(3, max_epoch=2, starting_local_step=3, global_step=3)
+    assert walk(loop) == [
+        ("epoch", 1, 1, 2, 3, 0),
+        ("epoch", 2, 2, -1, 3, 3),
+        ("run", 0, 0, True), ("run", 1, 1, True), ("run", 2, 2, True),
+    ]
+
+
+def test_with_steps_per_run_each_run_ends_at_every_kth_step():
+    loop = make_loop(6, steps_per_run=3)
+    assert walk(loop) == [
+        ("epoch", 1, 1, -1, 0, 0), ("run", 2, 2, True), ("run", 5, 5, True),
+        ("epoch", 2, 2, -1, 6, 6), ("run", 2, 2, True), ("run", 5, 5, True),
+    ]
+
+
+def test_with_steps_per_run_a_resumed_loop_continues_at_the_next_run():
+    loop = make_loop(6, steps_per_run=2, starting_local_step=4, global_step=4)
+    assert walk(loop) == [
+        ("epoch", 1, 1, 3, 4, 0), ("run", 5, 5, True),
+        ("epoch", 2, 2, -1, 6, 6), ("run", 1, 1, True), ("run", 3, 3, True), ("run", 5, 5, True),
+    ]
+
+
+def test_resuming_between_the_steps_of_a_run_is_refused_when_the_first_epoch_is_asked_for():
+    loop = make_loop(6, steps_per_run=2, starting_local_step=3)
+    epochs = loop.epochs()
+    assert loop.epoch_num == 0
+    with pytest.raises(ValueError, match=r"^Cannot resume at step 3 of the epoch with "
+                                         r"steps_per_run=2: it is not a multiple of it\.$"):
+        next(epochs)
+    assert loop.epoch_num == 0
+
+
+def test_a_loop_left_during_its_steps_says_so():
+    loop = make_loop(3)
+    for _ in loop.epochs():
+        for last_step in loop.runs_of_epoch():
+            if last_step == 1:
+                break
+        break
+    assert (loop.epoch_num, loop.local_step, loop.running_steps) == (1, 1, True)
+    loop = make_loop(3, max_epoch=1)
+    for _ in loop.epochs():
+        for _ in loop.runs_of_epoch():
+            pass
+        assert loop.running_steps is False
+
+
+X, Y = make_regression_data(24)
+
+
+class StartAt(tfloop.Callback):
+    """Puts the loop at a step of the first epoch, as a resumed run does before the main loop."""
+
+    _chief_only = False
+
+    def __init__(self, local_step):
+        self.local_step_to_start_at = local_step
+
+    def _setup_graph(self):
+        self.trainer.loop.starting_local_step = self.local_step_to_start_at
+
+
+def test_callbacks_of_a_run_resumed_with_steps_per_run_see_each_runs_last_step():
+    log = []
+    trainer = train_linear([StartAt(4), RecordingCallback("r", log)], extra_callbacks=[],
+                           data=tfloop.DatasetInput(dataset_fn(X, Y, 4)), steps_per_epoch=6,
+                           steps_per_run=2, max_epoch=2)
+    assert [entry[1:5] for entry in log[1:]] == [
+        ("before_train", 0, 0, -1),
+        ("before_epoch", 1, 0, 3),
+        ("before_run", 1, 0, 5), ("after_run", 1, 2, 5), ("trigger_step", 1, 2, 5),
+        ("after_epoch", 1, 2, 5), ("trigger", 1, 2, 5),
+        ("before_epoch", 2, 2, -1),
+        ("before_run", 2, 2, 1), ("after_run", 2, 4, 1), ("trigger_step", 2, 4, 1),
+        ("before_run", 2, 4, 3), ("after_run", 2, 6, 3), ("trigger_step", 2, 6, 3),
+        ("before_run", 2, 6, 5), ("after_run", 2, 8, 5), ("trigger_step", 2, 8, 5),
+        ("after_epoch", 2, 8, 5), ("trigger", 2, 8, 5),
+        ("after_train", 2, 8, 5),
+    ]
+    assert trainer.loop.epoch_first_global_step == 2
+
+
+def test_a_run_resumed_between_the_steps_of_a_run_fails_after_before_train():
+    log = []
+    trainer = tfloop.SimpleTrainer(steps_per_run=2)
+    with pytest.raises(ValueError, match="Cannot resume at step 1 of the epoch with "
+                                         "steps_per_run=2") as info:
+        train_linear([StartAt(1), RecordingCallback("r", log)], extra_callbacks=[],
+                     data=tfloop.DatasetInput(dataset_fn(X, Y, 4)), steps_per_epoch=6,
+                     trainer=trainer)
+    assert [entry[1:5] for entry in log] == [("setup_graph",), ("before_train", 0, 0, -1),
+                                             ("after_train", 0, 0, -1)]
+    assert trainer.training_error is info.value

@@ -1,0 +1,91 @@
+"""How a training ends: the trainer's error policy around its main loop, in one place."""
+from tfloop.callbacks.base import StopTraining
+from tfloop.compat import tf
+from tfloop.utils import logger
+
+__all__ = ["TrainingErrorPolicy"]
+
+
+class TrainingErrorPolicy:
+    """The context manager a trainer runs its main loop in; it decides how training ends.
+
+    - ``StopTraining`` (raised by a callback, or by the loop when a hook requested a stop) ends
+      training cleanly: logged, not re-raised.
+    - ``KeyboardInterrupt`` (Ctrl-C) and any other exception are logged with the global step and
+      re-raised once every ``after_train`` ran.
+    - A ``tf.errors.OutOfRangeError`` raised during an epoch's steps means the input ran out before
+      ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix.
+    - ``trainer.training_error`` is set to the error that ended training (None for a clean end)
+      before ``after_train`` runs, so callbacks can tell a failed run from a finished one.
+    - ``after_train`` of every callback always runs. When it raises after a clean end, that error
+      propagates; after a failed run it is logged and the first error is re-raised.
+
+    Args:
+        trainer (Trainer): the trainer whose ``loop`` counters it reads and whose
+            ``training_error`` it sets.
+        callbacks (Callbacks): the group of the trainer's callbacks, whose ``after_train`` it runs.
+        input_source (InputSource): the trainer's input, named when it runs out.
+
+    Example:
+        >>> policy = TrainingErrorPolicy(trainer, callbacks, input_source)
+        >>> with trainer.graph.as_default(), trainer.sess.as_default(), policy:
+        ...     callbacks.before_train()
+        ...     for _ in trainer.loop.epochs():
+        ...         ...
+    """
+
+    def __init__(self, trainer, callbacks, input_source):
+        self.trainer = trainer
+        self.callbacks = callbacks
+        self.input_source = input_source
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        error = self._error_to_raise(exc)
+        self.trainer.training_error = error
+        try:
+            self.callbacks.after_train()
+        except BaseException as after_train_error:
+            if error is None:
+                raise
+            logger.error(f"after_train also failed: {type(after_train_error).__name__}: "
+                         f"{after_train_error}")
+        if error is None or error is exc:
+            return error is None
+        raise error from None
+
+    def _error_to_raise(self, exc):
+        """Log how training ended; return the error to raise after ``after_train`` (None for a
+        clean end)."""
+        loop = self.trainer.loop
+        if exc is None:
+            return None
+        if isinstance(exc, StopTraining):
+            logger.info(f"Training stopped: {exc}")
+            return None
+        if isinstance(exc, KeyboardInterrupt):
+            logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
+            return exc
+        if isinstance(exc, tf.errors.OutOfRangeError) and loop.running_steps:
+            exc = input_ran_out_error(loop, self.input_source)
+        logger.error(f"Training failed at global step {loop.global_step}: "
+                     f"{type(exc).__name__}: {exc}")
+        return exc
+
+
+def input_ran_out_error(loop, input_source):
+    """The error for an input that ran out during an epoch's steps: empty from the first step, or
+    shorter than ``steps_per_epoch`` and not repeated."""
+    source = input_source if input_source is not None else "input"
+    if loop.global_step == 0:
+        return ValueError(f"The input {source} yielded no data at the first step: it is empty. "
+                          "Check what builds it (a filter that drops everything, an empty file "
+                          "list).")
+    return ValueError(
+        f"The input {source} ran out at step {loop.local_step} of epoch {loop.epoch_num} (global "
+        f"step {loop.global_step}), before the epoch's steps_per_epoch={loop.steps_per_epoch} "
+        "steps: it is not repeated and has fewer batches. Repeat it (dataset.repeat(), or "
+        "DatasetInput(ds) which repeats a finite dataset), or set steps_per_epoch to its number "
+        "of batches.")
