@@ -23,9 +23,18 @@ __all__ = ["Conv2D", "Conv2DTranspose", "Deconv2D"]
 _CONV_ALIASES = {"out_channel": "filters", "kernel_shape": "kernel_size", "stride": "strides"}
 
 
-def _bias(filters, dtype, initializer, regularizer):
-    return new_variable("b", [filters], initializer or tfv1.zeros_initializer(), regularizer,
-                        dtype=dtype)
+def _finish_conv(y, W, filters, dtype, data_format, use_bias, bias_initializer,
+                 bias_regularizer, activation, activity_regularizer):
+    """Add the bias ``b`` (with ``use_bias``) and the activation; the output's ``variables``
+    hold ``W`` (and ``b``)."""
+    variables = VariableHolder(W=W)
+    if use_bias:
+        variables.b = new_variable("b", [filters], bias_initializer or tfv1.zeros_initializer(),
+                                   bias_regularizer, dtype=dtype)
+        y = tf.nn.bias_add(y, variables.b, data_format=data_format)
+    y = finish_output(y, activation, activity_regularizer)
+    y.variables = variables
+    return y
 
 
 @layer_register(log_shape=True)
@@ -82,13 +91,8 @@ def Conv2D(inputs, filters, kernel_size, strides=(1, 1), padding="same",
         return tf.concat([tf.nn.conv2d(xi, wi, **kwargs) for xi, wi in groups], axis)
 
     y = run_in_layout(inputs, data_format, conv)
-    variables = VariableHolder(W=W)
-    if use_bias:
-        variables.b = _bias(filters, inputs.dtype, bias_initializer, bias_regularizer)
-        y = tf.nn.bias_add(y, variables.b, data_format=data_format)
-    y = finish_output(y, activation, activity_regularizer)
-    y.variables = variables
-    return y
+    return _finish_conv(y, W, filters, inputs.dtype, data_format, use_bias, bias_initializer,
+                        bias_regularizer, activation, activity_regularizer)
 
 
 def _transposed_size(size, stride, kernel, padding):
@@ -142,13 +146,8 @@ def Conv2DTranspose(inputs, filters, kernel_size, strides=(1, 1), padding="same"
         return y
 
     y = run_in_layout(inputs, data_format, deconv)
-    variables = VariableHolder(W=W)
-    if use_bias:
-        variables.b = _bias(filters, inputs.dtype, bias_initializer, bias_regularizer)
-        y = tf.nn.bias_add(y, variables.b, data_format=data_format)
-    y = finish_output(y, activation, activity_regularizer)
-    y.variables = variables
-    return y
+    return _finish_conv(y, W, filters, inputs.dtype, data_format, use_bias, bias_initializer,
+                        bias_regularizer, activation, activity_regularizer)
 
 
 Deconv2D = Conv2DTranspose
