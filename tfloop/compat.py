@@ -26,8 +26,8 @@ def _parse_version(version):
 TF_VERSION = _parse_version(tf.__version__)
 if TF_VERSION < MIN_TF_VERSION:
     raise ImportError(
-        "tfloop needs TensorFlow >= {}.{}, found {}: run `pip install -U tfloop[cpu]`.".format(
-            *MIN_TF_VERSION, tf.__version__))
+        f"tfloop needs TensorFlow >= {MIN_TF_VERSION[0]}.{MIN_TF_VERSION[1]}, found "
+        f"{tf.__version__}: run `pip install -U tfloop[cpu]`.")
 
 tfv1 = tf.compat.v1
 

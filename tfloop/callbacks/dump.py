@@ -164,10 +164,10 @@ class DumpTensorAsImage(_StepDumper):
                 im = im[:, :, np.newaxis]
             if im.ndim != 3 or im.shape[2] not in _PNG_COLOR_TYPES:
                 raise ValueError(
-                    "{}: {} must give HW or HWC images with 1, 3 or 4 channels, or a batch of them "
-                    "(NHWC or a list); got {} of shape {}. Use map_func to reshape it.".format(
-                        self, self.name, "a batch with an image" if batch else "an image",
-                        im.shape if batch else np.shape(value)))
+                    f"{self}: {self.name} must give HW or HWC images with 1, 3 or 4 channels, or a "
+                    "batch of them (NHWC or a list); got "
+                    f"{'a batch with an image' if batch else 'an image'} of shape "
+                    f"{im.shape if batch else np.shape(value)}. Use map_func to reshape it.")
             result.append(np.clip(im.astype(np.float64) * self.scale, 0, 255).astype(np.uint8))
         return result, batch
 

@@ -143,20 +143,20 @@ def _close_matches(tower, name):
     candidates = [op.name[len(prefix):] for op in tfv1.get_default_graph().get_operations()
                   if op.name.startswith(prefix)]
     close = difflib.get_close_matches(get_op_tensor_name(name)[0], candidates, n=5, cutoff=0.5)
-    return " Close matches: {}.".format(", ".join(close)) if close else ""
+    return f" Close matches: {', '.join(close)}." if close else ""
 
 
 def _check_rank(inferencer, tensor, rank, hint):
     if tensor.shape.rank is not None and tensor.shape.rank != rank:
-        raise ValueError("{} needs {} to be {}, but its shape is {}. {}".format(
-            inferencer, tensor.name, "a scalar" if rank == 0 else "a per-example vector",
-            tensor.shape, hint))
+        raise ValueError(f"{inferencer} needs {tensor.name} to be "
+                         f"{'a scalar' if rank == 0 else 'a per-example vector'}, but its shape is "
+                         f"{tensor.shape}. {hint}")
 
 
 def _check_value_rank(inferencer, name, value, rank):
     if np.ndim(value) != rank:
-        raise ValueError("{} got a value of shape {} for {!r}; it needs {}.".format(
-            inferencer, np.shape(value), name, "a scalar" if rank == 0 else "a per-example vector"))
+        raise ValueError(f"{inferencer} got a value of shape {np.shape(value)} for {name!r}; it "
+                         f"needs {'a scalar' if rank == 0 else 'a per-example vector'}.")
 
 
 class ScalarStats(Inferencer):

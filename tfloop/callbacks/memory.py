@@ -112,7 +112,7 @@ class PeakMemoryTracker(Callback):
         for device in self.devices:
             peak = tf.config.experimental.get_memory_info(device)["peak"]
             tf.config.experimental.reset_memory_stats(device)
-            self.trainer.monitors.put_scalar("PeakMemory(MB)/gpu:{}".format(device.split(":")[1]),
+            self.trainer.monitors.put_scalar(f"PeakMemory(MB)/gpu:{device.split(':')[1]}",
                                              peak / _MB)
 
 

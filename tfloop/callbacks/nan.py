@@ -37,7 +37,7 @@ class NaNLossError(NonFiniteError):
 
 def _describe(name, nan, inf, size):
     if size == 1:
-        return "{} is {}".format(name, "NaN" if nan else "Inf")
+        return f"{name} is {'NaN' if nan else 'Inf'}"
     return f"{name} has {nan} NaN and {inf} Inf among its {size} values"
 
 
@@ -75,8 +75,8 @@ class _FiniteCheck(Callback):
         counts = []
         for name, t in checked:
             if not isinstance(t, tf.Tensor) or not t.dtype.is_floating:
-                raise TypeError("{} checks float tensors; {!r} is {}.".format(
-                    self, name, getattr(getattr(t, "dtype", None), "name", type(t).__name__)))
+                raise TypeError(f"{self} checks float tensors; {name!r} is "
+                                f"{getattr(getattr(t, 'dtype', None), 'name', type(t).__name__)}.")
             counts.append(tf.stack([tf.reduce_sum(tf.cast(tf.math.is_nan(t), tf.int64)),
                                     tf.reduce_sum(tf.cast(tf.math.is_inf(t), tf.int64)),
                                     tf.size(t, out_type=tf.int64)]))
@@ -94,8 +94,8 @@ class _FiniteCheck(Callback):
             raise self._error(self._message(bad), [b[0] for b in bad], self.global_step)
 
     def _message(self, bad):
-        return "{} found non-finite values at global step {} (epoch {}): {}.".format(
-            self, self.global_step, self.epoch_num, "; ".join(_describe(*b) for b in bad))
+        return (f"{self} found non-finite values at global step {self.global_step} (epoch "
+                f"{self.epoch_num}): {'; '.join(_describe(*b) for b in bad)}.")
 
 
 class TerminateOnNaN(_FiniteCheck):
@@ -131,10 +131,9 @@ class TerminateOnNaN(_FiniteCheck):
                                    f"training tower and {e}. Pass names=[...].") from None
 
     def _message(self, bad):
-        return ("Training stopped at global step {} (epoch {}): the loss {}. Lower the learning "
-                "rate, check the input data or clip the gradients.".format(
-                    self.global_step, self.epoch_num,
-                    "; ".join(_describe(*b) for b in bad)))
+        return (f"Training stopped at global step {self.global_step} (epoch {self.epoch_num}): the "
+                f"loss {'; '.join(_describe(*b) for b in bad)}. Lower the learning rate, check the "
+                "input data or clip the gradients.")
 
 
 class CheckNumerics(_FiniteCheck):

@@ -70,10 +70,10 @@ def _find_variable(var_name, graph):
     if len(scoped) == 1:
         return scoped[0]
     if scoped:
-        raise ValueError("Several variables end with {!r}: {}. Name the one to set in full.".format(
-            var_name, ", ".join(v.name for v in scoped)))
+        raise ValueError(f"Several variables end with {var_name!r}: "
+                         f"{', '.join(v.name for v in scoped)}. Name the one to set in full.")
     close = difflib.get_close_matches(var_name, [v.name for v in variables], n=5, cutoff=0.5)
-    hint = " Close matches: {}.".format(", ".join(close)) if close else ""
+    hint = f" Close matches: {', '.join(close)}." if close else ""
     raise UnknownNameError(
         f"No variable named {var_name!r} in the graph.{hint} A hyper-parameter must be a variable, e.g. "
         "tf.compat.v1.get_variable('learning_rate', initializer=0.1, trainable=False) in "

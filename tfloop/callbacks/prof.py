@@ -184,8 +184,8 @@ class GPUUtilizationTracker(Callback):
         self._reader = threading.Thread(target=self._averager.consume, args=(self._proc.stdout,),
                                         name="GPUUtilizationTracker", daemon=True)
         self._reader.start()
-        logger.info("GPUUtilizationTracker: sampling GPU {} every {} s.".format(
-            ",".join(devices), self.interval))
+        logger.info(f"GPUUtilizationTracker: sampling GPU {','.join(devices)} every {self.interval}"
+                    " s.")
 
     def _before_epoch(self):
         if self.enabled:
@@ -200,8 +200,8 @@ class GPUUtilizationTracker(Callback):
             return
         if self._proc.poll() is not None:
             stderr = self._proc.stderr.read().strip()
-            self._disable("the sampler process {!r} exited with code {}{}".format(
-                self._proc.args[0], self._proc.returncode, ": " + stderr if stderr else ""))
+            self._disable(f"the sampler process {self._proc.args[0]!r} exited with code "
+                          f"{self._proc.returncode}{': ' + stderr if stderr else ''}")
             return
         if self._averager.bad_lines and not self._warned_bad_lines:
             logger.warning(f"GPUUtilizationTracker: ignored sampler output lines such as {self._averager.bad_lines[0]!r}.")

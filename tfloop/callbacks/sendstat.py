@@ -73,9 +73,9 @@ class SendStat(Callback):
                              )
         unknown = sorted(_placeholders(command) - set(names))
         if unknown:
-            raise ValueError("SendStat command {!r} uses {} which {} not in names={}; add them to "
-                             "names or write literal braces as {{{{ }}}}.".format(
-                                 command, unknown, "is" if len(unknown) == 1 else "are", names))
+            raise ValueError(f"SendStat command {command!r} uses {unknown} which "
+                             f"{'is' if len(unknown) == 1 else 'are'} not in names={names}; add "
+                             "them to names or write literal braces as {{ }}.")
         check_positive_number(timeout, "SendStat timeout", allow_none=True, unit="seconds")
         try:
             self.use_shell = needs_shell(command)
@@ -94,8 +94,8 @@ class SendStat(Callback):
             except KeyError:
                 missing.append(name)
         if missing:
-            logger.warning("SendStat: no value yet for {}; command not run at global step {}.".format(
-                ", ".join(missing), self.global_step))
+            logger.warning(f"SendStat: no value yet for {', '.join(missing)}; command not run at "
+                           f"global step {self.global_step}.")
             return
         self.run_command(self.command.format_map(stats))
 

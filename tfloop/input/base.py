@@ -17,13 +17,13 @@ def check_input_signature(signature):
     names = [s.name for s in signature if s.name]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ValueError("inputs() has duplicate names: {}; give every input a name of its own."
-                         .format(", ".join(duplicates)))
+        raise ValueError(f"inputs() has duplicate names: {', '.join(duplicates)}; give every input "
+                         "a name of its own.")
     return signature
 
 
 def describe_spec(spec):
-    return "{}: {} {}".format(spec.name or "<unnamed>", spec.dtype.name, spec.shape)
+    return f"{spec.name or '<unnamed>'}: {spec.dtype.name} {spec.shape}"
 
 
 def check_value_matches_spec(value, spec, where):

@@ -50,8 +50,7 @@ class CSVWriter(RecordMonitor):
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)
             if reader.fieldnames is None or list(reader.fieldnames[:2]) != list(RECORD_KEYS):
-                raise ValueError("{} does not start with the columns {}".format(
-                    path, ",".join(RECORD_KEYS)))
+                raise ValueError(f"{path} does not start with the columns {','.join(RECORD_KEYS)}")
             records = []
             for line, row in enumerate(reader, start=2):
                 if None in row or None in row.values():

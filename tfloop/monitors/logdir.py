@@ -55,7 +55,6 @@ class LogDirMonitor(MonitorBase):
         backends = getattr(getattr(self.trainer, "monitors", None), "backends", ())
         skipped = [m for m in backends
                    if isinstance(m, LogDirMonitor) and m.resolve_logdir() is None] or [self]
-        logger.warning("No log directory is set, so {} {} skipped: call "
-                       "tfloop.utils.logger.set_logger_dir(...) before training to write them."
-                       .format(", ".join(str(m) for m in skipped),
-                               "is" if len(skipped) == 1 else "are"))
+        logger.warning(f"No log directory is set, so {', '.join(str(m) for m in skipped)} "
+                       f"{'is' if len(skipped) == 1 else 'are'} skipped: call "
+                       "tfloop.utils.logger.set_logger_dir(...) before training to write them.")

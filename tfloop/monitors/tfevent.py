@@ -46,8 +46,7 @@ class _EventFile:
     raises later at an unrelated call)."""
 
     def __init__(self, logdir, suffix):
-        name = "events.out.tfevents.{}.{}{}".format(int(time.time()), socket.gethostname(),
-                                                     suffix or "")
+        name = f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}{suffix or ''}"
         self.path = os.path.join(logdir, name)
         index = 1
         while os.path.exists(self.path):  # another file of this second: never overwrite it
@@ -143,12 +142,12 @@ class TFEventWriter(LogDirMonitor):
                     pass
             if not self._failing:
                 message = e.message if isinstance(e, tf.errors.OpError) else str(e)
-                logger.error("TFEventWriter could not write TensorBoard events to {} at global "
-                             "step {}: {}: {}. Events are dropped until the next epoch ends, then "
-                             "a new event file is tried; training continues. Check the free space "
-                             "of {}.".format(getattr(broken, "path", self.logdir), self.global_step,
-                                             type(e).__name__, message.splitlines()[0] if message
-                                             else "", self.logdir))
+                logger.error("TFEventWriter could not write TensorBoard events to "
+                             f"{getattr(broken, 'path', self.logdir)} at global step "
+                             f"{self.global_step}: {type(e).__name__}: "
+                             f"{message.splitlines()[0] if message else ''}. Events are dropped "
+                             "until the next epoch ends, then a new event file is tried; training "
+                             f"continues. Check the free space of {self.logdir}.")
             self._failing = self._paused = True
             return False
         if wrote and self._failing:

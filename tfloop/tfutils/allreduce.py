@@ -94,8 +94,8 @@ def allreduce_grads(tower_grads, devices, average=True, mode="add_n", group=None
         >>> reduced = allreduce_grads([[g0_w, g0_b], [g1_w, g1_b]], ["/cpu:0", "/cpu:1"])
     """
     if mode not in ALLREDUCE_MODES:
-        raise ValueError("Unknown all-reduce mode {!r}: use one of {}.".format(
-            mode, ", ".join(ALLREDUCE_MODES)))
+        raise ValueError(f"Unknown all-reduce mode {mode!r}: use one of "
+                         f"{', '.join(ALLREDUCE_MODES)}.")
     _check_tower_grads(tower_grads, devices)
     tower_grads = [[densify(g) for g in grads] for grads in tower_grads]
     if mode == "add_n":

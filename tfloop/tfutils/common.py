@@ -26,7 +26,7 @@ def get_op_tensor_name(name):
 def _unknown_name_error(graph, name):
     candidates = [op.name for op in graph.get_operations()]
     close = difflib.get_close_matches(get_op_tensor_name(name)[0], candidates, n=5, cutoff=0.5)
-    hint = " Close matches: {}.".format(", ".join(close)) if close else ""
+    hint = f" Close matches: {', '.join(close)}." if close else ""
     return UnknownNameError(f"No tensor or op named {name!r} in the graph.{hint}")
 
 

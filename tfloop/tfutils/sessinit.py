@@ -38,9 +38,9 @@ def _reading_checkpoint(path):
         files = sorted(n for n in os.listdir(directory or ".")
                        if n == base + ".index" or n.startswith(base + ".data-"))
         raise ValueError(
-            "Checkpoint {} is corrupt ({}): its files {} were changed after they were written (a "
-            "bad disk, an interrupted copy). Use an earlier checkpoint, e.g. another model-<step> "
-            "in {}.".format(path, detail, ", ".join(files), directory or ".")) from None
+            f"Checkpoint {path} is corrupt ({detail}): its files {', '.join(files)} were changed "
+            "after they were written (a bad disk, an interrupted copy). Use an earlier "
+            f"checkpoint, e.g. another model-<step> in {directory or '.'}.") from None
 
 
 class SaverRestore(MatchingInit):
@@ -96,9 +96,8 @@ class SaverRestore(MatchingInit):
         if self._saver is not None:
             with _reading_checkpoint(self.path):
                 self._saver.restore(sess, self.path)
-        logger.info("Restored {} variable(s){} from {}.".format(
-            len(self.restored), " and {}".format(", ".join(self.restored_saveables))
-            if self.restored_saveables else "", self.path))
+        saveables = f" and {', '.join(self.restored_saveables)}" if self.restored_saveables else ""
+        logger.info(f"Restored {len(self.restored)} variable(s){saveables} from {self.path}.")
 
 
 class SaverRestoreRelaxed(AssignFromValues, SaverRestore):
@@ -190,7 +189,7 @@ class ChainInit(SessionInit):
             s.init(sess)
 
     def __str__(self):
-        return "ChainInit({})".format(", ".join(str(s) for s in self.inits))
+        return f"ChainInit({', '.join(str(s) for s in self.inits)})"
 
 
 def _load_npz(path):

@@ -69,8 +69,8 @@ def _describe(shape, dtype):
 
 def warn_initial_values(missing):
     if missing:
-        logger.warning("{} variable(s) keep their initial values: {}.".format(
-            len(missing), ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")))
+        logger.warning(f"{len(missing)} variable(s) keep their initial values: "
+                       f"{', '.join(missing[:10]) + (', ...' if len(missing) > 10 else '')}.")
 
 
 class MatchingInit(SessionInit):
@@ -105,10 +105,11 @@ class MatchingInit(SessionInit):
         pairs, graph_only, mismatched = self._pair(graph_vars, source, key_of, ignore)
         if mismatched and not self.relaxed:
             raise ValueError(
-                "{}: {} variable(s) differ in shape or dtype between the graph and {}: {}. Use "
-                "SaverRestoreRelaxed or SmartInit(..., ignore_mismatch=True) to skip them, or "
-                "ignore=[names].".format(self, len(mismatched), self.source_name, "; ".join(
-                    "{} is {} in the graph but {} there".format(*m) for m in mismatched)))
+                f"{self}: {len(mismatched)} variable(s) differ in shape or dtype between the graph "
+                f"and {self.source_name}: "
+                f"{'; '.join(f'{n} is {g} in the graph but {c} there' for n, g, c in mismatched)}"
+                ". Use SaverRestoreRelaxed or SmartInit(..., ignore_mismatch=True) to skip them, "
+                "or ignore=[names].")
         seen = {key_of(n) for n in ignore} | set(pairs) | {key_of(m[0]) for m in mismatched}
         checkpoint_only = {k: list(s) for k, (s, _) in source.items() if k not in seen}
         report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
@@ -160,11 +161,11 @@ class MatchingInit(SessionInit):
         def listed(names):
             names = sorted(names)
             return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") if names else "none"
-        return ("{}: {} holds none of the model's trainable variables, so it is not a checkpoint "
-                "of this model (or the names need prefix=). Trainable variables missing there: {}. "
-                "Its variables not in the graph: {}. Check the path, or use prefix= / ignore= to "
-                "match the names.".format(self, self.source_name, listed(trainable - ignore),
-                                          listed(n for n in source_only if n != "global_step")))
+        return (f"{self}: {self.source_name} holds none of the model's trainable variables, so it "
+                "is not a checkpoint of this model (or the names need prefix=). Trainable "
+                f"variables missing there: {listed(trainable - ignore)}. Its variables not in the "
+                f"graph: {listed(n for n in source_only if n != 'global_step')}. Check the path, "
+                "or use prefix= / ignore= to match the names.")
 
     def _castable(self, src, dst):
         return self.relaxed and ((src.is_floating and dst.is_floating) or

@@ -52,8 +52,8 @@ def _check_types(types, where):
     types = list(types)
     unknown = [t for t in types if t not in _SUMMARY_TYPES]
     if unknown or not types:
-        raise ValueError("{}: summary types must be a non-empty list of {}; got {!r}.".format(
-            where, ", ".join(sorted(_SUMMARY_TYPES)), types))
+        raise ValueError(f"{where}: summary types must be a non-empty list of "
+                         f"{', '.join(sorted(_SUMMARY_TYPES))}; got {types!r}.")
     return list(dict.fromkeys(types))
 
 
@@ -156,9 +156,8 @@ def add_param_summary(*summary_lists, collections=None):
                                           collections=collections))
     for pattern, _ in pairs:
         if pattern.pattern not in matched:
-            logger.warning("add_param_summary: regex {!r} matches no trainable variable; they are: "
-                           "{}.".format(pattern.pattern, ", ".join(p.op.name for p in params) or
-                                        "none"))
+            logger.warning(f"add_param_summary: regex {pattern.pattern!r} matches no trainable "
+                           f"variable; they are: {', '.join(p.op.name for p in params) or 'none'}.")
     return ops
 
 

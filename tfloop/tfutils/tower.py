@@ -237,10 +237,10 @@ class TowerFunc:
         try:
             sig.bind(*self.input_signature)
         except TypeError:
-            raise TypeError("The tower function {} takes {} but the model declares {} inputs ({})."
-                            .format(getattr(self._tower_fn, "__qualname__", self._tower_fn), sig,
-                                    len(self.input_signature),
-                                    ", ".join(s.name or "?" for s in self.input_signature))) from None
+            raise TypeError("The tower function "
+                            f"{getattr(self._tower_fn, '__qualname__', self._tower_fn)} takes {sig}"
+                            f" but the model declares {len(self.input_signature)} inputs ("
+                            f"{', '.join(s.name or '?' for s in self.input_signature)}).") from None
 
     def __call__(self, *inputs):
         ctx = get_current_tower_context()

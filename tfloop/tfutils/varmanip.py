@@ -58,16 +58,15 @@ def is_complete_checkpoint(prefix):
         (bool, str): the verdict and, when incomplete, why.
     """
     if not os.path.isfile(prefix + ".index"):
-        return False, "no {} file".format(os.path.basename(prefix) + ".index")
+        return False, f"no {os.path.basename(prefix) + '.index'} file"
     try:
         reader = tf.train.load_checkpoint(prefix)
     except (tf.errors.OpError, ValueError) as e:
-        return False, "its index cannot be read ({})".format(getattr(e, "message", e))
+        return False, f"its index cannot be read ({getattr(e, 'message', e)})"
     data = _data_files(prefix)
     shards = {int(_DATA_SUFFIX.search(f).group(1)) for f in data}
     if not data or len(shards) != 1 or len(data) != shards.pop():
-        return False, "data files missing (found {})".format(
-            [os.path.basename(f) for f in data] or "none")
+        return False, f"data files missing (found {[os.path.basename(f) for f in data] or 'none'})"
     size = sum(os.path.getsize(f) for f in data)
     expected = _expected_data_bytes(reader)
     if size < expected:
@@ -119,12 +118,12 @@ def find_latest_checkpoint(directory, accept=None):
             ok, why = False, "its companion files were not written"
         if ok:
             if skipped:
-                logger.warning("Skipped incomplete checkpoint(s) in {}: {}. Using {}.".format(
-                    directory, "; ".join(skipped), os.path.basename(prefix)))
+                logger.warning(f"Skipped incomplete checkpoint(s) in {directory}: "
+                               f"{'; '.join(skipped)}. Using {os.path.basename(prefix)}.")
             return prefix
         skipped.append(f"{os.path.basename(prefix)} ({why})")
     if skipped:
-        logger.warning("No complete checkpoint in {}: {}.".format(directory, "; ".join(skipped)))
+        logger.warning(f"No complete checkpoint in {directory}: {'; '.join(skipped)}.")
     return None
 
 
@@ -156,10 +155,10 @@ def get_checkpoint_path(path):
         parent = os.path.dirname(prefix) or "."
         if not near and os.path.isdir(parent):
             near = [os.path.basename(p) for p in list_checkpoints(parent)]
+        nearby = f" Checkpoints nearby: {', '.join(near)}." if near else ""
         raise FileNotFoundError(
-            "No checkpoint at {}: give a checkpoint prefix (model-<step>), one of its files, or a "
-            "directory holding checkpoints.{}".format(
-                path, " Checkpoints nearby: {}.".format(", ".join(near)) if near else ""))
+            f"No checkpoint at {path}: give a checkpoint prefix (model-<step>), one of its files, "
+            f"or a directory holding checkpoints.{nearby}")
     ok, why = is_complete_checkpoint(prefix)
     if not ok:
         raise ValueError(f"Checkpoint {prefix} is incomplete: {why}. Use an earlier checkpoint or its "
@@ -212,7 +211,7 @@ def restore_report(graph_only, checkpoint_only, mismatched=(), source=""):
         rows.append(["mismatch", name, in_graph, in_checkpoint])
     if not rows:
         return ""
-    title = "Variables not restored{}:".format(" from " + source if source else "")
+    title = f"Variables not restored{' from ' + source if source else ''}:"
     return title + "\n" + tabulate(rows, headers=["status", "variable", "graph", "checkpoint"])
 
 

@@ -85,8 +85,8 @@ class ClusterTask:
         if "worker" not in jobs:
             raise ValueError(f"The cluster has no 'worker' job: {cluster.as_dict()}.")
         if job_name not in jobs:
-            raise ValueError("Task type {!r} is not a job of the cluster (jobs: {}).".format(
-                job_name, ", ".join(jobs)))
+            raise ValueError(f"Task type {job_name!r} is not a job of the cluster (jobs: "
+                             f"{', '.join(jobs)}).")
         if not is_int(task_index) or not 0 <= task_index < cluster.num_tasks(job_name):
             raise ValueError(f"Task index {task_index!r} is out of range: job {job_name!r} has {cluster.num_tasks(job_name)} task(s).")
         self.cluster = cluster

@@ -196,8 +196,9 @@ class AutoResumeTrainConfig(TrainConfig):
         self.starting_epoch = epoch
         self.starting_local_step = local_step
         self.resume_from = prefix
-        logger.info("Resuming from {}: epoch {}, step {} of the epoch, global step {}.".format(
-            prefix, epoch, local_step, (state or {}).get("global_step", checkpoint_global_step(prefix))))
+        logger.info(f"Resuming from {prefix}: epoch {epoch}, step {local_step} of the epoch, "
+                    "global step "
+                    f"{(state or {}).get('global_step', checkpoint_global_step(prefix))}.")
 
     def _position(self, prefix, state):
         spe = self.steps_per_epoch
@@ -209,10 +210,10 @@ class AutoResumeTrainConfig(TrainConfig):
                              "has no resume state, and the data's size is unknown).")
         epoch, local_step = global_step // spe + 1, global_step % spe
         if state is not None:
-            logger.warning("{} was written with steps_per_epoch={}, this run has {}: continuing at "
-                           "global step {} (epoch {}, step {}); the input restarts from its "
-                           "beginning.".format(resume_state_path(prefix), state["steps_per_epoch"],
-                                               spe, global_step, epoch, local_step))
+            logger.warning(f"{resume_state_path(prefix)} was written with steps_per_epoch="
+                           f"{state['steps_per_epoch']}, this run has {spe}: continuing at global "
+                           f"step {global_step} (epoch {epoch}, step {local_step}); the input "
+                           "restarts from its beginning.")
             state.pop("iterator_bytes", None)
         elif local_step:
             logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} (epoch {epoch}, step "

@@ -31,8 +31,8 @@ def resolve_devices(gpus):
     devices = [_device_of(item) for item in gpus]
     duplicates = sorted({d for d in devices if devices.count(d) > 1})
     if duplicates:
-        raise ValueError("gpus lists {} more than once: every tower needs its own device."
-                         .format(", ".join(duplicates)))
+        raise ValueError(f"gpus lists {', '.join(duplicates)} more than once: every tower needs "
+                         "its own device.")
     return devices
 
 
@@ -89,5 +89,5 @@ def check_session_devices(sess, devices, who):
                         f"device_count={{'CPU': {index + 1}}}) (the trainer's default session config has "
                         f"it), a worker's server create_server(..., num_cpu_devices={index + 1})."
                         )
-            raise ValueError("{}: tower device {} is not in the session, which has {}.{}".format(
-                who, device, ", ".join(have), hint))
+            raise ValueError(f"{who}: tower device {device} is not in the session, which has "
+                             f"{', '.join(have)}.{hint}")

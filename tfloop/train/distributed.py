@@ -298,9 +298,9 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
             variables = var_lists[0]
             with tf.name_scope("sync"):
                 train_op = self._build_sync(opt, grads, variables, global_step)
-        logger.info("{}: {} tower(s) on {} (one batch each per step), variables on {}.".format(
-            type(self).__name__, self.num_towers, ", ".join(self.devices),
-            ", ".join(sorted({v.device for v in variables}))))
+        logger.info(f"{type(self).__name__}: {self.num_towers} tower(s) on "
+                    f"{', '.join(self.devices)} (one batch each per step), variables on "
+                    f"{', '.join(sorted({v.device for v in variables}))}.")
         return train_op
 
     def _build_sync(self, opt, grads, variables, global_step):

@@ -134,10 +134,10 @@ def match_tower_copies(tower_variables):
         missing = [v.op.name for v in first if v.op.name not in by_name]
         if missing or extra:
             raise ValueError(
-                "Tower {} did not create its own copy of every variable of tower 0 (missing: {}; "
-                "unexpected: {}). Create variables with tf.compat.v1.get_variable inside the tower "
-                "function, and the same ones in every call.".format(
-                    i, missing or "none", extra or "none"))
+                f"Tower {i} did not create its own copy of every variable of tower 0 (missing: "
+                f"{missing or 'none'}; unexpected: {extra or 'none'}). Create variables with "
+                "tf.compat.v1.get_variable inside the tower function, and the same ones in every "
+                "call.")
         result.append([by_name[v.op.name] for v in first])
     return result
 
@@ -198,8 +198,8 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
             gpu_only = all(device_key(d)[2] == "GPU" for d in self.devices)
             mode = "nccl" if gpu_only and self.num_towers > 1 else "add_n"
         if mode not in ALLREDUCE_MODES:
-            raise ValueError("Unknown mode {!r}: use one of {} (or None).".format(
-                mode, ", ".join(ALLREDUCE_MODES)))
+            raise ValueError(f"Unknown mode {mode!r}: use one of {', '.join(ALLREDUCE_MODES)} (or "
+                             "None).")
         if mode == "nccl" and any(device_key(d)[2] != "GPU" for d in self.devices):
             raise ValueError(f"mode 'nccl' needs GPU devices, got {self.devices}.")
         self.average = bool(average)
@@ -221,10 +221,9 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
             train_op = opt.apply_gradients(pairs, global_step=global_step, name="train_op")
         self.replica_variables = localize_copies(graph, existing)
         self._build_broadcast()
-        logger.info("{}: {} towers on {} (one batch each per step), all-reduce {!r}, {} "
-                    "variable(s) with copies.".format(
-                        type(self).__name__, self.num_towers, ", ".join(self.devices), self.mode,
-                        len(self.replica_variables)))
+        logger.info(f"{type(self).__name__}: {self.num_towers} towers on {', '.join(self.devices)} "
+                    f"(one batch each per step), all-reduce {self.mode!r}, "
+                    f"{len(self.replica_variables)} variable(s) with copies.")
         return train_op
 
     def _allreduce(self, grads):
@@ -329,9 +328,9 @@ class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
         global_step, opt, grads, var_lists = self._towers_on_shared_variables(input, get_opt_fn)
         variables = var_lists[0]
         averaged = average_on_variable_devices(grads, var_lists[0])
-        logger.info("{}: {} towers on {} (one batch each per step), variables on {}.".format(
-            type(self).__name__, self.num_towers, ", ".join(self.devices),
-            ", ".join(sorted({v.device for v in variables}))))
+        logger.info(f"{type(self).__name__}: {self.num_towers} towers on {', '.join(self.devices)} "
+                    "(one batch each per step), variables on "
+                    f"{', '.join(sorted({v.device for v in variables}))}.")
         return opt.apply_gradients(list(zip(averaged, var_lists[0])), global_step=global_step,
                                    name="train_op")
 

@@ -48,8 +48,8 @@ def _pid_alive(pid):
 def _describe(owner):
     if not owner:
         return "another process (its lock file names none)"
-    return "process {} on host {} (started {}, argv: {})".format(
-        owner.get("pid"), owner.get("host"), owner.get("start", "?"), owner.get("argv", "?"))
+    return (f"process {owner.get('pid')} on host {owner.get('host')} (started "
+            f"{owner.get('start', '?')}, argv: {owner.get('argv', '?')})")
 
 
 class DirLock:

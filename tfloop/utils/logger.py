@@ -181,9 +181,9 @@ def _lock_existing(dirname):
                               "write to.") from None
     owner = lock.taken_over
     if owner and owner.get("pid") != os.getpid():
-        info("Log directory {}: the lock of process {} (host {}, started {}) was left by a run that "
-             "is no longer running; taking it over.".format(dirname, owner.get("pid"),
-                                                            owner.get("host"), owner.get("start")))
+        info(f"Log directory {dirname}: the lock of process {owner.get('pid')} (host "
+             f"{owner.get('host')}, started {owner.get('start')}) was left by a run that is no "
+             "longer running; taking it over.")
     return lock
 
 
