@@ -45,7 +45,20 @@ class _ErrorPolicy:
                                  f"({self.count} so far).")
 
 
-class AugmentImageComponent(MapDataComponent):
+class _Augmenting:
+    """The augmentors, copy flag and error policy of the augmenting DataFlows."""
+
+    def _set_augmentation(self, augmentors, copy, catch_exceptions):
+        self.augs = _as_list(augmentors)
+        self._copy = copy
+        self._errors = _ErrorPolicy(catch_exceptions)
+
+    def reset_state(self):
+        self.ds.reset_state()
+        self.augs.reset_state()
+
+
+class AugmentImageComponent(_Augmenting, MapDataComponent):
     """Augment the image ``dp[index]`` of every datapoint with a list of augmentors.
 
     Example:
@@ -66,14 +79,8 @@ class AugmentImageComponent(MapDataComponent):
             catch_exceptions (bool): drop datapoints whose augmentation fails (logging them)
                 instead of raising.
         """
-        self.augs = _as_list(augmentors)
-        self._copy = copy
-        self._errors = _ErrorPolicy(catch_exceptions)
+        self._set_augmentation(augmentors, copy, catch_exceptions)
         super().__init__(ds, self._aug_mapper, index)
-
-    def reset_state(self):
-        self.ds.reset_state()
-        self.augs.reset_state()
 
     def _aug_mapper(self, img):
         check_dtype(img)
@@ -81,7 +88,7 @@ class AugmentImageComponent(MapDataComponent):
             return self.augs.augment(copy_mod.deepcopy(img) if self._copy else img)
 
 
-class AugmentImageCoordinates(MapData):
+class AugmentImageCoordinates(_Augmenting, MapData):
     """Augment an image and an ``(N, 2)`` array of its ``(x, y)`` coordinates the same way.
 
     Example:
@@ -103,15 +110,9 @@ class AugmentImageCoordinates(MapData):
             coords_index (int or str): index or key of the coordinates.
             copy, catch_exceptions: as in :class:`AugmentImageComponent`.
         """
-        self.augs = _as_list(augmentors)
+        self._set_augmentation(augmentors, copy, catch_exceptions)
         self._img_index, self._coords_index = img_index, coords_index
-        self._copy = copy
-        self._errors = _ErrorPolicy(catch_exceptions)
         super().__init__(ds, self._aug_mapper)
-
-    def reset_state(self):
-        self.ds.reset_state()
-        self.augs.reset_state()
 
     def _aug_mapper(self, dp):
         dp = list(dp) if isinstance(dp, tuple) else dp
@@ -127,7 +128,7 @@ class AugmentImageCoordinates(MapData):
             return dp
 
 
-class AugmentImageComponents(MapData):
+class AugmentImageComponents(_Augmenting, MapData):
     """Augment several images of a datapoint (and coordinates) with the same random choices,
     drawn from the first image: e.g. an image and its segmentation mask.
 
@@ -151,17 +152,11 @@ class AugmentImageComponents(MapData):
             coords_index (tuple): indices or keys of coordinate arrays.
             copy, catch_exceptions: as in :class:`AugmentImageComponent`.
         """
-        self.augs = _as_list(augmentors)
+        self._set_augmentation(augmentors, copy, catch_exceptions)
         self._index, self._coords_index = tuple(index), tuple(coords_index)
         if not self._index:
             raise ValueError("AugmentImageComponents needs at least one image index.")
-        self._copy = copy
-        self._errors = _ErrorPolicy(catch_exceptions)
         super().__init__(ds, self._aug_mapper)
-
-    def reset_state(self):
-        self.ds.reset_state()
-        self.augs.reset_state()
 
     def _aug_mapper(self, dp):
         dp = list(dp) if isinstance(dp, tuple) else copy_mod.copy(dp)

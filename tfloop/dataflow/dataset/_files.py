@@ -2,11 +2,13 @@
 
 tfloop never downloads: a dataset reads the standard files from the directory you name (``dir=``),
 or from ``$TFLOOP_DATASET/<name>`` (``$TENSORPACK_DATASET`` is honoured too), else
-``~/tfloop_data/<name>``.
+``~/tfloop_data/<name>``. :class:`ImageLabelData` is the DataFlow part the datasets share.
 """
 import os
 
-__all__ = ["dataset_dir", "require_files"]
+from tfloop.dataflow.base import RNGDataFlow
+
+__all__ = ["dataset_dir", "require_files", "ImageLabelData"]
 
 
 def dataset_dir(subdir, dir=None):
@@ -29,3 +31,16 @@ def require_files(owner, directory, names, how_to_get):
             f"{how_to_get} tfloop does not download datasets; pass dir= to read another "
             "directory (or set $TFLOOP_DATASET).")
     return paths
+
+
+class ImageLabelData(RNGDataFlow):
+    """``[image, label]`` datapoints of the arrays ``self.images`` and ``self.labels`` (set by a
+    subclass), in a new random order at every pass when ``self.shuffle``."""
+
+    def __len__(self):
+        return len(self.images)
+
+    def __iter__(self):
+        order = self.rng.permutation(len(self)) if self.shuffle else range(len(self))
+        for k in order:
+            yield [self.images[k], self.labels[k]]

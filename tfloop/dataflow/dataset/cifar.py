@@ -4,8 +4,7 @@ import pickle
 
 import numpy as np
 
-from tfloop.dataflow.base import RNGDataFlow
-from tfloop.dataflow.dataset._files import dataset_dir, require_files
+from tfloop.dataflow.dataset._files import ImageLabelData, dataset_dir, require_files
 
 __all__ = ["Cifar10", "Cifar100", "CifarBase"]
 
@@ -35,7 +34,7 @@ def _read_batches(paths, label_key):
     return np.concatenate(images), labels
 
 
-class CifarBase(RNGDataFlow):
+class CifarBase(ImageLabelData):
     """``[image, label]`` of CIFAR: image uint8 (32, 32, 3) in [0, 255] (RGB), label an int.
 
     Example:
@@ -71,14 +70,6 @@ class CifarBase(RNGDataFlow):
         self._label_names = [n.decode() if isinstance(n, bytes) else n
                              for n in _load_pickle(paths[-1])[layout["names"]]]
         self.shuffle = train_or_test == "train" if shuffle is None else shuffle
-
-    def __len__(self):
-        return len(self.images)
-
-    def __iter__(self):
-        order = self.rng.permutation(len(self)) if self.shuffle else range(len(self))
-        for k in order:
-            yield [self.images[k], self.labels[k]]
 
     def get_per_pixel_mean(self, names=("train", "test")):
         """The mean (32, 32, 3) float32 image over the named splits."""

@@ -3,8 +3,7 @@ import gzip
 
 import numpy as np
 
-from tfloop.dataflow.base import RNGDataFlow
-from tfloop.dataflow.dataset._files import dataset_dir, require_files
+from tfloop.dataflow.dataset._files import ImageLabelData, dataset_dir, require_files
 
 __all__ = ["FashionMnist", "Mnist"]
 
@@ -27,7 +26,7 @@ def _read_idx(path, magic, dims):
     return data.reshape(shape)
 
 
-class Mnist(RNGDataFlow):
+class Mnist(ImageLabelData):
     """``[image, label]`` of MNIST: image float32 (28, 28) in [0, 1], label uint8.
 
     Reads ``train-images-idx3-ubyte.gz`` and ``train-labels-idx1-ubyte.gz`` (or the ``t10k-``
@@ -64,14 +63,6 @@ class Mnist(RNGDataFlow):
             raise ValueError(f"{image_path} has {len(images)} images but {label_path} has "
                              f"{len(self.labels)} labels.")
         self.images = images.astype(np.float32) / 255.0
-
-    def __len__(self):
-        return len(self.images)
-
-    def __iter__(self):
-        order = self.rng.permutation(len(self)) if self.shuffle else range(len(self))
-        for k in order:
-            yield [self.images[k], self.labels[k]]
 
 
 class FashionMnist(Mnist):

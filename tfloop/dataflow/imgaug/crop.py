@@ -17,7 +17,23 @@ def _check_fits(owner, img, shape):
                          f"{shape}; resize it first (e.g. imgaug.ResizeShortestEdge).")
 
 
-class RandomCrop(ImageAugmentor):
+class _FixedSizeCrop(ImageAugmentor):
+    """Crop a window of ``crop_shape`` whose top-left corner ``_corner(img)`` chooses."""
+
+    def __init__(self, crop_shape):
+        """
+        Args:
+            crop_shape: ``(h, w)`` or an int.
+        """
+        self.crop_shape = shape2d(crop_shape, f"{type(self).__name__} crop_shape")
+        super().__init__()
+
+    def get_transform(self, img):
+        _check_fits(type(self).__name__, img, self.crop_shape)
+        return CropTransform(*self._corner(img), *self.crop_shape)
+
+
+class RandomCrop(_FixedSizeCrop):
     """Crop a window of ``crop_shape`` at a random position.
 
     Example:
@@ -26,22 +42,13 @@ class RandomCrop(ImageAugmentor):
         (30, 30, 3)
     """
 
-    def __init__(self, crop_shape):
-        """
-        Args:
-            crop_shape: ``(h, w)`` or an int.
-        """
-        self.crop_shape = shape2d(crop_shape, "RandomCrop crop_shape")
-        super().__init__()
-
-    def get_transform(self, img):
-        _check_fits("RandomCrop", img, self.crop_shape)
+    def _corner(self, img):
         y0 = self.rng.randint(img.shape[0] - self.crop_shape[0] + 1)
         x0 = self.rng.randint(img.shape[1] - self.crop_shape[1] + 1)
-        return CropTransform(y0, x0, *self.crop_shape)
+        return y0, x0
 
 
-class CenterCrop(ImageAugmentor):
+class CenterCrop(_FixedSizeCrop):
     """Crop a window of ``crop_shape`` at the centre.
 
     Example:
@@ -50,19 +57,9 @@ class CenterCrop(ImageAugmentor):
         [[5, 6], [9, 10]]
     """
 
-    def __init__(self, crop_shape):
-        """
-        Args:
-            crop_shape: ``(h, w)`` or an int.
-        """
-        self.crop_shape = shape2d(crop_shape, "CenterCrop crop_shape")
-        super().__init__()
-
-    def get_transform(self, img):
-        _check_fits("CenterCrop", img, self.crop_shape)
-        y0 = int((img.shape[0] - self.crop_shape[0]) * 0.5)
-        x0 = int((img.shape[1] - self.crop_shape[1]) * 0.5)
-        return CropTransform(y0, x0, *self.crop_shape)
+    def _corner(self, img):
+        return int((img.shape[0] - self.crop_shape[0]) * 0.5), \
+            int((img.shape[1] - self.crop_shape[1]) * 0.5)
 
 
 class RandomCropRandomShape(ImageAugmentor):

@@ -53,7 +53,17 @@ class RandomApplyAug(ImageAugmentor):
         return self.aug.get_transform(img) if self.rng.rand() < self.prob else NoOpTransform()
 
 
-class RandomChooseAug(ImageAugmentor):
+class _AugmentorGroup(ImageAugmentor):
+    """An augmentor that applies some of the augmentors ``self.aug_lists``: resetting it resets
+    each of them."""
+
+    def reset_state(self):
+        super().reset_state()
+        for aug in getattr(self, "aug_lists", ()):
+            aug.reset_state()
+
+
+class RandomChooseAug(_AugmentorGroup):
     """Apply one augmentor chosen at random (uniformly, or with given probabilities).
 
     Example:
@@ -81,16 +91,11 @@ class RandomChooseAug(ImageAugmentor):
             self.prob = [1.0 / len(aug_lists)] * len(aug_lists)
         super().__init__()
 
-    def reset_state(self):
-        super().reset_state()
-        for aug in getattr(self, "aug_lists", ()):
-            aug.reset_state()
-
     def get_transform(self, img):
         return self.aug_lists[self.rng.choice(len(self.aug_lists), p=self.prob)].get_transform(img)
 
 
-class RandomOrderAug(ImageAugmentor):
+class RandomOrderAug(_AugmentorGroup):
     """Apply all augmentors, in a random order (they must not change the image's shape).
 
     Example:
@@ -108,11 +113,6 @@ class RandomOrderAug(ImageAugmentor):
         """
         self.aug_lists = list(aug_lists)
         super().__init__()
-
-    def reset_state(self):
-        super().reset_state()
-        for aug in getattr(self, "aug_lists", ()):
-            aug.reset_state()
 
     def get_transform(self, img):
         order = self.rng.permutation(len(self.aug_lists))

@@ -101,6 +101,14 @@ class Contrast(PhotometricAugmentor):
         return _finish(img * r + mean * (1 - r), img.dtype, self.clip)
 
 
+def _float_stats(img, all_channel, *reductions):
+    """``img`` as float32, then each ``reduction`` of it over all channels together
+    (``all_channel``) or over each channel, broadcastable against the image."""
+    img = img.astype("float32")
+    axes = None if all_channel else (0, 1)
+    return (img, *(reduce(img, axis=axes, keepdims=True) for reduce in reductions))
+
+
 class MeanVarianceNormalize(PhotometricAugmentor):
     """``x = (x - mean) / max(std, 1 / sqrt(number of values))``, over all channels or per
     channel. Always returns float32.
@@ -121,10 +129,7 @@ class MeanVarianceNormalize(PhotometricAugmentor):
         super().__init__()
 
     def _augment(self, img, _):
-        img = img.astype("float32")
-        axes = None if self.all_channel else (0, 1)
-        mean = np.mean(img, axis=axes, keepdims=True)
-        std = np.std(img, axis=axes, keepdims=True)
+        img, mean, std = _float_stats(img, self.all_channel, np.mean, np.std)
         std = np.maximum(std, np.float32(1.0 / np.sqrt(img.size)))
         return ((img - mean) / std).astype(np.float32)
 
@@ -286,8 +291,5 @@ class MinMaxNormalize(PhotometricAugmentor):
         super().__init__()
 
     def _augment(self, img, _):
-        img = img.astype("float32")
-        axes = None if self.all_channel else (0, 1)
-        low = np.min(img, axis=axes, keepdims=True)
-        high = np.max(img, axis=axes, keepdims=True)
+        img, low, high = _float_stats(img, self.all_channel, np.min, np.max)
         return (self.max - self.min) * (img - low) / np.maximum(high - low, 1e-12) + self.min
