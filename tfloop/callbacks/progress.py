@@ -7,6 +7,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
+from tfloop.utils.checks import check_number
 
 __all__ = ["ProgressBar"]
 
@@ -46,13 +47,10 @@ class ProgressBar(Callback):
         if isinstance(names, str):
             raise TypeError(f"ProgressBar takes a list of tensor names, got the string {names!r}; write "
                             f"ProgressBar([{names!r}]).")
-        if refresh_secs is not None and (isinstance(refresh_secs, bool) or
-                                         not isinstance(refresh_secs, (int, float)) or
-                                         refresh_secs < 0):
-            raise ValueError(f"ProgressBar: refresh_secs must be a number >= 0, got {refresh_secs!r}.")
+        self._refresh_secs = check_number(refresh_secs, "ProgressBar: refresh_secs", at_least=0,
+                                          allow_none=True)
         self._names = list(names)
         self._tags = [get_op_tensor_name(n)[0] for n in self._names]
-        self._refresh_secs = refresh_secs
         self._file = file
         self._fetches = None
         self._bar = None

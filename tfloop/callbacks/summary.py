@@ -7,6 +7,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
+from tfloop.utils.checks import check_int
 
 __all__ = ["MovingAverageSummary", "MergeAllSummaries", "SimpleMovingAverage"]
 
@@ -77,9 +78,8 @@ class MergeAllSummaries(Callback):
     """
 
     def __init__(self, period=0, run_alone=False, key=None):
-        if isinstance(period, bool) or not isinstance(period, int) or period < 0:
-            raise ValueError("MergeAllSummaries: period must be an int >= 0 (0: once per epoch), "
-                             f"got {period!r}.")
+        period = check_int(period, "MergeAllSummaries: period", at_least=0,
+                           note="0: once per epoch")
         if not isinstance(run_alone, bool):
             raise TypeError(f"MergeAllSummaries: run_alone must be True or False, got "
                             f"{run_alone!r} (the collection is key=).")
@@ -157,9 +157,7 @@ class SimpleMovingAverage(Callback):
         self._names = list(tensors)
         if not self._names or not all(isinstance(n, str) and n for n in self._names):
             raise ValueError(f"SimpleMovingAverage needs tensor names, got {tensors!r}.")
-        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
-            raise ValueError(f"SimpleMovingAverage: window_size must be an int >= 1, got "
-                             f"{window_size!r}.")
+        window_size = check_int(window_size, "SimpleMovingAverage: window_size", at_least=1)
         self._display_names = [n[:-2] if n.endswith(":0") else n for n in self._names]
         self._window = window_size
         self._queue = collections.deque(maxlen=window_size)

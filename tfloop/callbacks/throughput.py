@@ -5,6 +5,7 @@ import statistics
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
+from tfloop.utils.checks import check_int, check_positive_number
 from tfloop.utils.timer import Clock
 
 __all__ = ["ThroughputTracker", "EstimatedTimeLeft", "format_duration"]
@@ -27,10 +28,6 @@ def format_duration(seconds):
     return f"{minutes}m {secs:02d}s"
 
 
-def _positive_number(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    return value
 
 
 class ThroughputTracker(Callback):
@@ -55,9 +52,8 @@ class ThroughputTracker(Callback):
     _chief_only = False
 
     def __init__(self, samples_per_step=None, clock=None):
-        if samples_per_step is not None:
-            _positive_number(samples_per_step, "ThroughputTracker: samples_per_step")
-        self._samples_per_step = samples_per_step
+        self._samples_per_step = check_positive_number(
+            samples_per_step, "ThroughputTracker: samples_per_step", allow_none=True)
         self._clock = clock or Clock()
         self._batch_size = None
         self._start = None
@@ -136,10 +132,7 @@ class EstimatedTimeLeft(Callback):
     """
 
     def __init__(self, last_k_epochs=5, median=True, clock=None):
-        if isinstance(last_k_epochs, bool) or not isinstance(last_k_epochs, int) or \
-                last_k_epochs < 1:
-            raise ValueError(f"EstimatedTimeLeft: last_k_epochs must be an int >= 1, got {last_k_epochs!r}."
-                             )
+        last_k_epochs = check_int(last_k_epochs, "EstimatedTimeLeft: last_k_epochs", at_least=1)
         self._durations = collections.deque(maxlen=last_k_epochs)
         self._median = bool(median)
         self._clock = clock or Clock()

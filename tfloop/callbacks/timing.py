@@ -5,6 +5,7 @@ from tabulate import tabulate
 
 from tfloop.callbacks.base import Callback, ProxyCallback, _defines_below
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["CallbackTimeLogger"]
 
@@ -71,10 +72,8 @@ class CallbackTimeLogger(Callback):
                 or not 0 <= min_share <= 1:
             raise ValueError(f"CallbackTimeLogger min_share must be a fraction in [0, 1], got {min_share!r}."
                              )
-        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
-            raise ValueError(f"CallbackTimeLogger max_rows must be a positive int, got {max_rows!r}.")
         self.min_share = min_share
-        self.max_rows = max_rows
+        self.max_rows = check_positive_int(max_rows, "CallbackTimeLogger max_rows")
         self._clock = clock
         self._cells = {}
         self._totals = {}

@@ -1,16 +1,13 @@
 """Wrappers that decide *when* a callback's work runs; the callback itself says *what*."""
 from tfloop.callbacks.base import ProxyCallback
+from tfloop.utils.checks import check_callable, check_positive_number
 from tfloop.utils.timer import Clock
 
 __all__ = ["PeriodicTrigger", "PeriodicCallback", "EnableCallbackIf"]
 
 
 def _check_period(name, value):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    return value
+    return None if value is None else check_positive_number(value, name)
 
 
 class PeriodicTrigger(ProxyCallback):
@@ -96,9 +93,7 @@ class EnableCallbackIf(ProxyCallback):
 
     def __init__(self, callback, pred):
         super().__init__(callback)
-        if not callable(pred):
-            raise TypeError(f"EnableCallbackIf needs a callable predicate, got {pred!r}.")
-        self._pred = pred
+        self._pred = check_callable(pred, "EnableCallbackIf: pred", signature="pred(self) -> bool")
         self._run_enabled = False
 
     def _before_run(self, ctx):

@@ -8,6 +8,7 @@ from datetime import datetime
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils.fs import atomic_write
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["RecordMonitor"]
 
@@ -69,11 +70,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         if not isinstance(filename, str) or not filename or os.path.basename(filename) != filename:
             raise ValueError(f"{type(self).__name__}: filename must be a plain file name (no directory), got {filename!r}."
                              )
-        if every_k_steps is not None and (isinstance(every_k_steps, bool) or
-                                          not isinstance(every_k_steps, int) or every_k_steps <= 0):
-            raise ValueError(f"{type(self).__name__}: every_k_steps must be a positive int or None, got {every_k_steps!r}.")
         self.filename = filename
-        self.every_k_steps = every_k_steps
+        self.every_k_steps = check_positive_int(every_k_steps, f"{type(self).__name__}: every_k_steps",
+                                                allow_none=True)
         self.path = None
         self.records = []
         self._since_record = {}

@@ -8,6 +8,7 @@ element, so a hook may return a new list, another tensor or nothing from one ste
 each distinct answer gets its own callable, and results are never those of another structure.
 """
 from tfloop.compat import tfv1
+from tfloop.utils.checks import check_int
 
 __all__ = ["HookedSession", "merge_run_options"]
 
@@ -103,9 +104,7 @@ class HookedSession:
     """
 
     def __init__(self, sess, hooks, max_callables=32):
-        if isinstance(max_callables, bool) or not isinstance(max_callables, int) or \
-                max_callables < 0:
-            raise ValueError(f"max_callables must be an int >= 0, got {max_callables!r}.")
+        max_callables = check_int(max_callables, "max_callables", at_least=0)
         self.sess = sess
         self.graph = sess.graph
         self._hooks = list(hooks)
