@@ -2,6 +2,11 @@
 import subprocess
 import sys
 
+import pytest
+
+from support import scaled_timeout, train_linear
+from tfloop.compat import tf
+
 BLOCK_TENSORFLOW = """
 import sys
 
@@ -23,15 +28,22 @@ except ImportError as e:
 
 def test_import_without_tensorflow_names_the_extra():
     out = subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=scaled_timeout(20))
     assert "MESSAGE: tfloop needs TensorFlow, which is not installed: run `pip install " \
            "tfloop[cpu]`" in out.stdout, out.stdout + out.stderr
 
 
+def test_training_keeps_eager_execution_on():
+    train_linear([], max_epoch=1)
+    assert tf.executing_eagerly() and float(tf.reduce_sum(tf.ones(3))) == 3.0
+
+
+@pytest.mark.slow
 def test_import_keeps_eager_execution_on():
     code = ("import tensorflow as tf, tfloop; from support import train_linear;"
             "train_linear([], max_epoch=1); print('EAGER', tf.executing_eagerly(),"
             " float(tf.reduce_sum(tf.ones(3))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=scaled_timeout(40),
                          cwd=__file__.rsplit("/", 1)[0])
     assert "EAGER True 3.0" in out.stdout, out.stdout + out.stderr

@@ -11,7 +11,7 @@ import pytest
 
 import tfloop
 import tfloop.callbacks.debug as debug_module
-from support import train_linear
+from support import scaled_timeout, train_linear
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -35,6 +35,7 @@ PDB_SESSION = "p ('SEEN', trainer.global_step, type(self).__name__)\nc\n"
 
 
 
+@pytest.mark.slow
 def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(tmp_path):
     """One process, two trainings (to pay TensorFlow's import once): shell='pdb', then
     shell='ipython' without IPython. The file exists from the start: one shell after epoch 1.
@@ -47,7 +48,8 @@ def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(t
     try:
         os.write(master, (PDB_SESSION * 2).encode())
         proc = subprocess.run([sys.executable, str(script), str(log_dir)], stdin=slave,
-                              capture_output=True, text=True, timeout=120, env=env)
+                              capture_output=True, text=True, timeout=scaled_timeout(40),
+                              env=env)
     finally:
         os.close(slave)
         os.close(master)

@@ -4,13 +4,14 @@ import sys
 
 import pytest
 
+from support import scaled_timeout
 from tfloop.cli import COMMANDS, main
 from tfloop.version import __version__
 
 
 def run_python(code, *args):
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=scaled_timeout(20))
 
 
 def test_help_imports_no_tensorflow():
@@ -42,7 +43,8 @@ def test_version(capsys):
 
 def test_python_dash_m(run_dir):
     out = subprocess.run([sys.executable, "-m", "tfloop", "stats", run_dir, "--columns", "^cost$",
-                          "--format", "csv"], capture_output=True, text=True, timeout=120)
+                          "--format", "csv"], capture_output=True, text=True,
+                         timeout=scaled_timeout(20))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "epoch_num,global_step,cost"
 
@@ -55,8 +57,17 @@ def test_setup_py_version_matches():
         assert re.search(r'version="([^"]+)"', f.read()).group(1) == __version__
 
 
-def test_export_help_lists_the_exporter_options():
+def test_export_help_lists_the_exporter_options(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["export", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: tfloop export") and "--output-names" in out
+
+
+@pytest.mark.slow
+def test_export_help_through_python_dash_m():
     out = subprocess.run([sys.executable, "-m", "tfloop", "export", "--help"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=scaled_timeout(40))
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage: tfloop export") and "--output-names" in out.stdout

@@ -17,7 +17,7 @@ import pytest
 import resume_support
 import tfloop
 from resume_support import read_stats, train
-from support import LinearModel, RecordingCallback, batches, make_regression_data
+from support import LinearModel, RecordingCallback, batches, make_regression_data, scaled_timeout
 from tfloop.resume.state import read_resume_state
 from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
 from tfloop.resume.session_init import find_resume_checkpoint
@@ -26,6 +26,7 @@ from tfloop.utils import logger
 MAX_EPOCH = 6
 TOTAL_STEPS = MAX_EPOCH * resume_support.STEPS_PER_EPOCH
 WORKER = os.path.abspath(resume_support.__file__)
+WAIT_S = scaled_timeout(40)     # for a training process to reach a point, or to exit
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def processes():
     return ctx
 
 
-def _wait_for(path, process, timeout=120):
+def _wait_for(path, process, timeout=WAIT_S):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if os.path.exists(path):
@@ -74,6 +75,7 @@ def _check_log_dir(logdir):
     return prefix
 
 
+@pytest.mark.slow
 def test_kill_9_anywhere_resumes_cleanly_and_exactly(tmp_path, processes, reference):
     logdir = str(tmp_path / "log")
     rng = random.Random(0)
@@ -106,6 +108,7 @@ def test_kill_9_anywhere_resumes_cleanly_and_exactly(tmp_path, processes, refere
     assert read_stats(logdir) == reference["stats"]
 
 
+@pytest.mark.slow
 def test_sigterm_saves_at_the_step_runs_after_train_and_exits_143(tmp_path, reference):
     logdir, outdir = str(tmp_path / "log"), str(tmp_path / "out")
     os.makedirs(outdir)
@@ -113,12 +116,12 @@ def test_sigterm_saves_at_the_step_runs_after_train_and_exits_143(tmp_path, refe
     with open(os.path.join(outdir, "output.txt"), "w") as out:
         process = subprocess.Popen([sys.executable, WORKER, logdir, outdir, "signal:4"],
                                    stdout=out, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + WAIT_S
         while not os.path.exists(os.path.join(outdir, "blocked")):
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=120) == 143
+        assert process.wait(timeout=WAIT_S) == 143
     with open(os.path.join(outdir, "output.txt")) as f:
         output = f.read()
     assert "SIGTERM received at global step 4: finishing the current step" in output
@@ -135,6 +138,7 @@ def test_sigterm_saves_at_the_step_runs_after_train_and_exits_143(tmp_path, refe
     assert read_stats(logdir) == reference["stats"]
 
 
+@pytest.mark.slow
 def test_sigint_stops_cleanly_with_keyboard_interrupt(tmp_path, processes):
     logdir, outdir = str(tmp_path / "log"), str(tmp_path / "out")
     os.makedirs(outdir)
