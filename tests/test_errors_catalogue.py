@@ -702,6 +702,11 @@ def _(tmp):
     tfloop.MaxSaver("val-accuracy", True)
 
 
+@case("stat-alias-twice")
+def _(tmp):
+    tfloop.MinSaver("val-accuracy", reverse=True, mode="max")
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 

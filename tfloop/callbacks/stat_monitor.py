@@ -74,8 +74,8 @@ class StatMonitorCallback(Callback):
             return value, name
         if value is not None:
             raise TypeError(f"{type(self).__name__} got both {alias}={alias_value!r} and "
-                            f"{name}={value!r}, which set the same thing ({alias} is the older "
-                            f"name of {name}); give only one of them.")
+                            f"{name}={value!r}, which set the same thing ({alias} is another "
+                            f"name for {name}); give only one of them.")
         return alias_value, alias
 
     def _mode_or_reverse(self, mode, reverse):
