@@ -107,4 +107,4 @@ class Callbacks(Callback, dispatcher=True):
         return len(self.cbs)
 
     def __str__(self):
-        return "Callbacks({})".format(", ".join(str(cb) for cb in self.cbs))
+        return f"Callbacks({', '.join(str(cb) for cb in self.cbs)})"

@@ -60,9 +60,8 @@ class ProgressBar(Callback):
             tensors = self.get_tensors_maybe_in_tower(self._names)
             for name, t in zip(self._names, tensors):
                 if not isinstance(t, tf.Tensor) or t.shape.rank not in (0, None):
-                    raise ValueError("ProgressBar shows scalar tensors; {!r} is {}.".format(
-                        name, "an op" if not isinstance(t, tf.Tensor) else
-                        f"of shape {t.shape}"))
+                    what = f"of shape {t.shape}" if isinstance(t, tf.Tensor) else "an op"
+                    raise ValueError(f"ProgressBar shows scalar tensors; {name!r} is {what}.")
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
     def uses_run_hooks(self):

@@ -39,8 +39,8 @@ class MovingAverageSummary(Callback):
         self._names = [moving_summary_name(t) for t in tensors]
         if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
-            logger.info("Maintaining {} moving average(s) with every step: {}.".format(
-                len(tensors), ", ".join(self._names)))
+            logger.info(f"Maintaining {len(tensors)} moving average(s) with every step: "
+                        f"{', '.join(self._names)}.")
 
     def uses_run_hooks(self):
         return self.graph is None or self._fetches is not None

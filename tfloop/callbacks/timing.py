@@ -146,12 +146,12 @@ class CallbackTimeLogger(Callback):
 
     def _log_table(self, rows, seconds, share, finished):
         table = tabulate(
-            [(r["callback"], r["hook"], r["seconds"] * 1000, r["calls"], "{:.1%}".format(r["share"]))
+            [(r["callback"], r["hook"], r["seconds"] * 1000, r["calls"], f"{r['share']:.1%}")
              for r in rows[:self.max_rows]],
             headers=["callback", "hook", "total ms", "calls", "share of epoch"], floatfmt=".2f")
-        logger.info("Callbacks took {:.1%} of epoch {}{} ({:.3f} s of {:.3f} s):\n{}".format(
-            share, self.epoch_num, "" if finished else " (stopped early)", share * seconds,
-            seconds, table))
+        stopped = "" if finished else " (stopped early)"
+        logger.info(f"Callbacks took {share:.1%} of epoch {self.epoch_num}{stopped} "
+                    f"({share * seconds:.3f} s of {seconds:.3f} s):\n{table}")
 
     def _after_train(self):
         self._end_epoch(finished=False)

@@ -52,7 +52,7 @@ class NoOpMonitor(MonitorBase):
         self._name = name
 
     def __str__(self):
-        return "NoOpMonitor({})".format(self._name or "")
+        return f"NoOpMonitor({self._name or ''})"
 
 
 def _as_scalar(name, value):
@@ -200,8 +200,9 @@ class Monitors(Callback):
     def _history(self, name):
         history = self._scalar_history.get(name)
         if not history:
-            raise KeyError("No scalar named {!r} was put to the monitors. Known names: {}.".format(
-                name, sorted(self._scalar_history) or "none yet"))
+            known = sorted(self._scalar_history) or "none yet"
+            raise KeyError(f"No scalar named {name!r} was put to the monitors. Known names: "
+                           f"{known}.")
         return history
 
     def scalar_names(self):

@@ -17,7 +17,7 @@ RECORD_KEYS = ("epoch_num", "global_step")
 
 def backup_path(path):
     """A free name for a backup of ``path``: ``<path>.<timestamp>.bak`` (numbered if taken)."""
-    base = "{}.{}".format(path, datetime.now().strftime("%Y%m%d-%H%M%S"))
+    base = f"{path}.{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     candidate = base + ".bak"
     index = 1
     while os.path.exists(candidate):
@@ -145,8 +145,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             # The epoch's steps all ran, but training stopped before our trigger_epoch.
             self._trigger()
         else:
-            logger.info("{}: the scalars of unfinished epoch {} ({}) are not recorded.".format(
-                self, self.epoch_num, ", ".join(sorted(self._epoch_values))))
+            logger.info(f"{self}: the scalars of unfinished epoch {self.epoch_num} "
+                        f"({', '.join(sorted(self._epoch_values))}) are not recorded.")
 
     # ---- helpers --------------------------------------------------------------------------------
     def _add_record(self, values):
@@ -195,8 +195,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             return []
         if not all(isinstance(r.get(key), int) and not isinstance(r.get(key), bool)
                    for r in records for key in RECORD_KEYS):
-            self._backup("its records lack integer {} and {} (it was not written by a monitor of "
-                         "tfloop)".format(*RECORD_KEYS))
+            self._backup(f"its records lack integer {RECORD_KEYS[0]} and {RECORD_KEYS[1]} (it was "
+                         "not written by a monitor of tfloop)")
             return []
         keep = self._resume_records
         predecessor = self.epoch_num  # starting_epoch - 1, before the first epoch

@@ -198,7 +198,7 @@ class HookedSession:
             feed_dict = dict(feed_dict)
         for key, value in extra.items():
             if key in feed_dict:
-                raise ValueError("{} feeds {} which is already fed by another hook or the caller."
-                                 .format(hook, getattr(key, "name", key)))
+                raise ValueError(f"{hook} feeds {getattr(key, 'name', key)} which is already fed "
+                                 "by another hook or the caller.")
             feed_dict[key] = value
         return feed_dict

@@ -121,9 +121,9 @@ class StepsPerRunLoop:
         fed = [t.name for t in last_inputs if t.op.type in _FEED_OP_TYPES]
         if fed:
             raise ValueError(
-                "steps_per_run={} needs an input source that makes a new batch inside the graph "
-                "(DatasetInput, DummyConstantInput); {} feeds {} once per session call.".format(
-                    self.steps_per_run, input, ", ".join(fed)))
+                f"steps_per_run={self.steps_per_run} needs an input source that makes a new batch "
+                f"inside the graph (DatasetInput, DummyConstantInput); {input} feeds "
+                f"{', '.join(fed)} once per session call.")
         var_list = [v for _, v in grads_and_vars]
         global_step = get_global_step_var()
         variables = set(v.name for v in tfv1.global_variables())
@@ -145,9 +145,10 @@ class StepsPerRunLoop:
         created = sorted(v.name for v in tfv1.global_variables() if v.name not in variables)
         if created:
             raise ValueError(
-                "steps_per_run={}: calling the model again inside the loop created new variables "
-                "({}). Create variables with tf.compat.v1.get_variable (or tfloop.models layers) "
-                "so that later calls reuse them.".format(self.steps_per_run, ", ".join(created)))
+                f"steps_per_run={self.steps_per_run}: calling the model again inside the loop "
+                f"created new variables ({', '.join(created)}). Create variables with "
+                "tf.compat.v1.get_variable (or tfloop.models layers) so that later calls reuse "
+                "them.")
         initializing = _ancestors([v.initializer for v in
                                    tfv1.global_variables() + tfv1.local_variables()])
         step = _ancestors([train_op])
