@@ -26,7 +26,6 @@ from tfloop.train.cluster import (CLUSTER_ERRORS, DEFAULT_STARTUP_TIMEOUT_S, Clu
 from tfloop.train.devices import check_session_devices, resolve_devices
 from tfloop.train.multigpu import (_COPY_PREFIX, DataParallelTrainer,
                                    SyncMultiGPUTrainerReplicated, _ParameterPlacer)
-from tfloop.train.tower import check_optimizer
 from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
@@ -289,12 +288,7 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
         placer = _ParameterPlacer([task.device("ps", i) for i in range(task.num_ps)])
         with tfv1.device(placer.device_function(task.device())):
             global_step = get_global_step_var()
-            costs = self._build_tower_costs(
-                input, replicated=False,
-                device_fn=lambda i: placer.device_function(self.devices[i]))
-            opt = check_optimizer(get_opt_fn())
-            variables = self._tower_variables[0]
-            grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+            opt, grads, var_lists = self._shared_variable_towers(input, get_opt_fn, placer)
             variables = var_lists[0]
             with tf.name_scope("sync"):
                 train_op = self._build_sync(opt, grads, variables, global_step)

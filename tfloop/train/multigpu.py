@@ -78,6 +78,20 @@ class DataParallelTrainer(TowerTrainer):
                              f"the cost {costs[0].name} cannot be trained.")
         return costs
 
+    def _shared_variable_towers(self, input, get_opt_fn, placer):
+        """Build the towers over one set of variables, placed by ``placer``.
+
+        Returns:
+            (optimizer, gradients per tower, variables per tower).
+        """
+        costs = self._build_tower_costs(
+            input, replicated=False,
+            device_fn=lambda i: placer.device_function(self.devices[i]))
+        opt = check_optimizer(get_opt_fn())
+        variables = self._tower_variables[0]
+        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
+        return opt, grads, var_lists
+
     def _tower_gradients(self, opt, costs, var_lists):
         """Each tower's gradients of its variables; variables without a gradient are left out
         (in every tower alike)."""
@@ -288,13 +302,7 @@ class _SharedVariablesTrainer(DataParallelTrainer):
         placer = _ParameterPlacer(self.ps_devices)
         with tfv1.device(self.ps_devices[0]):
             global_step = get_global_step_var()
-        costs = self._build_tower_costs(
-            input, replicated=False,
-            device_fn=lambda i: placer.device_function(self.devices[i]))
-        opt = check_optimizer(get_opt_fn())
-        variables = self._tower_variables[0]
-        grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
-        return global_step, opt, grads, var_lists
+        return (global_step, *self._shared_variable_towers(input, get_opt_fn, placer))
 
 
 class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
