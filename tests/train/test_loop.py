@@ -1,5 +1,6 @@
 """TrainLoop: the epochs and session runs it walks, from a fresh start, a resumed position and with
 steps_per_run, checked as exact sequences of counter values."""
+import numpy as np
 import pytest
 
 import tfloop
@@ -27,6 +28,30 @@ def make_loop(steps_per_epoch, starting_epoch=1, max_epoch=2, steps_per_run=1,
     loop.starting_local_step = starting_local_step
     loop.global_step = global_step
     return loop
+
+
+def test_check_bounds_returns_ints_and_leaves_the_loop_as_it_was():
+    loop = tfloop.TrainLoop()
+    loop.steps_per_run = 3
+    assert loop.check_bounds(np.int64(6), 2, np.int32(4)) == (6, 2, 4)
+    assert (loop.steps_per_epoch, loop.starting_epoch, loop.max_epoch, loop.epoch_num) == \
+        (1, 1, 1, 0)
+
+
+@pytest.mark.parametrize("bounds, error, message", [
+    ((7, 1, 2), ValueError, r"^steps_per_epoch \(7\) must be a multiple of steps_per_run \(3\)\.$"),
+    ((0, 1, 2), ValueError, r"^steps_per_epoch must be a positive int, got 0\.$"),
+    ((6.0, 1, 2), TypeError, r"^steps_per_epoch must be an int, got 6\.0\.$"),
+    ((6, True, 2), TypeError, r"^starting_epoch must be an int, got True\.$"),
+    ((6, 0, 2), ValueError, r"^starting_epoch must be >= 1, got 0\.$"),
+    ((6, 3, 2), ValueError, r"^max_epoch \(2\) must be >= starting_epoch \(3\)\.$"),
+])
+def test_bad_bounds_are_refused_naming_the_value(bounds, error, message):
+    loop = tfloop.TrainLoop()
+    loop.steps_per_run = 3
+    with pytest.raises(error, match=message):
+        loop.configure(*bounds)
+    assert (loop.steps_per_epoch, loop.epoch_num) == (1, 0)
 
 
 def test_a_fresh_loop_runs_every_step_of_every_epoch():

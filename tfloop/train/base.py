@@ -254,7 +254,7 @@ class Trainer:
     def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
               starting_epoch=1, max_epoch=9999999):
         """Set up callbacks, create the session and run the main loop; closes the session at the end."""
-        self._check_loop_args(steps_per_epoch, starting_epoch, max_epoch)
+        self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
         self.setup_callbacks(callbacks, monitors)
         signals = SignalHandler(self)
         self.initialize(session_creator, session_init)
@@ -263,11 +263,6 @@ class Trainer:
                 self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
         finally:
             self.sess.close()
-
-    def _check_loop_args(self, steps_per_epoch, starting_epoch, max_epoch):
-        TrainLoop().configure(steps_per_epoch, starting_epoch, max_epoch)
-        if steps_per_epoch % self.loop.steps_per_run:
-            raise ValueError(f"steps_per_epoch ({steps_per_epoch}) must be a multiple of steps_per_run ({self.loop.steps_per_run}).")
 
     def train_with_defaults(self, callbacks=None, extra_callbacks=None, monitors=None,
                             session_creator=None, session_init=None, steps_per_epoch=None,

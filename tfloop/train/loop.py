@@ -14,7 +14,8 @@ class TrainLoop:
     ``epoch_first_global_step`` is the global step at the start of the current epoch's step 0
     (for an epoch resumed mid-way, where it would have been), so the steps of the epoch that have
     finished are ``global_step - epoch_first_global_step``, even when a hook raised mid-step.
-    ``running_steps`` is True from an epoch's first session run until its last one finished.
+    ``running_steps`` is True from an epoch's first session run until its last one finished, and
+    stays True when an error leaves the steps: it tells an error raised by a step apart.
 
     The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
     ``epoch_num`` and ``local_step``; ``global_step`` is moved by the step counter callback.
@@ -40,10 +41,18 @@ class TrainLoop:
         self.running_steps = False
 
     def configure(self, steps_per_epoch, starting_epoch, max_epoch):
-        """Check and set the loop's bounds; errors name the bad value and what is valid."""
+        """Check (see :meth:`check_bounds`) and set the loop's bounds."""
+        self.steps_per_epoch, self.starting_epoch, self.max_epoch = self.check_bounds(
+            steps_per_epoch, starting_epoch, max_epoch)
+        self.epoch_num = self.starting_epoch - 1
+
+    def check_bounds(self, steps_per_epoch, starting_epoch, max_epoch):
+        """Return the loop's bounds as ints, or raise an error that names the bad value and what
+        is valid: ints, ``steps_per_epoch`` positive and a multiple of ``steps_per_run``,
+        ``1 <= starting_epoch <= max_epoch``."""
         checked = []
-        for name, value in (("steps_per_epoch", steps_per_epoch), ("starting_epoch", starting_epoch),
-                            ("max_epoch", max_epoch)):
+        for name, value in (("steps_per_epoch", steps_per_epoch),
+                            ("starting_epoch", starting_epoch), ("max_epoch", max_epoch)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError(f"{name} must be an int, got {value!r}.")
             checked.append(int(value))  # numpy integers too
@@ -53,11 +62,12 @@ class TrainLoop:
         if starting_epoch < 1:
             raise ValueError(f"starting_epoch must be >= 1, got {starting_epoch}.")
         if max_epoch < starting_epoch:
-            raise ValueError(f"max_epoch ({max_epoch}) must be >= starting_epoch ({starting_epoch}).")
-        self.steps_per_epoch = steps_per_epoch
-        self.starting_epoch = starting_epoch
-        self.max_epoch = max_epoch
-        self.epoch_num = starting_epoch - 1
+            raise ValueError(f"max_epoch ({max_epoch}) must be >= starting_epoch "
+                             f"({starting_epoch}).")
+        if steps_per_epoch % self.steps_per_run:
+            raise ValueError(f"steps_per_epoch ({steps_per_epoch}) must be a multiple of "
+                             f"steps_per_run ({self.steps_per_run}).")
+        return steps_per_epoch, starting_epoch, max_epoch
 
     def epochs(self):
         """Yield each epoch number from ``starting_epoch`` to ``max_epoch``, once the loop is at
