@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from support import scaled_timeout
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # tensorpack import -> tfloop import, line by line.
@@ -32,6 +34,6 @@ def test_tensorpack_param_test_passes_with_imports_changed(tmp_path):
     (tmp_path / "param_test.py").write_text(source)
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     out = subprocess.run([sys.executable, "-m", "unittest", "-v", "param_test"], cwd=tmp_path,
-                         env=env, capture_output=True, text=True, timeout=240)
+                         env=env, capture_output=True, text=True, timeout=scaled_timeout(80))
     assert out.returncode == 0, out.stderr[-4000:]
     assert "Ran 6 tests" in out.stderr and "OK" in out.stderr

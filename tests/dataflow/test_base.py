@@ -10,6 +10,7 @@ import pytest
 
 import tfloop
 import tfloop.dataflow as dataflow
+from support import scaled_timeout
 from tfloop.dataflow import (DataFlow, DataFlowReentrantGuard, DataFlowTerminated, ProxyDataFlow,
                              RNGDataFlow, fix_rng_seed, get_rng)
 
@@ -141,7 +142,7 @@ mp.reset_state()
 print([b[0].tolist() for b in df], list(mp), 'tensorflow' in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=scaled_timeout(20))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[[0, 1], [2, 3]] [[2], [3]] False"
 

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from support import scaled_timeout
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAGE = os.path.join(ROOT, "docs", "cli.md")
 
@@ -31,6 +33,7 @@ def test_the_page_names_every_command():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(scaled_timeout(310))
 def test_the_page_is_current(tmp_path):
     with open(PAGE, encoding="utf-8") as f:
         page = f.read()
@@ -38,7 +41,7 @@ def test_the_page_is_current(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(ROOT, "docs", "generate_cli_page.py"),
                           "--output", str(tmp_path / "cli.md"), "--image",
                           str(tmp_path / "plot.png"), "--max-epoch", max_epoch],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=scaled_timeout(300))
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert shape((tmp_path / "cli.md").read_text()) == shape(page), \
         "docs/cli.md is out of date: run python docs/generate_cli_page.py"

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from support import scaled_timeout
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 _NAME = re.compile(r"^# block: *(\S+)")
@@ -61,5 +63,5 @@ def test_block_runs(label, code, tmp_path):
                MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("CI", None)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=280, stdin=subprocess.DEVNULL)
+                         text=True, timeout=scaled_timeout(90), stdin=subprocess.DEVNULL)
     assert out.returncode == 0, f"{label} failed:\n{out.stdout[-3000:]}\n{out.stderr[-4000:]}"

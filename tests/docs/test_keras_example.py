@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from support import scaled_timeout
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "keras_mnist.py")
 
@@ -16,7 +18,7 @@ def test_keras_example_trains_a_few_steps_and_saves_a_keras_model(tmp_path):
                TF_CPP_MIN_LOG_LEVEL="2")
     out = subprocess.run([sys.executable, EXAMPLE, "--max-epoch", "2", "--steps-per-epoch", "3",
                           "--logdir", "log"], check=False, cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=280, stdin=subprocess.DEVNULL)
+                         text=True, timeout=scaled_timeout(90), stdin=subprocess.DEVNULL)
     output = out.stdout + out.stderr
     assert out.returncode == 0, output[-4000:]
     logdir = tmp_path / "log"

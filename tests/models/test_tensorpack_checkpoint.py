@@ -24,6 +24,7 @@ from tfloop import (
     TowerContext,
     argscope,
 )
+from support import scaled_timeout
 from tfloop.compat import tf, tfv1
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
@@ -52,7 +53,7 @@ def convnet(image):
 def tensorpack_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("tensorpack")
     run = subprocess.run([sys.executable, SCRIPT, str(out)], capture_output=True, text=True,
-                         check=False, timeout=240, cwd=str(out))
+                         check=False, timeout=scaled_timeout(80), cwd=str(out))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return dict(np.load(str(out / "outputs.npz")))
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tfloop
-from support import make_regression_data
+from support import make_regression_data, scaled_timeout
 from tfloop.compat import tf, tfv1
 
 W = np.array([[1.0], [-1.0], [0.5]], np.float32)
@@ -48,9 +48,9 @@ def test_examples_are_batched_and_each_future_gets_its_row():
         if len(seen) == len(x):
             done.set()
     futures = [async_pred.put_task([row], callback) for row in x]
-    got = np.array([f.result(timeout=30)[0] for f in futures])
+    got = np.array([f.result(timeout=scaled_timeout(10))[0] for f in futures])
     np.testing.assert_allclose(got, (x @ W)[:, 0], rtol=1e-6)
-    assert done.wait(30) and sorted(seen) == pytest.approx(sorted(got))
+    assert done.wait(scaled_timeout(10)) and sorted(seen) == pytest.approx(sorted(got))
     assert sum(sizes) == len(x) and max(sizes) <= 4
     np.testing.assert_allclose(async_pred(x[0])[0], (x[:1] @ W)[0, 0], rtol=1e-6)
     async_pred.stop()
@@ -63,9 +63,9 @@ def test_a_failing_batch_sets_the_error_on_its_futures_and_workers_go_on(log_war
     async_pred.start()
     bad = async_pred.put_task([np.zeros(4, np.float32)])
     with pytest.raises(ValueError, match="expects float32"):
-        bad.result(timeout=30)
+        bad.result(timeout=scaled_timeout(10))
     good = async_pred.put_task([np.ones(3, np.float32)])
-    assert good.result(timeout=30)[0] == pytest.approx(0.5)
+    assert good.result(timeout=scaled_timeout(10))[0] == pytest.approx(0.5)
     async_pred.stop()
     assert any("a batch of 1 failed" in m for m in log_warnings)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tfloop
-from support import make_regression_data
+from support import make_regression_data, scaled_timeout
 from tfloop.compat import tf, tfv1
 
 W = np.array([[0.5, 1.0], [-1.0, 0.25], [2.0, -0.5]], np.float32)
@@ -76,7 +76,7 @@ def test_both_exports_match_the_predictor_in_a_process_without_tfloop(tmp_path):
     out = subprocess.run(
         [sys.executable, "-c", LOADER, str(tmp_path / "out" / "model.pb"),
          str(tmp_path / "serving" / "1"), "predict", "serve,gpu", str(tmp_path / "x.npy")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True, text=True, timeout=scaled_timeout(40), cwd=tmp_path,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=""))
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout)
