@@ -1,4 +1,6 @@
 """The best checkpoints by a monitored stat: MinSaver and MaxSaver."""
+from __future__ import annotations
+
 import contextlib
 import json
 import math
@@ -87,8 +89,9 @@ class MinSaver(StatMonitorCallback):
         >>> # later: SaverRestore("train_log/mnist/min-val-error-top1")
     """
 
-    def __init__(self, monitor_stat, reverse=None, filename=None, checkpoint_dir=None, *,
-                 top_k=1, mode=None, min_delta=0.0):
+    def __init__(self, monitor_stat: str, reverse: bool | None = None,
+                 filename: str | None = None, checkpoint_dir: str | os.PathLike | None = None,
+                 *, top_k: int = 1, mode: str | None = None, min_delta: float = 0.0) -> None:
         super().__init__(monitor_stat, mode=self._mode_or_reverse(mode, reverse),
                          min_delta=min_delta)
         self.top_k = check_int(top_k, f"{type(self).__name__}: top_k", at_least=1)
@@ -96,11 +99,11 @@ class MinSaver(StatMonitorCallback):
         self.filename = filename or f"{self.mode}-{monitor_stat.replace('/', '_')}"
         self._dir_arg = checkpoint_dir
         self.checkpoint_dir = None
-        self.top = []
-        self._model_savers = []
+        self.top: list[tuple[int, float]] = []
+        self._model_savers: list[ModelSaver] = []
 
     @property
-    def reverse(self):
+    def reverse(self) -> bool:
         """Whether the maximum is kept (tensorpack's name for ``mode == "max"``)."""
         return self.mode == "max"
 
@@ -226,7 +229,8 @@ class MaxSaver(MinSaver):
         >>> MaxSaver("val-accuracy", top_k=3)      # max-val-accuracy-1 .. max-val-accuracy-3
     """
 
-    def __init__(self, monitor_stat, filename=None, checkpoint_dir=None, *, top_k=1,
-                 min_delta=0.0):
+    def __init__(self, monitor_stat: str, filename: str | None = None,
+                 checkpoint_dir: str | os.PathLike | None = None, *, top_k: int = 1,
+                 min_delta: float = 0.0) -> None:
         super().__init__(monitor_stat, True, filename=filename, checkpoint_dir=checkpoint_dir,
                          top_k=top_k, min_delta=min_delta)

@@ -1,4 +1,6 @@
 """Stopping training when a monitored stat stops improving."""
+from __future__ import annotations
+
 from tfloop.callbacks.base import StopTraining
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.utils.checks import check_int
@@ -35,7 +37,8 @@ class EarlyStopping(StatMonitorCallback):
         ...              EarlyStopping("val_cost", patience=3, min_delta=1e-3)]
     """
 
-    def __init__(self, monitor_stat, mode="min", patience=0, min_delta=0.0):
+    def __init__(self, monitor_stat: str, mode: str = "min", patience: int = 0,
+                 min_delta: float = 0.0) -> None:
         super().__init__(monitor_stat, mode=mode, min_delta=min_delta)
         self.patience = check_int(patience, "EarlyStopping: patience", at_least=0)
         self.wait = 0

@@ -1,8 +1,12 @@
 """Setting a hyper-parameter by a monitored stat's progress: StatMonitorParamSetter."""
+from __future__ import annotations
+
 import math
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
-from tfloop.callbacks.param import HyperParamSetter
+from tfloop.callbacks.param import HyperParam, HyperParamSetter
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_int, check_number
@@ -47,36 +51,39 @@ class StatMonitorParamSetter(HyperParamSetter, StatMonitorCallback):
         ...                        value_func=lambda lr: lr * 0.2, min_delta=0.01, last_k=5)
     """
 
-    def __init__(self, param, stat_name=None, value_func=None, threshold=None, last_k=None,
-                 reverse=None, *, monitor_stat=None, mode=None, min_delta=None):
+    def __init__(self, param: str | HyperParam, stat_name: str | None = None,
+                 value_func: Callable[[Any], Any] | None = None, threshold: float | None = None,
+                 last_k: int | None = None, reverse: bool | None = None, *,
+                 monitor_stat: str | None = None, mode: str | None = None,
+                 min_delta: float | None = None) -> None:
         HyperParamSetter.__init__(self, param)
         monitor_stat, _ = self._alias("monitor_stat", monitor_stat, "stat_name", stat_name)
         min_delta, delta_name = self._alias("min_delta", min_delta, "threshold", threshold)
-        min_delta = check_number(0.0 if min_delta is None else min_delta,
-                                 f"{type(self).__name__}: {delta_name}", at_least=0)
+        min_delta = 0.0 if min_delta is None else min_delta
+        check_number(min_delta, f"{type(self).__name__}: {delta_name}", at_least=0)
         StatMonitorCallback.__init__(self, monitor_stat, mode=self._mode_or_reverse(mode, reverse),
                                      min_delta=min_delta)
         self.value_func = check_callable(value_func, f"{type(self).__name__}: value_func",
                                          signature="value_func(current value) -> new value")
         self.last_k = check_int(last_k, f"{type(self).__name__}: last_k", at_least=2,
                                 note="the number of values to compare")
-        self.history = deque(maxlen=self.last_k)
+        self.history: deque[tuple[int, float]] = deque(maxlen=self.last_k)
         self.last_change_step = None
         self._latest = None
         self._warned_stale = False
 
     @property
-    def stat_name(self):
+    def stat_name(self) -> str:
         """The monitored stat (tensorpack's name for :attr:`monitor_stat`)."""
         return self.monitor_stat
 
     @property
-    def threshold(self):
+    def threshold(self) -> float:
         """tensorpack's name for :attr:`min_delta`."""
         return self.min_delta
 
     @property
-    def reverse(self):
+    def reverse(self) -> bool:
         """Whether higher values are better (tensorpack's name for ``mode == "max"``)."""
         return self.mode == "max"
 

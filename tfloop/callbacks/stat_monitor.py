@@ -1,4 +1,6 @@
 """The shared base of callbacks that watch a monitored stat: min or max, and the best so far."""
+from __future__ import annotations
+
 import difflib
 import math
 
@@ -42,24 +44,25 @@ class StatMonitorCallback(Callback):
 
     Example:
         >>> class PrintBest(StatMonitorCallback):
-        ...     def _on_new_value(self, step, value, improved):
+        ...     def _on_new_value(self, step: int, value: float, improved: bool) -> None:
         ...         if improved:
         ...             print(f"new best {self.monitor_stat}={value} at global step {step}")
         >>> PrintBest("val-error", mode="min", min_delta=0.01)
     """
 
-    def __init__(self, monitor_stat=None, mode="min", min_delta=0.0, *, stat=None):
+    def __init__(self, monitor_stat: str | None = None, mode: str = "min",
+                 min_delta: float = 0.0, *, stat: str | None = None) -> None:
         monitor_stat, given_as = self._alias("monitor_stat", monitor_stat, "stat", stat)
         if not isinstance(monitor_stat, str) or not monitor_stat:
             raise ValueError(f"{type(self).__name__}: {given_as} must be the monitored stat's "
                              f"name, a non-empty string, got {monitor_stat!r}.")
         self.monitor_stat = monitor_stat
         self.mode = check_one_of(mode, f"{type(self).__name__}: mode", MODES)
-        self.min_delta = float(check_number(min_delta, f"{type(self).__name__}: min_delta",
-                                            at_least=0))
-        self.best = None
-        self.best_step = None
-        self.last_seen_step = None
+        check_number(min_delta, f"{type(self).__name__}: min_delta", at_least=0)
+        self.min_delta = float(min_delta)
+        self.best: float | None = None
+        self.best_step: int | None = None
+        self.last_seen_step: int | None = None
         self._triggered = False
         self._warned_missing = False
 
@@ -94,7 +97,7 @@ class StatMonitorCallback(Callback):
         return "max" if reverse else "min"
 
     @property
-    def stat(self):
+    def stat(self) -> str:
         """The monitored stat's name (an alias of :attr:`monitor_stat`)."""
         return self.monitor_stat
 
@@ -122,7 +125,7 @@ class StatMonitorCallback(Callback):
     def _before_epoch(self):
         self.poll(warn_missing=self._triggered)
 
-    def poll(self, warn_missing=False):
+    def poll(self, warn_missing: bool = False) -> None:
         """Hand every value put since the last look to :meth:`_on_new_value`, oldest first.
 
         Args:
@@ -159,12 +162,12 @@ class StatMonitorCallback(Callback):
                              f"so far, but {these} {', '.join(repr(c) for c in close)}: a "
                              f"misspelling? Stats put so far: {', '.join(names)}.")
 
-    def read_stat(self):
+    def read_stat(self) -> float | None:
         """The newest value of the stat, or None (with one warning) when it was never put."""
         history = self._get_history(warn=True)
         return history[-1][1] if history else None
 
-    def read_new_values(self, warn_missing=False):
+    def read_new_values(self, warn_missing: bool = False) -> list[tuple[int, float]]:
         """The ``(global_step, value)`` pairs of the stat put since the last call, oldest first.
 
         Values put at the same global step count once (the latest one). The last step seen is part
@@ -181,17 +184,17 @@ class StatMonitorCallback(Callback):
             self.last_seen_step = max(new)
         return sorted(new.items())
 
-    def skip_values_before(self, step):
+    def skip_values_before(self, step: int) -> None:
         """Make :meth:`read_new_values` ignore values put before global step ``step`` (e.g. the
         history of an earlier run), unless the state already records later values as seen."""
         if self.last_seen_step is None or self.last_seen_step < step - 1:
             self.last_seen_step = step - 1
 
-    def read_history(self):
+    def read_history(self) -> list[tuple[int, float]]:
         """Every ``(global_step, value)`` of the stat so far (empty when never put)."""
         return self._get_history(warn=False)
 
-    def is_improvement(self, value, reference=None):
+    def is_improvement(self, value: float | None, reference: float | None = None) -> bool:
         """Whether ``value`` beats ``reference`` (the best so far by default) by more than
         ``min_delta``. NaN never does; anything does when there is no reference yet."""
         reference = self.best if reference is None else reference
