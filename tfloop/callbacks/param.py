@@ -4,8 +4,8 @@ A :class:`HyperParam` is something a setter can read and change: a graph variabl
 (:class:`GraphVarParam`, e.g. the learning rate) or a Python attribute (:class:`ObjAttrParam`).
 A :class:`HyperParamSetter` decides the value; it changes the parameter only when that value
 differs from the last one it set, logs the change and puts it to the monitors as a scalar.
-The setters themselves live in ``param_schedule`` (by schedule or function) and ``param_human``
-(by a file the user edits, or by a monitored stat).
+The setters themselves live in ``param_schedule`` (by schedule or function), ``param_human`` (by
+a file the user edits) and ``param_stat`` (by a monitored stat's progress).
 """
 import difflib
 import numbers
