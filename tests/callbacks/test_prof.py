@@ -10,7 +10,7 @@ import time
 import pytest
 
 import tfloop
-from support import RunCounter, train_linear
+from support import RunCounter, scaled_timeout, train_linear
 from tfloop.callbacks.prof import _UtilizationAverager, find_gpus, nvml_sampler
 from tfloop.compat import tfv1
 
@@ -42,7 +42,7 @@ class SlowSteps(tfloop.Callback):
         self.marker = marker
 
     def _before_train(self):
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled_timeout(20)
         while self.marker and not os.path.exists(self.marker) and time.monotonic() < deadline:
             time.sleep(0.01)
 

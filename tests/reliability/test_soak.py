@@ -14,7 +14,7 @@ import time
 import pytest
 import resume_support
 from resume_support import STEPS_PER_EPOCH, read_stats, train
-from support import LinearModel, make_regression_data
+from support import LinearModel, make_regression_data, scaled_timeout
 
 import tfloop
 from tfloop.resume.state import RESUME_SUFFIX, read_resume_state
@@ -45,7 +45,7 @@ def _start(processes, logdir, outdir, spec, max_epoch=MAX_EPOCH):
         ["worker", logdir, outdir, spec, str(max_epoch)],))
     process.start()
     marker = os.path.join(outdir, "blocked")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + scaled_timeout(40)
     while not os.path.exists(marker):
         if not process.is_alive():
             return process, False

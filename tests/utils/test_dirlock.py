@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from support import scaled_timeout
 from tfloop.utils import logger
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
 
@@ -24,7 +25,7 @@ def other_run(tmp_path):
     ready = ctx.Event()
     process = ctx.Process(target=_own_and_wait, args=(path, ready))
     process.start()
-    assert ready.wait(30)
+    assert ready.wait(scaled_timeout(10))
     with open(os.path.join(path, "model-5.index"), "w") as f:
         f.write("the live run's checkpoint")
     yield path, process
@@ -47,7 +48,7 @@ def test_a_live_runs_directory_is_refused_and_left_alone(tmp_path, other_run, ac
 def test_the_lock_of_a_killed_run_is_taken_over(tmp_path, other_run, log_lines):
     path, process = other_run
     os.kill(process.pid, signal.SIGKILL)
-    process.join(10)
+    process.join(scaled_timeout(5))
     assert logger.set_logger_dir(path, action="keep") == path
     assert any(f"the lock of process {process.pid}" in line and "no longer running" in line
                for line in log_lines)
