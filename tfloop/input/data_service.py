@@ -16,10 +16,8 @@ import sys
 import threading
 import time
 
-from tfloop.compat import tf, tfv1
+from tfloop.compat import tf
 from tfloop.input.dataset import DatasetInput
-from tfloop.input.element_check import match_element_spec
-from tfloop.input.graph_dataset import as_graph_dataset
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_one_of
 
@@ -75,20 +73,11 @@ class DataServiceInput(DatasetInput):
                                             PROCESSING_MODES)
         self.job_name = job_name
 
-    def _setup(self, input_signature):
-        ds = as_graph_dataset(self._dataset_or_fn, "DataServiceInput")
-        self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
-        cardinality = self._cardinality(ds)
-        if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
-            raise ValueError("DataServiceInput(repeat=False) needs a finite dataset, but this one "
-                             "is infinite (does it call .repeat()?).")
-        self._size = cardinality if cardinality is not None and cardinality > 0 else None
-        if self._size is not None and self.repeat:
-            ds = ds.repeat()
-        with tf.name_scope("DataServiceInput"):
-            ds = ds.apply(_service().distribute(self.processing_mode, self.service,
-                                                job_name=self.job_name))
-            self.iterator = tfv1.data.make_initializable_iterator(ds)
+    _label = "DataServiceInput"
+
+    def _last_stage(self, ds):
+        return ds.apply(_service().distribute(self.processing_mode, self.service,
+                                              job_name=self.job_name))
 
     def __str__(self):
         return f"DataServiceInput({self.service})"

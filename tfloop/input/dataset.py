@@ -67,18 +67,24 @@ class DatasetInput(InputSource):
         self.iterator = None
         self.iterator_restored = False
 
+    _label = "DatasetInput"  # names the source in its errors and graph scope
+
     def _setup(self, input_signature):
-        ds = as_graph_dataset(self._dataset_or_fn, "DatasetInput")
+        ds = as_graph_dataset(self._dataset_or_fn, self._label)
         self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
         cardinality = self._cardinality(ds)
         if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
-            raise ValueError("DatasetInput(repeat=False) needs a finite dataset, but this one is "
-                             "infinite (does it call .repeat()?).")
+            raise ValueError(f"{self._label}(repeat=False) needs a finite dataset, but this one "
+                             "is infinite (does it call .repeat()?).")
         self._size = cardinality if cardinality is not None and cardinality > 0 else None
         if self._size is not None and self.repeat:
             ds = ds.repeat()
-        with tf.name_scope("DatasetInput"):
-            self.iterator = tfv1.data.make_initializable_iterator(ds)
+        with tf.name_scope(self._label):
+            self.iterator = tfv1.data.make_initializable_iterator(self._last_stage(ds))
+
+    def _last_stage(self, ds):
+        """The dataset the iterator reads, made from the checked and repeated ``ds``."""
+        return ds
 
     @staticmethod
     def _cardinality(ds):
