@@ -39,6 +39,12 @@ def _length(ds):
         return -1
 
 
+def _note_copies(owner, num_proc):
+    if num_proc > 1:
+        logger.info(f"{owner}: running {num_proc} copies of the DataFlow; this assumes its "
+                    "datapoints are i.i.d.")
+
+
 def _one_pass(size, get):
     """``get()`` ``size`` times, or forever for a DataFlow of unknown size (-1)."""
     for k in itertools.count():
@@ -123,9 +129,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
         self.num_prefetch = _positive("MultiProcessRunner", "num_prefetch", num_prefetch)
         self.num_proc = _positive("MultiProcessRunner", "num_proc", num_proc)
         self._size = _length(ds)
-        if num_proc > 1:
-            logger.info(f"MultiProcessRunner: running {num_proc} copies of the DataFlow; this "
-                        "assumes its datapoints are i.i.d.")
+        _note_copies("MultiProcessRunner", num_proc)
 
     def reset_state(self):
         self._mark_reset()
@@ -174,9 +178,7 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
         self.num_proc = _positive("MultiProcessRunnerZMQ", "num_proc", num_proc)
         self._hwm = _positive("MultiProcessRunnerZMQ", "hwm", hwm)
         self._size = _length(ds)
-        if num_proc > 1:
-            logger.info(f"MultiProcessRunnerZMQ: running {num_proc} copies of the DataFlow; this "
-                        "assumes its datapoints are i.i.d.")
+        _note_copies("MultiProcessRunnerZMQ", num_proc)
 
     def __len__(self):
         return len(self.ds)
