@@ -20,15 +20,12 @@ training run is::
 
 Every callback is called in list order at every point.
 """
-from tfloop.compat import tf, tfv1
+from tfloop.callbacks.run_args import as_run_args
+from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils import logger
 
 __all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
-
-SessionRunArgs = tfv1.train.SessionRunArgs
-
-_FETCH_TYPES = (tf.Tensor, tf.Operation, tf.Variable, tf.SparseTensor)
 
 # Public hook -> the signature of the underscore method a callback defines instead.
 _UNDERSCORE_HOOKS = {
@@ -47,19 +44,6 @@ _UNDERSCORE_HOOKS = {
 }
 _RUN_HOOKS = ("_before_run", "_after_run")
 _STEP_HOOKS = ("_trigger_step",)
-
-
-def _is_resolved(fetches):
-    """Whether ``fetches`` is a graph element or a flat list of them: nothing to resolve, so the
-    object can be passed on as it is (no per-step copy)."""
-    if isinstance(fetches, _FETCH_TYPES):
-        return True
-    if type(fetches) is not list:
-        return False
-    for f in fetches:
-        if not isinstance(f, _FETCH_TYPES):
-            return False
-    return True
 
 
 def _defines_below(cls, base, hooks):
@@ -157,7 +141,7 @@ class Callback:
     def before_run(self, ctx):
         """Return the callback's extra fetches/feeds for this step as ``SessionRunArgs`` (or None)."""
         try:
-            return self._normalize_run_args(self._before_run(ctx))
+            return as_run_args(self._before_run(ctx), self.graph, self)
         except Exception as e:
             annotate_exception(e, self, "before_run")
             raise
@@ -302,30 +286,6 @@ class Callback:
                 except UnknownNameError:
                     raise UnknownNameError(f"{self}: {e}") from None
         return tensors
-
-    def _normalize_run_args(self, fetches):
-        if fetches is None:
-            return None
-        if isinstance(fetches, SessionRunArgs):
-            if fetches.fetches is None or _is_resolved(fetches.fetches):
-                return fetches
-            return SessionRunArgs(self._resolve_fetches(fetches.fetches), fetches.feed_dict,
-                                  fetches.options)
-        return SessionRunArgs(fetches=fetches if _is_resolved(fetches)
-                              else self._resolve_fetches(fetches))
-
-    def _resolve_fetches(self, fetches):
-        if isinstance(fetches, _FETCH_TYPES):
-            return fetches
-        if isinstance(fetches, str):
-            return get_op_or_tensor_by_name(fetches, self.graph)
-        if isinstance(fetches, (list, tuple)):
-            return [self._resolve_fetches(f) for f in fetches]
-        if isinstance(fetches, dict):
-            return {k: self._resolve_fetches(v) for k, v in fetches.items()}
-        raise TypeError(
-            f"{self}._before_run returned {fetches!r} ({type(fetches).__name__}); return None, a tensor/op/name, a list or dict of "
-            "them, or tf.compat.v1.train.SessionRunArgs.")
 
     def __str__(self):
         return type(self).__name__
