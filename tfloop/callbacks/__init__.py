@@ -8,6 +8,7 @@ from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
+from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.inference import (BinaryClassificationStats, ClassificationError, Inferencer,
                                         ScalarStats)
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
@@ -47,5 +48,5 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker",
+    "ThroughputTracker", "as_run_args",
 ]
