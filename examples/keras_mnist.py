@@ -11,7 +11,6 @@ The data is scikit-learn's bundled 8x8 digits (1797 images, no download), split 
     pip install -e ".[cpu,examples]" && python examples/keras_mnist.py
     python examples/keras_mnist.py --max-epoch 2 --steps-per-epoch 3     # a quick check
 """
-import argparse
 import os
 import sys
 
@@ -23,19 +22,9 @@ from tfloop import (InferenceRunner, KerasModelDesc, ModelSaver, ScalarStats,
                     launch_train_with_config, logger)
 from tfloop.compat import tf, tfv1
 
+from digits import argument_parser, load_digits  # examples/digits.py
+
 BATCH_SIZE = 32
-
-
-def load_digits(seed=0):
-    """(train_images, train_labels), (val_images, val_labels): NHWC float32 in [0, 1], int32."""
-    from sklearn.datasets import load_digits as sklearn_digits
-    digits = sklearn_digits()
-    images = (digits.images / 16.0).astype(np.float32)[..., np.newaxis]
-    labels = digits.target.astype(np.int32)
-    order = np.random.RandomState(seed).permutation(len(images))
-    split = int(len(images) * 0.8)
-    train, val = order[:split], order[split:]
-    return (images[train], labels[train]), (images[val], labels[val])
 
 
 def make_model():
@@ -86,14 +75,9 @@ def get_config(model, max_epoch, steps_per_epoch=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--max-epoch", type=int, default=10)
+    parser = argument_parser(__doc__.split("\n")[0], "keras_mnist", max_epoch=10)
     parser.add_argument("--steps-per-epoch", type=int, default=None,
                         help="training steps per epoch (default: one pass over the data)")
-    parser.add_argument("--logdir", default=os.path.join("train_log", "keras_mnist"))
-    parser.add_argument("--logdir-action", default="backup",
-                        choices=["keep", "backup", "delete", "new"],
-                        help="what to do when the log directory exists")
     args = parser.parse_args(argv)
 
     logdir = logger.set_logger_dir(args.logdir, action=args.logdir_action)

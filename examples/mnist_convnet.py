@@ -12,11 +12,8 @@ a file is touched.
 While it trains, try ``echo learning_rate:1e-4 > train_log/mnist_convnet/hyper.txt`` or
 ``touch train_log/mnist_convnet/INJECT_SHELL.tmp``.
 """
-import argparse
 import os
 import sys
-
-import numpy as np
 
 from tfloop import (ClassificationError, Conv2D, DatasetInput, Dropout, FullyConnected,
                     GPUUtilizationTracker, HumanHyperParamSetter, InferenceRunner, InjectShell,
@@ -25,19 +22,9 @@ from tfloop import (ClassificationError, Conv2D, DatasetInput, Dropout, FullyCon
                     launch_train_with_config, logger)
 from tfloop.compat import tf, tfv1
 
+from digits import argument_parser, load_digits  # examples/digits.py
+
 BATCH_SIZE = 32
-
-
-def load_digits(seed=0):
-    """(train_images, train_labels), (val_images, val_labels): NHWC float32 in [0, 1], int32."""
-    from sklearn.datasets import load_digits as sklearn_digits
-    digits = sklearn_digits()
-    images = (digits.images / 16.0).astype(np.float32)[..., np.newaxis]
-    labels = digits.target.astype(np.int32)
-    order = np.random.RandomState(seed).permutation(len(images))
-    split = int(len(images) * 0.8)
-    train, val = order[:split], order[split:]
-    return (images[train], labels[train]), (images[val], labels[val])
 
 
 class Model(ModelDesc):
@@ -100,12 +87,7 @@ def get_config(max_epoch, logdir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--max-epoch", type=int, default=20)
-    parser.add_argument("--logdir", default=os.path.join("train_log", "mnist_convnet"))
-    parser.add_argument("--logdir-action", default="backup",
-                        choices=["keep", "backup", "delete", "new"],
-                        help="what to do when the log directory exists")
+    parser = argument_parser(__doc__.split("\n")[0], "mnist_convnet", max_epoch=20)
     args = parser.parse_args(argv)
 
     logdir = logger.set_logger_dir(args.logdir, action=args.logdir_action)
