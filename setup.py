@@ -21,7 +21,7 @@ setup(
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
-                 "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff",
+                 "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
                  "opencv-python-headless"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],

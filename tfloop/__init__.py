@@ -8,8 +8,25 @@ The names are loaded on first use (PEP 562), so ``import tfloop`` and the ``tflo
 start without importing TensorFlow; the first public name asked for loads them all.
 """
 import importlib
+from typing import TYPE_CHECKING
 
 from tfloop.version import __version__  # noqa: F401  (tfloop.__version__)
+
+if TYPE_CHECKING:  # what a type checker sees; at run time __getattr__ loads the same names
+    from tfloop.utils import *  # noqa: F403
+    from tfloop.compat import *  # noqa: F403
+    from tfloop.callbacks import *  # noqa: F403
+    from tfloop.dataflow import *  # noqa: F403
+    from tfloop.input import *  # noqa: F403
+    from tfloop.input_source import *  # noqa: F403
+    from tfloop.model_desc import *  # noqa: F403
+    from tfloop.models import *  # noqa: F403
+    from tfloop.monitors import *  # noqa: F403
+    from tfloop.predict import *  # noqa: F403
+    from tfloop.resume import *  # noqa: F403
+    from tfloop.tfutils import *  # noqa: F403
+    from tfloop.train import *  # noqa: F403
+    from tfloop.utils import logger  # noqa: F401
 
 # The modules whose __all__ make up the flat API, in the order a star import of each would bind
 # them (a later module's name wins).

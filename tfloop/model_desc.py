@@ -1,4 +1,6 @@
 """ModelDesc: the model's inputs, its graph (a tower function) and its optimizer."""
+from typing import Any
+
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import check_input_signature
 from tfloop.tfutils.tower import get_current_tower_context
@@ -9,11 +11,11 @@ __all__ = ["ModelDesc", "ModelDescBase"]
 class ModelDescBase:
     """A model's inputs and tower function, without an optimizer (e.g. for inference)."""
 
-    def inputs(self):
+    def inputs(self) -> list[Any]:
         """Return the model's inputs as a list of ``tf.TensorSpec`` with names."""
         raise TypeError(f"{type(self).__name__} must define inputs() returning a list of tf.TensorSpec.")
 
-    def get_input_signature(self):
+    def get_input_signature(self) -> list[Any]:
         """The checked input signature; placeholders are accepted and turned into TensorSpecs."""
         specs = self.inputs()
         if not isinstance(specs, (list, tuple)):
@@ -23,7 +25,7 @@ class ModelDescBase:
         return check_input_signature(specs)
 
     @property
-    def training(self):
+    def training(self) -> bool:
         """Whether ``build_graph`` is being called to train (True) or for inference (False)."""
         ctx = get_current_tower_context()
         if ctx is None:
@@ -32,10 +34,10 @@ class ModelDescBase:
         return ctx.is_training
 
     @property
-    def input_names(self):
+    def input_names(self) -> list[str]:
         return [s.name for s in self.get_input_signature()]
 
-    def build_graph(self, *inputs):
+    def build_graph(self, *inputs: Any) -> Any:
         """Build the model from its input tensors and return the cost (a scalar) when training."""
         raise TypeError(f"{type(self).__name__} must define build_graph(*inputs).")
 
@@ -64,11 +66,11 @@ class ModelDesc(ModelDescBase):
     _optimizer = None
     _optimizer_graph = None
 
-    def optimizer(self):
+    def optimizer(self) -> Any:
         """Return a ``tf.compat.v1.train.Optimizer``."""
         raise TypeError(f"{type(self).__name__} must define optimizer().")
 
-    def get_optimizer(self):
+    def get_optimizer(self) -> Any:
         """The optimizer, created once per graph (later calls in that graph return the same one)."""
         graph = tfv1.get_default_graph()
         if self._optimizer is None or self._optimizer_graph is not graph:

@@ -5,6 +5,8 @@ that will iterate, before the first ``__iter__``; parallel runners call it in ea
 """
 import threading
 from abc import ABCMeta, abstractmethod
+from collections.abc import Iterator
+from typing import Any
 
 from tfloop.utils.rng import get_rng
 
@@ -83,20 +85,20 @@ class DataFlow(metaclass=DataFlowMeta):
     """
 
     @abstractmethod
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         """Yield datapoints: lists or dicts of components."""
 
-    def __len__(self):
+    def __len__(self) -> int:
         raise NoLength(f"{type(self).__name__} has no length.")
 
-    def reset_state(self):
+    def reset_state(self) -> None:
         """Initialize what depends on the process (RNGs, workers). Called once before iterating."""
 
-    def get_data(self):
+    def get_data(self) -> Iterator[Any]:
         """Old name of ``__iter__``."""
         return self.__iter__()
 
-    def size(self):
+    def size(self) -> int:
         """Old name of ``__len__``."""
         return self.__len__()
 

@@ -1,4 +1,6 @@
 """InputSource: where the input tensors of each training step come from."""
+from typing import Any
+
 import numpy as np
 
 from tfloop.compat import tf
@@ -81,7 +83,7 @@ class InputSource:
 
     _setup_done = False
 
-    def setup(self, input_signature):
+    def setup(self, input_signature: list[Any]) -> list[Any]:
         """Build the source's graph part; returns the callbacks it needs."""
         if self._setup_done:
             raise RuntimeError(f"{self} was already set up; an InputSource serves one trainer.")
@@ -90,23 +92,23 @@ class InputSource:
         self._setup_done = True
         return self.get_callbacks()
 
-    def setup_done(self):
+    def setup_done(self) -> bool:
         return self._setup_done
 
-    def get_input_tensors(self):
+    def get_input_tensors(self) -> list[Any]:
         """The input tensors for one tower, in the order of the input signature."""
         if not self._setup_done:
             raise RuntimeError(f"{self}.setup() must be called before get_input_tensors().")
         return self._get_input_tensors()
 
-    def get_callbacks(self):
+    def get_callbacks(self) -> list[Any]:
         """Callbacks the trainer must run for this source (not chief-only)."""
         callbacks = list(self._get_callbacks())
         for cb in callbacks:
             cb.chief_only = False
         return callbacks
 
-    def size(self):
+    def size(self) -> int | None:
         """Datapoints (steps) in one pass over the data, or None when unknown."""
         return None
 

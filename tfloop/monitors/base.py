@@ -7,6 +7,7 @@ it sends each item to every backend at once and keeps the history of every scala
 import numbers
 import re
 import time
+from typing import Any
 
 import numpy as np
 
@@ -32,16 +33,16 @@ class MonitorBase(Callback):
 
     _chief_only = False
 
-    def process_scalar(self, name, value):
+    def process_scalar(self, name: str, value: float) -> None:
         """Receive a scalar ``value`` (a Python float or int) named ``name``."""
 
-    def process_image(self, name, images):
+    def process_image(self, name: str, images: Any) -> None:
         """Receive images as a uint8 array of shape NHWC (C is 1, 3 or 4)."""
 
-    def process_summary(self, summary):
+    def process_summary(self, summary: Any) -> None:
         """Receive a ``tf.compat.v1.Summary`` protobuf."""
 
-    def process_event(self, event):
+    def process_event(self, event: Any) -> None:
         """Receive a ``tf.compat.v1.Event`` protobuf (step and wall time already set)."""
 
 

@@ -1,5 +1,7 @@
 """PredictConfig: how to build a predict graph and what to load into it."""
 import os
+from collections.abc import Callable
+from typing import Any
 
 from tfloop.compat import tf, tfv1
 from tfloop.model_desc import ModelDescBase
@@ -83,10 +85,12 @@ class PredictConfig:
         >>> prob, = OfflinePredictor(config)(images)
     """
 
-    def __init__(self, model: ModelDescBase | None = None, tower_func=None,
+    def __init__(self, model: ModelDescBase | None = None,
+                 tower_func: Callable[..., Any] | None = None,
                  input_signature: list | None = None, input_names: list | None = None,
-                 output_names: list | None = None, session_creator=None, session_init=None,
-                 return_input: bool = False, create_graph: bool = True):
+                 output_names: list | None = None, session_creator: Any = None,
+                 session_init: Any = None, return_input: bool = False,
+                 create_graph: bool = True) -> None:
         self.input_signature, self.tower_func = _tower_of(model, tower_func, input_signature)
         if output_names is None:
             raise ValueError("PredictConfig needs output_names=[...]: the tensors to predict.")

@@ -1,4 +1,6 @@
 """Dataset predictors: run a predictor over every batch of a dataset, with callbacks."""
+from typing import Any
+
 import numpy as np
 import tqdm
 
@@ -61,7 +63,7 @@ class DatasetPredictorBase:
         ...     print(prob.argmax(1))
     """
 
-    def __init__(self, config: PredictConfig, dataset, callbacks: list | None = None):
+    def __init__(self, config: PredictConfig, dataset: Any, callbacks: list | None = None) -> None:
         self.config = check_config(config, type(self).__name__)
         self.dataset = dataset
         callbacks = list(callbacks or [])
@@ -156,7 +158,8 @@ class SimpleDatasetPredictor(DatasetPredictorBase):
         >>> prob, = collect.concatenated()
     """
 
-    def __init__(self, config, dataset, callbacks=None):
+    def __init__(self, config: PredictConfig, dataset: Any,
+                 callbacks: list | None = None) -> None:
         super().__init__(config, dataset, callbacks)
         self.predictor = OfflinePredictor(config)
 
@@ -178,8 +181,8 @@ class MultiTowerDatasetPredictor(DatasetPredictorBase):
         >>> outputs = predictor.get_all_result()
     """
 
-    def __init__(self, config: PredictConfig, dataset, towers: list,
-                 callbacks: list | None = None):
+    def __init__(self, config: PredictConfig, dataset: Any, towers: list,
+                 callbacks: list | None = None) -> None:
         super().__init__(config, dataset, callbacks)
         self.num_towers = len(resolve_towers(towers, type(self).__name__))
         self.predictor = DataParallelOfflinePredictor(config, towers)

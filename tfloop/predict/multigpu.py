@@ -2,6 +2,7 @@
 import copy
 
 from tfloop.compat import tf
+from tfloop.predict.config import PredictConfig
 from tfloop.predict.offline import build_predict_graph, check_config
 from tfloop.tfutils.predictor import OnlinePredictor, PredictorBase
 from tfloop.tfutils.sesscreate import NewSessionCreator
@@ -83,7 +84,7 @@ class MultiTowerOfflinePredictor(PredictorBase):
         >>> first, second = multi.get_predictors()   # run them from two threads
     """
 
-    def __init__(self, config, towers):
+    def __init__(self, config: PredictConfig, towers: list) -> None:
         check_config(config, "MultiTowerOfflinePredictor")
         self.devices = resolve_towers(towers, "MultiTowerOfflinePredictor")
         self.return_input = config.return_input
@@ -122,7 +123,7 @@ class DataParallelOfflinePredictor(OnlinePredictor):
         >>> prob_a, prob_b = predictor(images_a, images_b)
     """
 
-    def __init__(self, config, towers):
+    def __init__(self, config: PredictConfig, towers: list) -> None:
         check_config(config, "DataParallelOfflinePredictor")
         self.devices = resolve_towers(towers, "DataParallelOfflinePredictor")
         self.graph, sess, built = _build_towers(config, self.devices)

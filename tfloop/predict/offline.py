@@ -44,7 +44,7 @@ class OfflinePredictor(OnlinePredictor):
         >>> prob, = predictor(images)
     """
 
-    def __init__(self, config: PredictConfig):
+    def __init__(self, config: PredictConfig) -> None:
         check_config(config, "OfflinePredictor")
         self.config = config
         self.graph = config._maybe_create_graph()

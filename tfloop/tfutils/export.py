@@ -1,6 +1,7 @@
 """ModelExporter: a trained model as a frozen GraphDef or a SavedModel, with no tfloop needed to
 load it."""
 import os
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class ModelExporter:
         >>> exporter.export_serving("export/1")           # tf.saved_model.load, TF Serving
     """
 
-    def __init__(self, config):
+    def __init__(self, config: Any) -> None:
         for attr in ("tower_func", "input_signature", "input_names", "output_names",
                      "session_init", "session_creator"):
             if not hasattr(config, attr):

@@ -3,6 +3,8 @@
 The base classes live here, below both ``train/`` (``trainer.get_predictor``) and ``predict/``
 (the offline predictors), which both return an :class:`OnlinePredictor`.
 """
+from typing import Any
+
 import numpy as np
 
 from tfloop.compat import tf
@@ -26,7 +28,7 @@ class PredictorBase:
 
     return_input = False
 
-    def __call__(self, *dp):
+    def __call__(self, *dp: Any) -> Any:
         """Run the predictor on one datapoint: one value per input, in the order of its inputs.
 
         Returns:
@@ -88,7 +90,7 @@ class OnlinePredictor(PredictorBase):
     ACCEPT_OPTIONS = False
 
     def __init__(self, input_tensors: list, output_tensors: list, return_input: bool = False,
-                 sess=None):
+                 sess: Any = None) -> None:
         graph = None
         for t in list(input_tensors) + list(output_tensors):
             if isinstance(t, tf.Tensor):

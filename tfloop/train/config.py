@@ -1,13 +1,15 @@
 """TrainConfig: everything one training run needs, checked before anything is built."""
 import os
 import sys
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.queue import QueueInput
-from tfloop.model_desc import ModelDescBase
+from tfloop.model_desc import ModelDesc, ModelDescBase
 from tfloop.monitors.base import MonitorBase
 from tfloop.resume.saver import ResumeStateSaver
 from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_resume_checkpoint
@@ -20,7 +22,7 @@ from tfloop.utils import logger
 __all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
 
 
-def as_input_source(data):
+def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> InputSource:
     """Turn ``data`` into an InputSource: an InputSource as is; a ``tf.data.Dataset`` or a function
     that builds one -> :class:`DatasetInput`; any other iterable (a list, a DataFlow, an object with
     ``__iter__``) -> :class:`QueueInput`, which prefetches it in a background thread."""
@@ -79,9 +81,15 @@ class TrainConfig:
         >>> launch_train_with_config(config, SimpleTrainer())
     """
 
-    def __init__(self, dataflow=None, data=None, model=None, callbacks=None, extra_callbacks=None,
-                 monitors=None, session_creator=None, session_config=None, session_init=None,
-                 starting_epoch=1, steps_per_epoch=None, max_epoch=99999, *, steps_per_run=None):
+    def __init__(self, dataflow: Iterable[Any] | None = None,
+                 data: InputSource | Callable[[], Any] | Iterable[Any] | None = None,
+                 model: ModelDesc | None = None,
+                 callbacks: Callback | Iterable[Callback] | None = None,
+                 extra_callbacks: Callback | Iterable[Callback] | None = None,
+                 monitors: Iterable[MonitorBase] | None = None, session_creator: Any = None,
+                 session_config: Any = None, session_init: SessionInit | None = None,
+                 starting_epoch: int = 1, steps_per_epoch: int | None = None,
+                 max_epoch: int = 99999, *, steps_per_run: int | None = None) -> None:
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -150,7 +158,7 @@ class AutoResumeTrainConfig(TrainConfig):
         >>> launch_train_with_config(config, SimpleTrainer())    # run it again after a kill
     """
 
-    def __init__(self, always_resume=True, **kwargs):
+    def __init__(self, always_resume: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.state_saver = ResumeStateSaver(self.data)
         self.callbacks = self.callbacks + [self.state_saver]

@@ -7,7 +7,7 @@ from tfloop.train.tower import TowerTrainer
 __all__ = ["launch_train_with_config"]
 
 
-def launch_train_with_config(config, trainer):
+def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None:
     """Build ``config.model`` with ``trainer`` and train it.
 
     Example:

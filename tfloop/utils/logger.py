@@ -237,7 +237,7 @@ def _check_log_dir_name(dirname):
     return normalised
 
 
-def set_logger_dir(dirname, action=None):
+def set_logger_dir(dirname: str | os.PathLike[str], action: str | None = None) -> str:
     """Set the log directory: every later log line also goes to ``<dirname>/log.log``.
 
     Args:
@@ -353,12 +353,12 @@ def auto_set_dir(action=None, name=None):
     return set_logger_dir(dirname, action=action)
 
 
-def get_logger_dir():
+def get_logger_dir() -> str | None:
     """The current log directory, or ``None`` when none was set."""
     return LOG_DIR
 
 
-def unset_logger_dir():
+def unset_logger_dir() -> None:
     """Stop writing to the log file and give up the directory's lock (its files stay)."""
     global LOG_DIR
     _close_file_handler()

@@ -1,0 +1,93 @@
+"""The public API used the way README.md and docs/ use it: the input of the type check in .ci/run.
+
+``mypy --config-file mypy.ini`` checks these calls against the annotated signatures of tfloop's
+public surface, so a wrong argument type (``max_epoch="10"``, a callback given as a monitor, a
+trainer class instead of a trainer) fails the check. tests/typecheck/test_public_api_usage.py runs
+the same functions, so the code checked is code that works.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import tensorflow as tf
+
+from tfloop import (AutoResumeTrainConfig, DataFlow, DatasetInput, InputSource, JSONWriter,
+                    MinSaver, ModelDesc, ModelExporter, ModelSaver, MonitorBase, OfflinePredictor,
+                    PeriodicTrigger, PredictConfig, SimpleTrainer, TrainConfig,
+                    launch_train_with_config, logger)
+
+
+class Model(ModelDesc):
+    def inputs(self) -> list[tf.TensorSpec]:
+        return [tf.TensorSpec([None, 8], tf.float32, "x"), tf.TensorSpec([None], tf.int32, "y")]
+
+    def build_graph(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        w = tf.compat.v1.get_variable("w", [8, 3])
+        logits = tf.matmul(x, w)
+        tf.nn.softmax(logits, name="prob")
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=y, logits=logits), name="cost")
+
+    def optimizer(self) -> tf.compat.v1.train.Optimizer:
+        return tf.compat.v1.train.AdamOptimizer(0.05)
+
+
+class Batches(DataFlow):
+    """Four batches of ``x``, ``y``."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.x, self.y = x, y
+
+    def __iter__(self) -> Iterator[list[np.ndarray]]:
+        for i in range(0, 16, 4):
+            yield [self.x[i:i + 4], self.y[i:i + 4]]
+
+    def __len__(self) -> int:
+        return 4
+
+
+class RecordScalars(MonitorBase):
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, float]] = []
+
+    def process_scalar(self, name: str, value: float) -> None:
+        self.seen.append((name, value))
+
+
+def train(x: np.ndarray, y: np.ndarray) -> RecordScalars:
+    logger.set_logger_dir("train_log/typing", action="delete")
+    data: InputSource = DatasetInput(
+        lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4))
+    record = RecordScalars()
+    config = TrainConfig(model=Model(), data=data, max_epoch=2,
+                         callbacks=[PeriodicTrigger(ModelSaver(), every_k_epochs=2),
+                                    MinSaver("cost")],
+                         monitors=[record, JSONWriter()])
+    launch_train_with_config(config, SimpleTrainer())
+    return record
+
+
+def train_on_dataflow(x: np.ndarray, y: np.ndarray) -> None:
+    logger.set_logger_dir("train_log/dataflow", action="delete")
+    launch_train_with_config(TrainConfig(model=Model(), dataflow=Batches(x, y), max_epoch=1),
+                             SimpleTrainer())
+
+
+def resume(x: np.ndarray, y: np.ndarray) -> int:
+    """Continue the run of :func:`train` (4 steps per epoch) from its last checkpoint."""
+    logger.set_logger_dir("train_log/typing", action="keep")
+    config = AutoResumeTrainConfig(always_resume=True, model=Model(), data=Batches(x, y),
+                                   max_epoch=3, callbacks=[ModelSaver()])
+    launch_train_with_config(config, SimpleTrainer())
+    return config.starting_epoch
+
+
+def predict_and_export(x: np.ndarray) -> np.ndarray:
+    config = PredictConfig(model=Model(), session_init="train_log/typing",
+                           input_names=["x"], output_names=["prob"])
+    prob: np.ndarray = OfflinePredictor(config)(x[:4])[0]
+    exporter = ModelExporter(config)
+    exporter.export_compact("export/model.pb")
+    exporter.export_serving("export/typing/1", signature_name="serving_default")
+    return prob
