@@ -14,6 +14,7 @@ from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
                                       raise_if_failure)
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
+from tfloop.utils.checks import is_int
 
 __all__ = [
     "MultiProcessPrefetchData",
@@ -27,9 +28,9 @@ __all__ = [
 
 
 def _positive(owner, name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_int(value) or value <= 0:
         raise ValueError(f"{owner} needs a positive int {name}, got {value!r}.")
-    return value
+    return int(value)
 
 
 def _length(ds):

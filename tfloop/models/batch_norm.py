@@ -14,6 +14,7 @@ from tfloop.models.layer_args import convert_args, data_format_of
 from tfloop.models.registry import VariableHolder, layer_register
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
+from tfloop.utils.checks import check_one_of, check_positive_int
 
 __all__ = ["BatchNorm", "BatchRenorm"]
 
@@ -157,9 +158,7 @@ def _layer_variables(moving_mean, moving_var, beta, gamma):
 
 def _check_options(ema_update, sync_statistics, virtual_batch_size):
     """Check BatchNorm's options; returns ``sync_statistics`` in lower case (or None)."""
-    if ema_update not in EMA_UPDATES:
-        raise ValueError(f"BatchNorm: ema_update must be one of {', '.join(EMA_UPDATES)}, got "
-                         f"{ema_update!r}.")
+    check_one_of(ema_update, "BatchNorm: ema_update", EMA_UPDATES)
     if sync_statistics is None:
         return None
     sync_statistics = str(sync_statistics).lower()
@@ -211,10 +210,7 @@ def _ghost_batch_norm(x, virtual_batch_size, red_axes, channel_axis, channels, s
     """Normalize each group of ``virtual_batch_size`` examples with its own statistics.
 
     Returns the output and the first group's mean and variance (for the moving averages)."""
-    if isinstance(virtual_batch_size, bool) or not isinstance(virtual_batch_size, int) or \
-            virtual_batch_size < 1:
-        raise ValueError(f"BatchNorm: virtual_batch_size must be a positive int, got "
-                         f"{virtual_batch_size!r}.")
+    check_positive_int(virtual_batch_size, "BatchNorm: virtual_batch_size")
     batch = x.shape[0]
     if batch is not None and batch % virtual_batch_size:
         raise ValueError(f"BatchNorm: virtual_batch_size={virtual_batch_size} does not divide the "

@@ -17,6 +17,7 @@ from tfloop.models.layer_args import (
     shape4d,
 )
 from tfloop.models.registry import VariableHolder, layer_register
+from tfloop.utils.checks import is_int
 
 __all__ = ["Conv2D", "Conv2DTranspose", "Deconv2D"]
 
@@ -69,8 +70,7 @@ def Conv2D(inputs, filters, kernel_size, strides=(1, 1), padding="same",
     stride = shape2d(strides, "strides", layer)
     dilation = shape2d(dilation_rate, "dilation_rate", layer)
     padding = padding_of(padding, layer)
-    if isinstance(split, bool) or not isinstance(split, int) or split < 1 or \
-            in_channels % split or filters % split:
+    if not is_int(split) or split < 1 or in_channels % split or filters % split:
         raise ValueError(f"Conv2D: split={split!r} must be a positive int dividing both the "
                          f"input channels ({in_channels}) and filters ({filters}).")
     if stride != [1, 1] and dilation != [1, 1]:

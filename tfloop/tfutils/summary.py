@@ -13,6 +13,7 @@ import re
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
+from tfloop.utils.checks import is_number
 
 __all__ = ["add_moving_summary", "add_cost_summary", "add_tensor_summary", "add_param_summary",
            "add_activation_summary",
@@ -215,7 +216,7 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
         >>> add_moving_summary(cost, accuracy)      # monitors get "cost" and "accuracy"
     """
     tensors = _flatten(tensors)
-    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < 1:
+    if not is_number(decay) or not 0 <= decay < 1:
         raise ValueError(f"add_moving_summary: decay must be a number in [0, 1), got {decay!r}.")
     graph = tfv1.get_default_graph()
     for t in tensors:

@@ -1,5 +1,6 @@
 """The devices of data-parallel towers: what ``gpus=`` means, and whether a session has them."""
 from tfloop.compat import tf
+from tfloop.utils.checks import is_int
 
 __all__ = ["resolve_devices", "check_session_devices", "device_key"]
 
@@ -21,11 +22,11 @@ def resolve_devices(gpus):
     Example:
         >>> resolve_devices(2)            # ["/device:GPU:0", "/device:GPU:1"], or CPU:0, CPU:1
     """
-    if isinstance(gpus, bool) or not isinstance(gpus, (int, list, tuple)):
+    if not (is_int(gpus) or isinstance(gpus, (list, tuple))):
         raise TypeError("gpus must be an int, a list of GPU indices or a list of device strings, "
                         f"got {gpus!r}.")
-    if isinstance(gpus, int):
-        return _first_devices(gpus)
+    if is_int(gpus):
+        return _first_devices(int(gpus))
     if not gpus:
         raise ValueError("gpus is an empty list: give at least one GPU index or device.")
     devices = [_device_of(item) for item in gpus]
@@ -50,7 +51,7 @@ def _first_devices(count):
 
 def _device_of(item):
     """The device string of one item of a ``gpus`` list: a GPU index or a device string."""
-    if isinstance(item, int) and not isinstance(item, bool):
+    if is_int(item):
         available = _gpu_count()
         if not 0 <= item < available:
             raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to use "

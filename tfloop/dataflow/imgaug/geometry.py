@@ -5,6 +5,7 @@ from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
 from tfloop.dataflow.imgaug.transform import (FlipTransform, NoOpTransform, ResizeTransform,
                                               TransformFactory, TransposeTransform)
+from tfloop.utils.checks import is_int
 
 __all__ = ["Flip", "Resize", "ResizeShortestEdge", "RandomResize", "Transpose", "CenterPaste",
            "RandomPaste", "BackgroundFiller", "ConstantBackgroundFiller"]
@@ -12,7 +13,7 @@ __all__ = ["Flip", "Resize", "ResizeShortestEdge", "RandomResize", "Transpose", 
 
 def shape2d(value, owner="shape"):
     """``(h, w)`` from an int or a pair."""
-    if isinstance(value, (int, np.integer)):
+    if is_int(value):
         return int(value), int(value)
     if isinstance(value, (list, tuple)) and len(value) == 2:
         return int(value[0]), int(value[1])
