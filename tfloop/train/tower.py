@@ -1,7 +1,6 @@
 """Trainers that build the model through a tower function."""
 import contextlib
 import functools
-import numbers
 
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
@@ -15,7 +14,7 @@ from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
                                         check_steps_per_run)
 from tfloop.utils import logger
-from tfloop.utils.checks import is_int
+from tfloop.utils.checks import is_int, is_number
 
 __all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_optimizer"]
 
@@ -53,8 +52,7 @@ def check_optimizer(opt):
         if not hasattr(opt, attr):
             continue
         lr = getattr(opt, attr)
-        if isinstance(lr, bool) or not (isinstance(lr, (numbers.Real, tf.Tensor, tf.Variable))
-                                        or callable(lr)):
+        if not (is_number(lr) or isinstance(lr, (tf.Tensor, tf.Variable)) or callable(lr)):
             raise TypeError(
                 f"optimizer(): {type(opt).__name__} got the learning rate {lr!r} ({type(lr).__name__}); give a number, a float tensor or "
                 f"a variable, e.g. {type(opt).__name__}(0.1) or {type(opt).__name__}(tf.compat.v1.get_variable('learning_rate', "
