@@ -77,11 +77,10 @@ class ResumeInit(SessionInit):
                 iterator_state.restore(sess, blob)
             except tf.errors.OpError as e:
                 raise ValueError(
-                    "The input position saved in {} does not fit this run's input pipeline ({}). "
-                    "Resume with the same dataset definition, or delete {} to restart the input "
-                    "from its beginning.".format(self.prefix + ".iterator",
-                                                 e.message.splitlines()[0],
-                                                 resume_state_path(self.prefix))) from None
+                    f"The input position saved in {self.prefix + '.iterator'} does not fit this "
+                    f"run's input pipeline ({e.message.splitlines()[0]}). Resume with the same "
+                    f"dataset definition, or delete {resume_state_path(self.prefix)} to restart "
+                    "the input from its beginning.") from None
             self.source.iterator_restored = True
             logger.info(f"Restored the input position of {self.prefix}.")
         trainer = self.state_saver.trainer

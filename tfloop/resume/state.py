@@ -80,9 +80,9 @@ def apply_callback_states(callbacks, states, source):
     keyed = dict(callback_keys(callbacks))
     unknown = sorted(set(states) - set(keyed))
     if unknown:
-        logger.warning("{} has the state of callback(s) {} which this run does not have; ignored. "
-                       "(Callbacks are matched by class name and index among that class.)".format(
-                           source, ", ".join(unknown)))
+        logger.warning(f"{source} has the state of callback(s) {', '.join(unknown)} which this run "
+                       "does not have; ignored. (Callbacks are matched by class name and index "
+                       "among that class.)")
     for key, state in states.items():
         cb = keyed.get(key)
         if cb is None:
@@ -94,8 +94,7 @@ def apply_callback_states(callbacks, states, source):
                              "file to resume without the callbacks' states.") from e
     restored = sorted(k for k in states if k in keyed)
     if restored:
-        logger.info("Restored the state of callback(s) {} from {}.".format(", ".join(restored),
-                                                                           source))
+        logger.info(f"Restored the state of callback(s) {', '.join(restored)} from {source}.")
 
 
 def read_resume_state(prefix):
@@ -114,16 +113,16 @@ def read_resume_state(prefix):
         raise ValueError(f"Resume state {path} cannot be read: {e}. Delete it to resume from the "
                          "checkpoint alone.") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
-        raise ValueError("Resume state {} is not format {} (got {!r}); delete it to resume from "
-                         "the checkpoint alone.".format(path, FORMAT_VERSION, (
-                             state.get("format") if isinstance(state, dict) else state)))
+        raise ValueError(f"Resume state {path} is not format {FORMAT_VERSION} (got "
+                         f"{state.get('format') if isinstance(state, dict) else state!r}); delete "
+                         "it to resume from the checkpoint alone.")
     iterator = state.get("iterator")
     if iterator:
         data_path = os.path.join(os.path.dirname(prefix), iterator["file"])
         if not os.path.isfile(data_path) or os.path.getsize(data_path) != iterator["bytes"]:
-            logger.warning("Resume state {} names the input position file {} ({} bytes), which is "
-                           "missing or of another size; the input restarts from its beginning."
-                           .format(path, data_path, iterator["bytes"]))
+            logger.warning(f"Resume state {path} names the input position file {data_path} ("
+                           f"{iterator['bytes']} bytes), which is missing or of another size; the "
+                           "input restarts from its beginning.")
             state["iterator"] = None
         else:
             with open(data_path, "rb") as f:
