@@ -44,7 +44,7 @@ class StatMonitorCallback(Callback):
 
     Example:
         >>> class PrintBest(StatMonitorCallback):
-        ...     def _on_new_value(self, step: int, value: float, improved: bool) -> None:
+        ...     def _on_new_value(self, step, value, improved):
         ...         if improved:
         ...             print(f"new best {self.monitor_stat}={value} at global step {step}")
         >>> PrintBest("val-error", mode="min", min_delta=0.01)
@@ -102,7 +102,7 @@ class StatMonitorCallback(Callback):
         return self.monitor_stat
 
     # ---- what a subclass implements --------------------------------------------------------------
-    def _on_new_value(self, step, value, improved):
+    def _on_new_value(self, step: int, value: float, improved: bool) -> None:
         """React to a new value of the stat.
 
         Args:
