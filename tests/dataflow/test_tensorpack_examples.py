@@ -64,7 +64,7 @@ def test_mnist_convnet_data(data_root, log_lines):
         f"[{images.min()}, {images.max()}]"
 
 
-@pytest.mark.parametrize("classnum", [10, 100])
+@pytest.mark.parametrize("classnum", [10, pytest.param(100, marks=pytest.mark.slow)])
 def test_cifar_convnet_data(data_root, classnum):
     write_cifar(str(data_root / f"cifar{classnum}_data"), classnum=classnum, per_batch=30,
                 n_test=40)

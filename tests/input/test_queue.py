@@ -213,6 +213,7 @@ def test_queue_size_is_put_each_epoch_and_a_starving_loader_is_warned_about(log_
     assert "'A starving loader' in docs/data.md" in starving[0]
 
 
+@pytest.mark.slow
 def test_a_fast_loader_keeps_the_queue_filled(log_warnings):
     recorder = Recorder()
     slow_step = OnStep(lambda self: time.sleep(0.05))
@@ -338,7 +339,8 @@ def resumable_run(logdir, make_source, stop_at=None, max_epoch=3):
     return config, weights.after_step
 
 
-@pytest.mark.parametrize("length, queue", [(True, None), (False, 50), (True, "tf")])
+@pytest.mark.parametrize("length, queue", [
+    (True, None), pytest.param(False, 50, marks=pytest.mark.slow), (True, "tf")])
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length, queue):
     # 5 batches but 3 steps per epoch: passes of the data and epochs do not line up.
     x, y = make_regression_data(20)

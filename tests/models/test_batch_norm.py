@@ -323,9 +323,11 @@ def train_synced_bn(trainer, towers, steps=3, batch=8):
 
 
 @pytest.mark.parametrize("make_trainer", [
-    lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="add_n"),
-    lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="collective"),
-    lambda: tfloop.SyncMultiGPUTrainerParameterServer(2)], ids=["add_n", "collective", "ps"])
+    pytest.param(lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="add_n"), id="add_n"),
+    pytest.param(lambda: tfloop.SyncMultiGPUTrainerReplicated(2, mode="collective"),
+                 id="collective", marks=pytest.mark.slow),
+    pytest.param(lambda: tfloop.SyncMultiGPUTrainerParameterServer(2), id="ps",
+                 marks=pytest.mark.slow)])
 def test_two_towers_with_sync_statistics_train_like_one_tower_on_the_combined_batch(make_trainer):
     reference = train_synced_bn(tfloop.SimpleTrainer(), towers=1)
     synced = train_synced_bn(make_trainer(), towers=2)

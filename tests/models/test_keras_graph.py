@@ -265,8 +265,9 @@ def test_two_towers_equal_one_device_on_the_combined_batch(where, make_trainer):
 
 
 @pytest.mark.parametrize("make_trainer", [
-    lambda: SyncMultiGPUTrainerReplicated(2), lambda: SyncMultiGPUTrainerParameterServer(2)],
-    ids=["replicated", "parameter_server"])
+    pytest.param(lambda: SyncMultiGPUTrainerReplicated(2), id="replicated"),
+    pytest.param(lambda: SyncMultiGPUTrainerParameterServer(2), id="parameter_server",
+                 marks=pytest.mark.slow)])
 def test_two_towers_with_batch_norm_and_dropout(make_trainer):
     x, y = make_data(2)
     recorder = VariablePerStep("batch_normalization/moving_mean:0")

@@ -70,8 +70,17 @@ def check_log_dir(logdir):
             [(e, e * STEPS_PER_EPOCH) for e in range(1, len(records) + 1)]
 
 
-@pytest.mark.parametrize("kind", sorted(ERRORS))
-@pytest.mark.parametrize("hook", HOOKS)
+def hooks_and_kinds():
+    """Every hook x every kind; the fast suite has each hook with Exception and each other kind in
+    ``_trigger_step``, the rest are marked slow."""
+    for hook in HOOKS:
+        for kind in sorted(ERRORS):
+            fast = kind == "Exception" or hook == "_trigger_step"
+            yield pytest.param(hook, kind, marks=() if fast else pytest.mark.slow,
+                               id=f"{hook}-{kind}")
+
+
+@pytest.mark.parametrize("hook, kind", list(hooks_and_kinds()))
 def test_a_raising_hook_then_auto_resume_ends_at_the_right_step(tmp_path, reference, hook, kind):
     logdir = str(tmp_path / "log")
     raiser = RaiseOnce(hook, ERRORS[kind])

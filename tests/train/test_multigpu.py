@@ -38,7 +38,7 @@ def assert_copies_identical(values, towers):
         assert np.array_equal(values[name], values[source]), name
 
 
-@pytest.mark.parametrize("towers", [1, 2, 4])
+@pytest.mark.parametrize("towers", [1, 2, pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("mode", ["add_n", "collective"])
 def test_replicated_matches_one_device_on_combined_batch(towers, mode):
     trainer = SyncMultiGPUTrainerReplicated(towers, mode=mode)
@@ -113,6 +113,7 @@ def test_copies_start_from_tower0_values_after_initialization():
     trainer.sess.close()
 
 
+@pytest.mark.slow
 def test_checkpoint_has_one_copy_and_loads_into_simple_trainer(tmp_path):
     tfloop.logger.set_logger_dir(str(tmp_path / "replicated"), action="keep")
     trained = train_script(SyncMultiGPUTrainerReplicated(2), towers_per_step=2,
