@@ -8,6 +8,7 @@ they may load it only inside a function that needs it, so importing them never l
 """
 import ast
 import os
+import re
 
 import pytest
 
@@ -121,6 +122,37 @@ def violations(module, path):
             messages.append(f"{where}: {entry} and {target_entry} sit beside each other in "
                             "the layer order (docs/design.md) and never import each other")
     return messages
+
+
+def _diagram():
+    """The layer diagram of docs/design.md: the first ``text`` block after ``## Layers``."""
+    path = os.path.join(os.path.dirname(PACKAGE_DIR), "docs", "design.md")
+    text = open(path, encoding="utf-8").read()
+    layers = text[text.index("## Layers"):]
+    start = layers.index("```text") + len("```text")
+    return layers[start:layers.index("```", start)]
+
+
+def _diagram_name(entry):
+    if entry == "tfloop":
+        return "tfloop/__init__.py"
+    rel = entry[len("tfloop."):].replace(".", "/")
+    return rel + "/" if os.path.isdir(os.path.join(PACKAGE_DIR, rel)) else rel + ".py"
+
+
+def test_design_md_draws_the_layers_in_this_order():
+    drawn = []  # the names in the diagram's first column, top to bottom
+    for line in _diagram().strip().splitlines():
+        first_column = re.split(r"\s{2,}", line.strip())[0]
+        drawn.extend(name for name in re.split(r",\s*| \| ", first_column) if name)
+    ranks = []
+    for rank, row in enumerate(LAYERS):
+        for entry in row:
+            name = _diagram_name(entry)
+            assert name in drawn, f"docs/design.md's layer diagram does not show {name}"
+            ranks.append((drawn.index(name), rank, name))
+    assert [rank for _, rank, _ in sorted(ranks)] == sorted(rank for _, rank, _ in ranks), \
+        f"docs/design.md draws the layers in another order than LAYERS: {sorted(ranks)}"
 
 
 def test_every_module_has_a_layer():
