@@ -68,6 +68,25 @@ def test_stop_training_ends_cleanly_with_its_reason_logged(caplog):
     assert ending_lines(caplog) == ["Training stopped: enough"]
 
 
+def test_a_stop_without_a_reason_is_logged_by_its_class_name(caplog):
+    train_linear([RaiseAt(tfloop.StopTraining)], max_epoch=3)
+    assert ending_lines(caplog) == ["Training stopped: StopTraining"]
+
+
+class FailsAfterTrain(tfloop.Callback):
+    _chief_only = False
+
+    def _after_train(self):
+        raise Boom("cleanup failed")
+
+
+def test_an_after_train_error_after_a_stop_is_raised_without_the_stop_as_its_context():
+    with pytest.raises(Boom) as info:
+        train_linear([RaiseAt(lambda: tfloop.StopTraining("enough")), FailsAfterTrain()],
+                     max_epoch=3)
+    assert info.value.__suppress_context__ and info.value.__cause__ is None
+
+
 def test_ctrl_c_runs_after_train_with_the_interrupt_then_reraises_it(caplog):
     end = SeesTheEnd()
     with pytest.raises(KeyboardInterrupt) as info:

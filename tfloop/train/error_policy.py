@@ -49,7 +49,7 @@ class TrainingErrorPolicy:
             self.callbacks.after_train()
         except BaseException as after_train_error:
             if error is None:
-                raise
+                raise after_train_error from None  # not "during handling of StopTraining"
             logger.error(f"after_train also failed: {type(after_train_error).__name__}: "
                          f"{after_train_error}")
         if error is None or error is exc:
@@ -63,7 +63,7 @@ class TrainingErrorPolicy:
         if exc is None:
             return None
         if isinstance(exc, StopTraining):
-            logger.info(f"Training stopped: {exc}")
+            logger.info(f"Training stopped: {str(exc) or type(exc).__name__}")
             return None
         if isinstance(exc, KeyboardInterrupt):
             logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
