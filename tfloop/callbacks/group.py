@@ -16,7 +16,8 @@ class Callbacks(Callback, dispatcher=True):
     Attributes:
         step_callbacks (tuple): the callbacks called at ``trigger_step`` (after setup).
         run_callbacks (tuple): the callbacks whose ``before_run``/``after_run`` go with the
-            step's ``session.run`` (after setup).
+            step's ``session.run`` (after setup). The group does not call these two hooks
+            itself: the trainer gives ``run_callbacks`` to the session.
 
     Example:
         >>> group = Callbacks([ModelSaver(), ProgressBar()])
