@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from tfloop.utils import checks
-from tfloop.utils.checks import (check_bool, check_callable, check_int, check_name, check_number,
+from tfloop.utils.checks import (check_bool, check_callable, check_int, check_name, check_names,
+                                 check_number,
                                  check_one_of, check_positive_int, check_positive_number, is_int,
                                  is_number)
 
@@ -137,3 +138,14 @@ def test_check_callable():
     with pytest.raises(TypeError) as info:
         check_callable("f", "func", signature="func(grad, var) -> grad")
     assert str(info.value) == "func must be callable as func(grad, var) -> grad, got 'f'."
+
+
+@pytest.mark.parametrize("value", [[], "", ["cost", ""], ["cost", 3], 3, None])
+def test_check_names_refuses_anything_but_a_non_empty_list_of_names(value):
+    with pytest.raises(ValueError, match=r"TensorPrinter needs a list of tensor names, got "):
+        check_names(value, "TensorPrinter")
+
+
+def test_check_names_turns_one_name_or_a_tuple_into_a_list():
+    assert check_names("cost", "CheckNumerics", "tensor or variable") == ["cost"]
+    assert check_names(("a", "b"), "TensorPrinter") == ["a", "b"]

@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError
+from tfloop.utils.checks import check_names
 
 __all__ = ["NonFiniteError", "NaNLossError", "TerminateOnNaN", "CheckNumerics"]
 
@@ -52,11 +53,7 @@ class _FiniteCheck(Callback):
 
     def __init__(self, names):
         if names is not None:
-            if isinstance(names, str):
-                names = [names]
-            names = list(names)
-            if not names or not all(isinstance(n, str) and n for n in names):
-                raise ValueError(f"{type(self).__name__} needs a list of tensor or variable names, got {names!r}.")
+            names = check_names(names, type(self).__name__, "tensor or variable")
         self._names = names
 
     def _named_tensors(self):

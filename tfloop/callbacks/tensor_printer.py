@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tfv1
 from tfloop.utils import logger
+from tfloop.utils.checks import check_names
 
 __all__ = ["TensorPrinter"]
 
@@ -20,12 +21,7 @@ class TensorPrinter(Callback):
     """
 
     def __init__(self, names):
-        if isinstance(names, str):
-            names = [names]
-        names = list(names)
-        if not names or not all(isinstance(n, str) and n for n in names):
-            raise ValueError(f"TensorPrinter needs a list of tensor names, got {names!r}.")
-        self._names = names
+        self._names = check_names(names, "TensorPrinter")
 
     def _setup_graph(self):
         self._fetches = tfv1.train.SessionRunArgs(

@@ -22,7 +22,7 @@ import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["is_int", "is_number", "check_int", "check_positive_int", "check_number",
+__all__ = ["check_names", "is_int", "is_number", "check_int", "check_positive_int", "check_number",
            "check_positive_number", "check_bool", "check_one_of", "check_name", "check_callable"]
 
 
@@ -194,6 +194,26 @@ def check_name(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError(f"{name} must be a non-empty string, got {value!r}.")
     return value
+
+
+def check_names(value: Any, owner: str, what: str = "tensor") -> list[str]:
+    """A name or a non-empty list of non-empty names, as a list.
+
+    Raises:
+        ValueError: ``"<owner> needs a list of <what> names, got <value>."``.
+
+    Example:
+        >>> check_names("cost", "TensorPrinter")
+        ['cost']
+    """
+    names = [value] if isinstance(value, str) else value
+    try:
+        names = list(names)
+    except TypeError:
+        names = None
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{owner} needs a list of {what} names, got {value!r}.")
+    return names
 
 
 def check_callable(value: Any, name: str, *, signature: str | None = None,
