@@ -120,6 +120,24 @@ def test_default_answers_come_from_the_underscore_hooks_a_class_defines():
                        "Child": (False, True)}
 
 
+def test_defines_hook_tells_the_underscore_hooks_a_class_defines_below_a_base():
+    class Child(StepOnly):
+        pass
+
+    class Quiet(tfloop.ProxyCallback):
+        def _trigger_step(self):
+            pass
+
+    assert StepOnly.defines_hook("_trigger_step") and Child.defines_hook("_trigger_step")
+    assert not StepOnly.defines_hook("_trigger") and not Idle.defines_hook("_before_run")
+    assert RunOnly([]).defines_hook("_trigger", "_after_run")          # any of the names
+    assert not RunOnly.defines_hook("_trigger", "_trigger_step", "_setup_graph")
+    assert tfloop.ProxyCallback.defines_hook("_trigger_step")           # it forwards every hook
+    assert not tfloop.ProxyCallback.defines_hook("_trigger_step", below=tfloop.ProxyCallback)
+    assert Quiet.defines_hook("_trigger_step", below=tfloop.ProxyCallback)
+    assert not Quiet.defines_hook("_before_run", "_after_run", below=tfloop.ProxyCallback)
+
+
 def test_wrappers_answer_for_what_they_wrap():
     def uses(cb):
         return cb.uses_run_hooks(), cb.uses_step_hook()

@@ -20,6 +20,11 @@ training run is::
 
 Every callback is called in list order at every point.
 """
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
 from tfloop.callbacks.run_args import as_run_args
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
@@ -29,26 +34,13 @@ __all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
 
 # Public hook -> the signature of the underscore method a callback defines instead.
 _UNDERSCORE_HOOKS = {
-    "setup_graph": "_setup_graph(self)",
-    "before_train": "_before_train(self)",
-    "after_train": "_after_train(self)",
-    "before_epoch": "_before_epoch(self)",
-    "after_epoch": "_after_epoch(self)",
-    "before_run": "_before_run(self, ctx)",
-    "after_run": "_after_run(self, ctx, values)",
-    "trigger_step": "_trigger_step(self)",
-    "trigger_epoch": "_trigger_epoch(self)",
-    "trigger": "_trigger(self)",
-    "state_dict": "_state_dict(self)",
-    "load_state_dict": "_load_state_dict(self, state)",
+    "setup_graph": "_setup_graph(self)", "before_train": "_before_train(self)",
+    "after_train": "_after_train(self)", "before_epoch": "_before_epoch(self)",
+    "after_epoch": "_after_epoch(self)", "before_run": "_before_run(self, ctx)",
+    "after_run": "_after_run(self, ctx, values)", "trigger_step": "_trigger_step(self)",
+    "trigger_epoch": "_trigger_epoch(self)", "trigger": "_trigger(self)",
+    "state_dict": "_state_dict(self)", "load_state_dict": "_load_state_dict(self, state)",
 }
-_RUN_HOOKS = ("_before_run", "_after_run")
-_STEP_HOOKS = ("_trigger_step",)
-
-
-def _defines_below(cls, base, hooks):
-    """Whether ``cls`` has its own definition of one of ``hooks`` (not the one of ``base``)."""
-    return any(getattr(cls, hook) is not getattr(base, hook) for hook in hooks)
 
 
 class StopTraining(Exception):
@@ -61,11 +53,11 @@ class StopTraining(Exception):
     """
 
 
-def annotate_exception(exc, callback, hook):
+def annotate_exception(exc: BaseException, callback: Callback, hook: str) -> None:
     """Log which callback and hook raised ``exc`` (once), and attach it as a note to the exception."""
     if getattr(exc, "_tfloop_annotated", False):
         return
-    exc._tfloop_annotated = True
+    exc._tfloop_annotated = True  # type: ignore[attr-defined]
     where = f"{callback}.{hook}"
     if hasattr(exc, "add_note"):
         exc.add_note(f"(raised in callback {where})")
@@ -93,11 +85,11 @@ class Callback:
 
     _chief_only = True
     _dispatcher = False
-    name_scope = ""
-    trainer = None
-    graph = None
+    name_scope: str = ""
+    trainer: Any = None
+    graph: Any = None
 
-    def __init_subclass__(cls, dispatcher=False, **kwargs):
+    def __init_subclass__(cls, dispatcher: bool = False, **kwargs: Any) -> None:
         """Refuse a class that defines a public hook: the trainer calls the public methods, and
         they call the underscore ones; an override of ``trigger_step`` would bypass that.
 
@@ -118,7 +110,7 @@ class Callback:
                     f"also how the trainer knows which callbacks to call each step.")
 
     # ---- public methods: called by the trainer -------------------------------------------------
-    def setup_graph(self, trainer):
+    def setup_graph(self, trainer: Any) -> None:
         """Attach to ``trainer`` and let the callback add what it needs to the graph."""
         self.trainer = trainer
         self.graph = tfv1.get_default_graph()
@@ -126,19 +118,19 @@ class Callback:
         with self.graph.name_scope(scope.replace("_", "")):
             self._setup_graph()
 
-    def before_train(self):
+    def before_train(self) -> None:
         self._before_train()
 
-    def after_train(self):
+    def after_train(self) -> None:
         self._after_train()
 
-    def before_epoch(self):
+    def before_epoch(self) -> None:
         self._before_epoch()
 
-    def after_epoch(self):
+    def after_epoch(self) -> None:
         self._after_epoch()
 
-    def before_run(self, ctx):
+    def before_run(self, ctx: Any) -> Any:
         """Return the callback's extra fetches/feeds for this step as ``SessionRunArgs`` (or None)."""
         try:
             return as_run_args(self._before_run(ctx), self.graph, self)
@@ -146,93 +138,101 @@ class Callback:
             annotate_exception(e, self, "before_run")
             raise
 
-    def after_run(self, ctx, values):
+    def after_run(self, ctx: Any, values: Any) -> None:
         try:
             self._after_run(ctx, values)
         except Exception as e:
             annotate_exception(e, self, "after_run")
             raise
 
-    def trigger_step(self):
+    def trigger_step(self) -> None:
         self._trigger_step()
 
-    def trigger_epoch(self):
+    def trigger_epoch(self) -> None:
         self._trigger_epoch()
 
-    def trigger(self):
+    def trigger(self) -> None:
         self._trigger()
 
-    def state_dict(self):
+    def state_dict(self) -> Any:
         """State to save with a checkpoint so that a resumed run continues exactly (or None)."""
         return self._state_dict()
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state: Any) -> None:
         self._load_state_dict(state)
 
     # ---- methods to override --------------------------------------------------------------------
-    def _setup_graph(self):
+    def _setup_graph(self) -> None:
         """Create the ops and tensors the callback needs. All graph changes belong here."""
 
-    def _before_train(self):
+    def _before_train(self) -> None:
         """Called once before the first step, after the session is created and the graph finalized."""
 
-    def _after_train(self):
+    def _after_train(self) -> None:
         """Called once at the end of training, also when training raised."""
 
-    def _before_epoch(self):
+    def _before_epoch(self) -> None:
         """Called right before each epoch; keep it fast."""
 
-    def _after_epoch(self):
+    def _after_epoch(self) -> None:
         """Called right after the last step of each epoch; keep it fast."""
 
-    def _before_run(self, ctx):
+    def _before_run(self, ctx: Any) -> Any:
         """Return what to run along with the step: None, a list of tensors/ops/names, or
         ``tf.compat.v1.train.SessionRunArgs(fetches, feed_dict, options)``."""
         return None
 
-    def _after_run(self, ctx, values):
+    def _after_run(self, ctx: Any, values: Any) -> None:
         """Receive ``values.results``: the results of exactly this callback's fetches.
         ``ctx.request_stop()`` ends training after this step."""
 
-    def _trigger_step(self):
+    def _trigger_step(self) -> None:
         """Called after each step; keep it light."""
 
-    def _trigger_epoch(self):
+    def _trigger_epoch(self) -> None:
         """Called after each epoch; calls :meth:`trigger` by default."""
         self.trigger()
 
-    def _trigger(self):
+    def _trigger(self) -> None:
         """The callback's periodic work, whatever its period: ``PeriodicTrigger`` decides when."""
 
-    def _state_dict(self):
+    def _state_dict(self) -> Any:
         return None
 
-    def _load_state_dict(self, state):
+    def _load_state_dict(self, state: Any) -> None:
         """Restore what :meth:`_state_dict` returned."""
 
     # ---- what the trainer asks ------------------------------------------------------------------
-    def uses_run_hooks(self):
+    @classmethod
+    def defines_hook(cls, *names: str, below: type[Callback] | None = None) -> bool:
+        """Whether the class defines one of the underscore hooks ``names`` itself, not inheriting
+        it from ``below`` (``Callback`` by default), e.g. ``ModelSaver.defines_hook("_trigger")``.
+        The default :meth:`uses_run_hooks` and :meth:`uses_step_hook` answer from it."""
+        base = Callback if below is None else below
+        return any(getattr(cls, name) is not getattr(base, name) for name in names)
+
+    def uses_run_hooks(self) -> bool:
         """Whether the callback takes part in the step's ``session.run`` (``before_run`` /
         ``after_run``). By default: whether its class defines ``_before_run`` or ``_after_run``.
 
         The trainer calls it after ``setup_graph``; a callback whose use depends on its setup
         (a wrapper, a summary collection that turned out empty) overrides it.
         """
-        return _defines_below(type(self), Callback, _RUN_HOOKS)
+        return self.defines_hook("_before_run", "_after_run")
 
-    def uses_step_hook(self):
+    def uses_step_hook(self) -> bool:
         """Whether the callback is called at ``trigger_step`` after each step. By default:
         whether its class defines ``_trigger_step``. Overridden like :meth:`uses_run_hooks`."""
-        return _defines_below(type(self), Callback, _STEP_HOOKS)
+        return self.defines_hook("_trigger_step")
 
     @property
-    def step_period(self):
+    def step_period(self) -> int | None:
         """The number of steps between two runs of the callback's per-step work, or None when it
         has no such period (e.g. ``PeriodicTrigger(cb, every_k_steps=100).step_period == 100``).
         """
         return None
 
-    def walk(self):
+    def walk(self) -> Iterator[Callback]:
         """Yield this callback and then, depth first, every callback it wraps or holds.
 
         Example:
@@ -242,31 +242,30 @@ class Callback:
         yield self
 
     # ---- helpers --------------------------------------------------------------------------------
-
     @property
-    def epoch_num(self):
+    def epoch_num(self) -> int:
         """The current epoch, starting at ``starting_epoch`` (1 by default)."""
         return self.trainer.epoch_num
 
     @property
-    def global_step(self):
+    def global_step(self) -> int:
         """Training steps finished so far, over all runs (resumed runs continue counting)."""
         return self.trainer.global_step
 
     @property
-    def local_step(self):
+    def local_step(self) -> int:
         """The step within the current epoch, from 0."""
         return self.trainer.local_step
 
     @property
-    def chief_only(self):
+    def chief_only(self) -> bool:
         return self._chief_only
 
     @chief_only.setter
-    def chief_only(self, value):
+    def chief_only(self, value: bool) -> None:
         self._chief_only = bool(value)
 
-    def get_tensors_maybe_in_tower(self, names):
+    def get_tensors_maybe_in_tower(self, names: list[str] | tuple[str, ...]) -> list[Any]:
         """Find tensors by name: in the graph first, then in the first training tower.
 
         Raises:
@@ -287,7 +286,7 @@ class Callback:
                     raise UnknownNameError(f"{self}: {e}") from None
         return tensors
 
-    def __str__(self):
+    def __str__(self) -> str:
         return type(self).__name__
 
     __repr__ = __str__
@@ -302,23 +301,24 @@ class ProxyCallback(Callback):
         ...         pass                                # drop the wrapped callback's per-step work
     """
 
-    def __init__(self, cb):
+    def __init__(self, cb: Callback) -> None:
         if not isinstance(cb, Callback):
             raise TypeError(f"{type(self).__name__} wraps a Callback, got {cb!r}.")
         self.cb = cb
         self._chief_only = cb.chief_only
 
-    def uses_run_hooks(self):
-        return _defines_below(type(self), ProxyCallback, _RUN_HOOKS) or self.cb.uses_run_hooks()
+    def uses_run_hooks(self) -> bool:
+        return (self.defines_hook("_before_run", "_after_run", below=ProxyCallback)
+                or self.cb.uses_run_hooks())
 
-    def uses_step_hook(self):
-        return _defines_below(type(self), ProxyCallback, _STEP_HOOKS) or self.cb.uses_step_hook()
+    def uses_step_hook(self) -> bool:
+        return self.defines_hook("_trigger_step", below=ProxyCallback) or self.cb.uses_step_hook()
 
     @property
-    def step_period(self):
+    def step_period(self) -> int | None:
         return self.cb.step_period
 
-    def walk(self):
+    def walk(self) -> Iterator[Callback]:
         yield self
         yield from self.cb.walk()
 
@@ -359,10 +359,13 @@ class ProxyCallback(Callback):
     def _load_state_dict(self, state):
         self.cb.load_state_dict(state)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{type(self).__name__}({self.cb})"
 
     __repr__ = __str__
+
+
+_Hook = Callable[["CallbackFactory"], object]
 
 
 class CallbackFactory(Callback):
@@ -375,7 +378,8 @@ class CallbackFactory(Callback):
         >>> CallbackFactory(trigger=lambda self: print("epoch", self.epoch_num, "done"))
     """
 
-    def __init__(self, setup_graph=None, before_train=None, trigger=None, after_train=None):
+    def __init__(self, setup_graph: _Hook | None = None, before_train: _Hook | None = None,
+                 trigger: _Hook | None = None, after_train: _Hook | None = None) -> None:
         self._cb_setup_graph = setup_graph
         self._cb_before_train = before_train
         self._cb_trigger = trigger

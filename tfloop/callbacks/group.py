@@ -1,4 +1,9 @@
 """Calling a list of callbacks, in order, at every point of the lifecycle."""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
 
 __all__ = ["Callbacks"]
@@ -26,13 +31,13 @@ class Callbacks(Callback, dispatcher=True):
 
     _chief_only = False
 
-    def __init__(self, callbacks):
+    def __init__(self, callbacks: Sequence[Callback]) -> None:
         for cb in callbacks:
             if not isinstance(cb, Callback):
                 raise TypeError(f"Every callback must be a tfloop Callback; got {cb!r} ({type(cb).__name__}).")
         self.cbs = list(callbacks)
-        self.step_callbacks = ()
-        self.run_callbacks = ()
+        self.step_callbacks: tuple[Callback, ...] = ()
+        self.run_callbacks: tuple[Callback, ...] = ()
 
     def _setup_graph(self):
         for cb in self.cbs:
@@ -40,14 +45,14 @@ class Callbacks(Callback, dispatcher=True):
         self.step_callbacks = tuple(cb for cb in self.cbs if cb.uses_step_hook())
         self.run_callbacks = tuple(cb for cb in self.cbs if cb.uses_run_hooks())
 
-    def setup_graph(self, trainer):
+    def setup_graph(self, trainer: Any) -> None:
         self.trainer = trainer
         self._setup_graph()
 
-    def uses_step_hook(self):
+    def uses_step_hook(self) -> bool:
         return any(cb.uses_step_hook() for cb in self.cbs)
 
-    def walk(self):
+    def walk(self) -> Iterator[Callback]:
         yield self
         for cb in self.cbs:
             yield from cb.walk()
@@ -87,7 +92,7 @@ class Callbacks(Callback, dispatcher=True):
         for cb in self.cbs:
             self._call(cb, "after_epoch")
 
-    def trigger_step(self):
+    def trigger_step(self) -> None:
         for cb in self.step_callbacks:
             try:
                 cb.trigger_step()
@@ -101,11 +106,11 @@ class Callbacks(Callback, dispatcher=True):
         for cb in self.cbs:
             self._call(cb, "trigger_epoch")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Callback]:
         return iter(self.cbs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.cbs)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"Callbacks({', '.join(str(cb) for cb in self.cbs)})"

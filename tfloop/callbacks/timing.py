@@ -3,9 +3,9 @@ import time
 
 from tabulate import tabulate
 
-from tfloop.callbacks.base import Callback, ProxyCallback, _defines_below
+from tfloop.callbacks.base import Callback, ProxyCallback
 from tfloop.utils import logger
-from tfloop.utils.checks import check_positive_int
+from tfloop.utils.checks import check_positive_int, is_number
 
 __all__ = ["CallbackTimeLogger"]
 
@@ -28,8 +28,8 @@ def _works_in(cb, hook, methods):
         return cb.uses_run_hooks()
     if hook == "trigger_step":
         return cb.uses_step_hook()
-    return any(_defines_below(type(inner), ProxyCallback if isinstance(inner, ProxyCallback)
-                              else Callback, methods) for inner in cb.walk())
+    return any(inner.defines_hook(*methods, below=ProxyCallback if isinstance(
+        inner, ProxyCallback) else Callback) for inner in cb.walk())
 
 
 def _unique_labels(callbacks):
@@ -68,10 +68,9 @@ class CallbackTimeLogger(Callback):
     """
 
     def __init__(self, min_share=0.05, max_rows=20, clock=time.perf_counter):
-        if isinstance(min_share, bool) or not isinstance(min_share, (int, float)) \
-                or not 0 <= min_share <= 1:
-            raise ValueError(f"CallbackTimeLogger min_share must be a fraction in [0, 1], got {min_share!r}."
-                             )
+        if not (is_number(min_share) and 0 <= min_share <= 1):
+            raise ValueError(f"CallbackTimeLogger min_share must be a fraction in [0, 1], got "
+                             f"{min_share!r}.")
         self.min_share = min_share
         self.max_rows = check_positive_int(max_rows, "CallbackTimeLogger max_rows")
         self._clock = clock
