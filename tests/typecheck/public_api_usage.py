@@ -2,19 +2,20 @@
 
 ``mypy --config-file mypy.ini`` checks these calls against the annotated signatures of tfloop's
 public surface, so a wrong argument type (``max_epoch="10"``, a callback given as a monitor, a
-trainer class instead of a trainer) fails the check. tests/typecheck/test_public_api_usage.py runs
+trainer class instead of a trainer, a tensor name where a list of names goes) fails the check. tests/typecheck/test_public_api_usage.py runs
 the same functions, so the code checked is code that works.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
-from tfloop import (AutoResumeTrainConfig, DataFlow, DatasetInput, InputSource, JSONWriter,
-                    MinSaver, ModelDesc, ModelExporter, ModelSaver, MonitorBase, OfflinePredictor,
-                    PeriodicTrigger, PredictConfig, SimpleTrainer, TrainConfig,
+from tfloop import (AutoResumeTrainConfig, Callback, DataFlow, DatasetInput, InputSource,
+                    JSONWriter, MinSaver, ModelDesc, ModelExporter, ModelSaver, MonitorBase,
+                    OfflinePredictor, PeriodicTrigger, PredictConfig, SimpleTrainer, TrainConfig,
                     launch_train_with_config, logger)
 
 
@@ -66,6 +67,42 @@ def train(x: np.ndarray, y: np.ndarray) -> RecordScalars:
                          monitors=[record, JSONWriter()])
     launch_train_with_config(config, SimpleTrainer())
     return record
+
+
+class RecordCost(Callback):
+    """The cost fetched along with each step (docs/callbacks.md, "Writing one"), and the epochs."""
+
+    def __init__(self) -> None:
+        self.costs: list[tuple[int, float]] = []
+        self.epochs: list[int] = []
+
+    def _setup_graph(self) -> None:
+        self.cost = self.get_tensors_maybe_in_tower(["cost"])[0]
+
+    def _before_run(self, ctx: Any) -> list[tf.Tensor]:
+        return [self.cost]
+
+    def _after_run(self, ctx: Any, values: Any) -> None:
+        self.costs.append((self.global_step, float(values.results[0])))
+
+    def _trigger(self) -> None:
+        self.epochs.append(self.epoch_num)
+
+
+def train_with_trainer(x: np.ndarray, y: np.ndarray) -> tuple[RecordCost, list[str]]:
+    """A trainer driven by hand, as the Trainer docstring shows; returns the recording callback
+    and the callbacks that went with each step's session run."""
+    logger.set_logger_dir("train_log/trainer", action="delete")
+    model, record = Model(), RecordCost()
+    trainer = SimpleTrainer()
+    trainer.setup_graph(model.get_input_signature(),
+                        DatasetInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(4)),
+                        model.build_graph, model.get_optimizer)
+    trainer.train_with_defaults(callbacks=[record], extra_callbacks=[], monitors=[],
+                                steps_per_epoch=4, max_epoch=2)
+    assert record.uses_run_hooks() and not record.uses_step_hook()
+    assert record.step_period is None and list(record.walk()) == [record]
+    return record, [str(cb) for cb in trainer.run_callbacks]
 
 
 def train_on_dataflow(x: np.ndarray, y: np.ndarray) -> None:

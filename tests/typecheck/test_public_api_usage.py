@@ -22,6 +22,11 @@ def test_the_type_checked_usage_runs(tmp_path, monkeypatch):
     record = usage.train(x, y)
     assert [name for name, _ in record.seen].count("cost") == 2   # one per epoch
     assert os.path.isfile("train_log/typing/min-cost.index")
+    record_cost, run_callbacks = usage.train_with_trainer(x, y)
+    assert [step for step, _ in record_cost.costs] == list(range(1, 9))
+    assert all(np.isfinite(cost) for _, cost in record_cost.costs)
+    assert record_cost.epochs == [1, 2]
+    assert run_callbacks == ["MaintainStepCounter", "RecordCost"]
     usage.train_on_dataflow(x, y)
     assert usage.resume(x, y) == 3            # the checkpoint of epoch 2 is where it continues
     prob = usage.predict_and_export(x)

@@ -1,11 +1,16 @@
 """The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
+from __future__ import annotations
+
 import functools
 import time
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
+from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
@@ -20,7 +25,7 @@ from tfloop.utils import logger
 __all__ = ["Trainer", "StopTraining"]
 
 
-def _check_callbacks(callbacks, what):
+def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
     if callbacks is None:
         return []
     if isinstance(callbacks, Callback):
@@ -55,7 +60,7 @@ class Trainer:
         >>> trainer.train_with_defaults(callbacks=[ModelSaver()], max_epoch=10)
     """
 
-    is_chief = True
+    is_chief: bool = True
 
     def __init_subclass__(cls, **kwargs):
         """Run every subclass's ``__init__`` with the trainer's graph as the default graph, so a
@@ -74,59 +79,59 @@ class Trainer:
                 init(self, *args, **kwargs)
         cls.__init__ = init_in_graph
 
-    def __init__(self):
+    def __init__(self) -> None:
         if "graph" not in self.__dict__:
             self.graph = tf.Graph()
         self.loop = TrainLoop()
-        self.train_op = None
-        self.sess = None
-        self.hooked_sess = None
-        self.monitors = None
-        self._input_source = None
-        self._registered = []
-        self._callbacks = None
-        self.training_error = None
+        self.train_op: Any = None
+        self.sess: Any = None
+        self.hooked_sess: Any = None  # a HookedSession, from initialize() on
+        self.monitors: Monitors | None = None
+        self._input_source: InputSource | None = None
+        self._registered: list[Callback] = []
+        self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
+        self.training_error: BaseException | None = None
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
-    def epoch_num(self):
+    def epoch_num(self) -> int:
         return self.loop.epoch_num
 
     @property
-    def global_step(self):
+    def global_step(self) -> int:
         return self.loop.global_step
 
     @property
-    def local_step(self):
+    def local_step(self) -> int:
         return self.loop.local_step
 
     @property
-    def steps_per_epoch(self):
+    def steps_per_epoch(self) -> int:
         return self.loop.steps_per_epoch
 
     @property
-    def max_epoch(self):
+    def max_epoch(self) -> int:
         return self.loop.max_epoch
 
     @property
-    def callbacks(self):
+    def callbacks(self) -> list[Callback]:
         """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
         return list(self._callbacks) if self._callbacks is not None else list(self._registered)
 
     @property
-    def step_callbacks(self):
+    def step_callbacks(self) -> tuple[Callback, ...]:
         """The callbacks called at ``trigger_step`` after each step, in order (after
         :meth:`setup_callbacks`; empty before)."""
         return self._callbacks.step_callbacks if self._callbacks is not None else ()
 
     @property
-    def run_callbacks(self):
+    def run_callbacks(self) -> tuple[Callback, ...]:
         """The callbacks whose ``before_run``/``after_run`` go with each step's ``session.run``,
         in order (after :meth:`setup_callbacks`; empty before)."""
         return self._callbacks.run_callbacks if self._callbacks is not None else ()
 
     # ---- building ----------------------------------------------------------------------------------
-    def register_callback(self, cb):
+    def register_callback(self, cb: Callback | Sequence[Callback]) -> bool:
         """Add a callback (or, as in tensorpack, a list of them); chief-only callbacks are
         skipped on non-chief workers.
 
@@ -145,7 +150,8 @@ class Trainer:
         self._registered.append(cb)
         return True
 
-    def setup_callbacks(self, callbacks, monitors):
+    def setup_callbacks(self, callbacks: Callback | Iterable[Callback] | None,
+                        monitors: MonitorBase | Iterable[MonitorBase] | None) -> None:
         """Order the callbacks and run every ``setup_graph``: the last chance to change the graph.
 
         Order: step counter, input/trainer callbacks, ``callbacks``, monitor backends, and the
@@ -190,7 +196,8 @@ class Trainer:
                     "serves one training only. Create new callback objects for each training, "
                     "e.g. callbacks=[ModelSaver()] in the function that trains.")
 
-    def initialize(self, session_creator=None, session_init=None):
+    def initialize(self, session_creator: Any = None,
+                   session_init: SessionInit | None = None) -> None:
         """Create the session, initialize or restore variables, and finalize the graph."""
         session_creator = session_creator or NewSessionCreator()
         session_init = session_init or JustCurrentSession()
@@ -206,12 +213,12 @@ class Trainer:
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_callbacks)
 
     # ---- running -----------------------------------------------------------------------------------
-    def run_step(self):
+    def run_step(self) -> None:
         """Run one training step: one ``session.run`` of the training op with every callback's
         fetches."""
         self.hooked_sess.run(self.train_op)
 
-    def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
+    def main_loop(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
         (``StopTraining``, Ctrl-C, an error; ``after_train`` always) is up to
         :class:`TrainingErrorPolicy`."""
@@ -251,8 +258,10 @@ class Trainer:
         except tf.errors.OpError:
             return False
 
-    def train(self, callbacks, monitors, session_creator, session_init, steps_per_epoch,
-              starting_epoch=1, max_epoch=9999999):
+    def train(self, callbacks: Callback | Iterable[Callback] | None,
+              monitors: MonitorBase | Iterable[MonitorBase] | None,
+              session_creator: Any, session_init: SessionInit | None,
+              steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999) -> None:
         """Set up callbacks, create the session and run the main loop; closes the session at the end."""
         self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
         self.setup_callbacks(callbacks, monitors)
@@ -264,9 +273,13 @@ class Trainer:
         finally:
             self.sess.close()
 
-    def train_with_defaults(self, callbacks=None, extra_callbacks=None, monitors=None,
-                            session_creator=None, session_init=None, steps_per_epoch=None,
-                            starting_epoch=1, max_epoch=9999999):
+    def train_with_defaults(self, callbacks: Callback | Iterable[Callback] | None = None,
+                            extra_callbacks: Callback | Iterable[Callback] | None = None,
+                            monitors: MonitorBase | Iterable[MonitorBase] | None = None,
+                            session_creator: Any = None,
+                            session_init: SessionInit | None = None,
+                            steps_per_epoch: int | None = None, starting_epoch: int = 1,
+                            max_epoch: int = 9999999) -> None:
         """:meth:`train` with tfloop's default callbacks and monitors where none are given.
 
         Args:

@@ -1,7 +1,17 @@
 """How a training ends: the trainer's error policy around its main loop, in one place."""
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING
+
 from tfloop.callbacks.base import StopTraining
+from tfloop.callbacks.group import Callbacks
 from tfloop.compat import tf
+from tfloop.input.base import InputSource
 from tfloop.utils import logger
+
+if TYPE_CHECKING:  # train/base.py imports this module
+    from tfloop.train.base import Trainer
 
 __all__ = ["TrainingErrorPolicy"]
 
@@ -34,15 +44,17 @@ class TrainingErrorPolicy:
         ...         ...
     """
 
-    def __init__(self, trainer, callbacks, input_source):
+    def __init__(self, trainer: Trainer, callbacks: Callbacks,
+                 input_source: InputSource | None) -> None:
         self.trainer = trainer
         self.callbacks = callbacks
         self.input_source = input_source
 
-    def __enter__(self):
+    def __enter__(self) -> TrainingErrorPolicy:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         error = self._error_to_raise(exc)
         self.trainer.training_error = error
         try:

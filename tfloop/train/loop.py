@@ -1,5 +1,9 @@
 """The training loop's position: which epoch and step, where it starts, and where it ends."""
-import numbers
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tfloop.utils.checks import is_int
 
 __all__ = ["TrainLoop"]
 
@@ -28,7 +32,7 @@ class TrainLoop:
         [(1, [1, 3]), (2, [1, 3])]
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.starting_epoch = 1
         self.max_epoch = 1
         self.steps_per_epoch = 1
@@ -40,20 +44,21 @@ class TrainLoop:
         self.epoch_first_global_step = 0
         self.running_steps = False
 
-    def configure(self, steps_per_epoch, starting_epoch, max_epoch):
+    def configure(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Check (see :meth:`check_bounds`) and set the loop's bounds."""
         self.steps_per_epoch, self.starting_epoch, self.max_epoch = self.check_bounds(
             steps_per_epoch, starting_epoch, max_epoch)
         self.epoch_num = self.starting_epoch - 1
 
-    def check_bounds(self, steps_per_epoch, starting_epoch, max_epoch):
+    def check_bounds(self, steps_per_epoch: int, starting_epoch: int,
+                     max_epoch: int) -> tuple[int, int, int]:
         """Return the loop's bounds as ints, or raise an error that names the bad value and what
         is valid: ints, ``steps_per_epoch`` positive and a multiple of ``steps_per_run``,
         ``1 <= starting_epoch <= max_epoch``."""
         checked = []
         for name, value in (("steps_per_epoch", steps_per_epoch),
                             ("starting_epoch", starting_epoch), ("max_epoch", max_epoch)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            if not is_int(value):
                 raise TypeError(f"{name} must be an int, got {value!r}.")
             checked.append(int(value))  # numpy integers too
         steps_per_epoch, starting_epoch, max_epoch = checked
@@ -69,7 +74,7 @@ class TrainLoop:
                              f"steps_per_run ({self.steps_per_run}).")
         return steps_per_epoch, starting_epoch, max_epoch
 
-    def epochs(self):
+    def epochs(self) -> Iterator[int]:
         """Yield each epoch number from ``starting_epoch`` to ``max_epoch``, once the loop is at
         that epoch's start: ``epoch_num`` set, ``local_step`` the last step already finished in it
         (-1, or ``starting_local_step - 1`` for the epoch a run resumes in).
@@ -90,7 +95,7 @@ class TrainLoop:
             yield epoch
             finished = 0
 
-    def runs_of_epoch(self):
+    def runs_of_epoch(self) -> Iterator[int]:
         """Yield the step of the current epoch that each session run ends at, with ``local_step``
         set to it: every step in turn, or every ``steps_per_run``-th one, from where the epoch
         starts (see :meth:`epochs`) to ``steps_per_epoch - 1``."""

@@ -1,15 +1,21 @@
 """Trainers that build the model through a tower function."""
+from __future__ import annotations
+
 import contextlib
 import functools
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
+from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.predict_tower import (build_predict_tower, lookup_tensors,
                                           make_input_placeholders)
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.summary import add_cost_summary
-from tfloop.tfutils.tower import TowerContext, TowerFunc
+from tfloop.tfutils.tower import TowerContext, TowerFunc, TowerTensorHandles
 from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
                                         check_steps_per_run)
@@ -71,17 +77,20 @@ class TowerTrainer(Trainer):
         input_signature (list[tf.TensorSpec]): the model's inputs.
     """
 
-    tower_func = None
+    tower_func: TowerFunc | None = None
 
     @property
-    def towers(self):
+    def towers(self) -> TowerTensorHandles | None:
         return self.tower_func.towers if self.tower_func is not None else None
 
     @property
-    def input_signature(self):
+    def input_signature(self) -> list[Any]:
+        if self.tower_func is None:
+            raise AttributeError(f"{type(self).__name__}.input_signature is set by setup_graph.")
         return self.tower_func.input_signature
 
-    def setup_graph(self, input_signature, input, get_cost_fn, get_opt_fn):
+    def setup_graph(self, input_signature: list[Any], input: InputSource,
+                    get_cost_fn: Callable[..., Any], get_opt_fn: Callable[[], Any]) -> None:
         """Build the training graph: the input source, the tower(s), and the training op.
 
         Args:
@@ -183,13 +192,14 @@ class SimpleTrainer(TowerTrainer):
 
     supports_steps_per_run = True
 
-    def __init__(self, steps_per_run=1):
+    def __init__(self, steps_per_run: int = 1) -> None:
         super().__init__()
         self.loop.steps_per_run = check_steps_per_run(steps_per_run)
 
-    def setup_callbacks(self, callbacks, monitors):
+    def setup_callbacks(self, callbacks: Callback | Iterable[Callback] | None,
+                        monitors: MonitorBase | Iterable[MonitorBase] | None) -> None:
         super().setup_callbacks(callbacks, monitors)
-        check_callbacks_for_steps_per_run(self._callbacks.cbs, self.loop.steps_per_run)
+        check_callbacks_for_steps_per_run(self.callbacks, self.loop.steps_per_run)
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         multi = StepsPerRunLoop(self.loop.steps_per_run) if self.loop.steps_per_run > 1 else None
