@@ -162,5 +162,6 @@ def test_an_alias_and_its_new_name_together_are_a_type_error_naming_both(kwargs,
 
 
 def test_reverse_must_be_a_bool():
-    with pytest.raises(TypeError, match="reverse must be True .* or False, got 'max'"):
+    with pytest.raises(TypeError, match=r"reverse must be True or False \(True: larger is "
+                                        r"better\), got 'max'"):
         tfloop.StatMonitorParamSetter("learning_rate", "val", lambda lr: lr, 0, 3, "max")

@@ -110,6 +110,10 @@ def test_check_bool():
         with pytest.raises(TypeError) as info:
             check_bool(value, "ScaleGradient: verbose")
         assert str(info.value) == f"ScaleGradient: verbose must be True or False, got {value!r}."
+    with pytest.raises(TypeError) as info:
+        check_bool("max", "EarlyStopping: reverse", note="True: larger is better")
+    assert str(info.value) == ("EarlyStopping: reverse must be True or False (True: larger is "
+                               "better), got 'max'.")
 
 
 def test_check_one_of():

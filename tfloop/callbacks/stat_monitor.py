@@ -6,7 +6,7 @@ import math
 
 from tfloop.callbacks.base import Callback
 from tfloop.utils import logger
-from tfloop.utils.checks import check_number, check_one_of
+from tfloop.utils.checks import check_bool, check_number, check_one_of
 
 __all__ = ["StatMonitorCallback"]
 
@@ -91,9 +91,7 @@ class StatMonitorCallback(Callback):
         mode, given_as = self._alias("mode", mode, "reverse", reverse)
         if given_as == "mode":
             return "min" if mode is None else mode
-        if not isinstance(reverse, bool):
-            raise TypeError(f"{type(self).__name__}: reverse must be True (larger is better) or "
-                            f"False, got {reverse!r}.")
+        check_bool(reverse, f"{type(self).__name__}: reverse", note="True: larger is better")
         return "max" if reverse else "min"
 
     @property

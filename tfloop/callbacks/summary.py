@@ -7,7 +7,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
-from tfloop.utils.checks import check_int
+from tfloop.utils.checks import check_bool, check_int
 
 __all__ = ["MovingAverageSummary", "MergeAllSummaries", "SimpleMovingAverage"]
 
@@ -80,9 +80,7 @@ class MergeAllSummaries(Callback):
     def __init__(self, period=0, run_alone=False, key=None):
         period = check_int(period, "MergeAllSummaries: period", at_least=0,
                            note="0: once per epoch")
-        if not isinstance(run_alone, bool):
-            raise TypeError(f"MergeAllSummaries: run_alone must be True or False, got "
-                            f"{run_alone!r} (the collection is key=).")
+        check_bool(run_alone, "MergeAllSummaries: run_alone", note="the collection is key=")
         self._period = period
         self._run_alone = run_alone
         self._key = key or tfv1.GraphKeys.SUMMARIES

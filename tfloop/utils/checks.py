@@ -149,18 +149,23 @@ def check_positive_number(value: Any, name: str, *, allow_none: bool = False,
     return value
 
 
-def check_bool(value: Any, name: str) -> bool:
+def check_bool(value: Any, name: str, *, note: str | None = None) -> bool:
     """A flag given as ``True`` or ``False`` (not 0/1, not a string such as ``"no"``).
 
+    Args:
+        note (str): what True means, or what a wrong value was likely meant for, shown in
+            brackets: ``"True: larger is better"``.
+
     Raises:
-        TypeError: ``"<name> must be True or False, got <value>."``
+        TypeError: ``"<name> must be True or False[ (<note>)], got <value>."``
 
     Example:
         >>> check_bool(False, "ScaleGradient: verbose")
         False
     """
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}.")
+        meaning = f" ({note})" if note else ""
+        raise TypeError(f"{name} must be True or False{meaning}, got {value!r}.")
     return value
 
 
