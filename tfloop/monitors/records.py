@@ -8,7 +8,7 @@ from datetime import datetime
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils.fs import atomic_write
 from tfloop.utils import logger
-from tfloop.utils.checks import check_positive_int
+from tfloop.utils.checks import check_positive_int, is_int
 
 __all__ = ["RecordMonitor"]
 
@@ -193,8 +193,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             return []
         if not records:
             return []
-        if not all(isinstance(r.get(key), int) and not isinstance(r.get(key), bool)
-                   for r in records for key in RECORD_KEYS):
+        if not all(is_int(r.get(key)) for r in records for key in RECORD_KEYS):
             self._backup(f"its records lack integer {RECORD_KEYS[0]} and {RECORD_KEYS[1]} (it was "
                          "not written by a monitor of tfloop)")
             return []

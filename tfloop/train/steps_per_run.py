@@ -39,6 +39,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.tower import TowerContext
 from tfloop.utils import logger
+from tfloop.utils.checks import check_int, is_int
 
 __all__ = ["check_steps_per_run", "set_steps_per_run", "StepsPerRunLoop",
            "check_callbacks_for_steps_per_run"]
@@ -47,12 +48,11 @@ _FEED_OP_TYPES = ("Placeholder", "PlaceholderWithDefault")
 
 
 def check_steps_per_run(value):
-    """Return ``value`` if it is a valid ``steps_per_run`` (an int >= 1), else raise."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """Return ``value`` as an int if it is a valid ``steps_per_run`` (an int >= 1), else raise
+    TypeError (not an int) or ValueError (below 1)."""
+    if not is_int(value):
         raise TypeError(f"steps_per_run must be an int >= 1, got {value!r}.")
-    if value < 1:
-        raise ValueError(f"steps_per_run must be an int >= 1, got {value}.")
-    return value
+    return check_int(value, "steps_per_run", at_least=1)
 
 
 def set_steps_per_run(trainer, steps_per_run):
