@@ -234,7 +234,7 @@ class NoOpTrainer(TowerTrainer):
         >>> trainer.train_with_defaults(callbacks=[MyCallback()], steps_per_epoch=10, max_epoch=1)
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         with self.graph.as_default():
             self.train_op = tfv1.assign_add(get_global_step_var(), 1, name="train_op").op
