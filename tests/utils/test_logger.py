@@ -137,3 +137,15 @@ def test_a_log_file_that_cannot_be_written_is_reported_once_per_burst(tmp_path, 
     assert err.count("writing the log file") == 1
     text = open(os.path.join(path, "log.log")).read()
     assert "written again" in text and "lost line" not in text
+
+
+def test_path_in_logger_dir_keeps_absolute_paths_and_needs_a_log_dir_for_relative_ones(tmp_path):
+    logger.unset_logger_dir()
+    assert logger.path_in_logger_dir(str(tmp_path / "a.txt"), "unused") == str(tmp_path / "a.txt")
+    with pytest.raises(ValueError, match="^X needs a log directory$"):
+        logger.path_in_logger_dir("a.txt", "X needs a log directory")
+    logger.set_logger_dir(str(tmp_path / "log"), action="new")
+    try:
+        assert logger.path_in_logger_dir("a.txt", "unused") == str(tmp_path / "log" / "a.txt")
+    finally:
+        logger.unset_logger_dir()

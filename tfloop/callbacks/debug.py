@@ -69,15 +69,10 @@ class InjectShell(Callback):
         self._warned = set()
 
     def _resolve_path(self):
-        if os.path.isabs(self._file):
-            return self._file
-        log_dir = logger.get_logger_dir()
-        if log_dir is None:
-            raise ValueError(
-                f"InjectShell watches {self._file!r} in the log directory, but no log directory is set: call "
-                "logger.set_logger_dir(...) first, or give an absolute path, e.g. "
-                "InjectShell(file='/home/me/INJECT_SHELL.tmp').")
-        return os.path.abspath(os.path.join(log_dir, self._file))
+        return logger.path_in_logger_dir(
+            self._file, f"InjectShell watches {self._file!r} in the log directory, but no log "
+            "directory is set: call logger.set_logger_dir(...) first, or give an absolute path, "
+            "e.g. InjectShell(file='/home/me/INJECT_SHELL.tmp').")
 
     def _setup_graph(self):
         self._resolve_path()

@@ -84,14 +84,10 @@ class HumanHyperParamSetter(HyperParamSetter):
         logger.info(f"{self}: write '{self.param.readable_name}:<value>' to {self.path} to change it during training.")
 
     def _resolve_path(self):
-        if os.path.isabs(self.file_name):
-            return self.file_name
-        log_dir = logger.get_logger_dir()
-        if log_dir is None:
-            raise ValueError(
-                f"{self} reads {self.file_name!r} from the log directory, but no log directory is set: call "
-                "logger.set_logger_dir(...) first, or pass an absolute path as file_name.")
-        return os.path.join(log_dir, self.file_name)
+        return logger.path_in_logger_dir(
+            self.file_name, f"{self} reads {self.file_name!r} from the log directory, but no log "
+            "directory is set: call logger.set_logger_dir(...) first, or pass an absolute path as "
+            "file_name.")
 
     def _read(self):
         # Non-blocking, and only a regular file is read: opening a FIFO for reading would wait

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
 
-__all__ = ["set_logger_dir", "get_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
+__all__ = ["set_logger_dir", "get_logger_dir", "path_in_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
            "exception", "debug", "LOG_DIR_ACTIONS", "console_stream", "set_console_stream",
            "is_debug_enabled", "unset_logger_dir", "LogDirInUseError",
            "critical", "setLevel", "addFilter"]
@@ -356,6 +356,23 @@ def auto_set_dir(action=None, name=None):
 def get_logger_dir() -> str | None:
     """The current log directory, or ``None`` when none was set."""
     return LOG_DIR
+
+
+def path_in_logger_dir(path: str, needs_dir: str) -> str:
+    """``path`` as an absolute path: as it is when absolute, else inside the log directory.
+
+    Raises:
+        ValueError: ``path`` is relative and no log directory is set; the message is
+            ``needs_dir`` (what wanted the path, and the fix).
+
+    Example:
+        >>> path_in_logger_dir("hyper.txt", "HumanHyperParamSetter needs a log directory.")
+    """
+    if os.path.isabs(path):
+        return path
+    if LOG_DIR is None:
+        raise ValueError(needs_dir)
+    return os.path.abspath(os.path.join(LOG_DIR, path))
 
 
 def unset_logger_dir() -> None:
