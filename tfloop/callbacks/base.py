@@ -41,6 +41,7 @@ _UNDERSCORE_HOOKS = {
     "trigger_epoch": "_trigger_epoch(self)", "trigger": "_trigger(self)",
     "state_dict": "_state_dict(self)", "load_state_dict": "_load_state_dict(self, state)",
 }
+_Hook = Callable[["CallbackFactory"], object]  # a CallbackFactory function: fn(self)
 
 
 class StopTraining(Exception):
@@ -363,9 +364,6 @@ class ProxyCallback(Callback):
         return f"{type(self).__name__}({self.cb})"
 
     __repr__ = __str__
-
-
-_Hook = Callable[["CallbackFactory"], object]
 
 
 class CallbackFactory(Callback):
