@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from tfloop.utils import checks
-from tfloop.utils.checks import (check_bool, check_callable, check_int, check_name, check_names,
+from tfloop.utils.checks import (check_bool, check_callable, check_int, check_list_of, check_name,
+                                 check_names,
                                  check_number,
                                  check_one_of, check_positive_int, check_positive_number, is_int,
                                  is_number)
@@ -153,3 +154,29 @@ def test_check_names_refuses_anything_but_a_non_empty_list_of_names(value):
 def test_check_names_turns_one_name_or_a_tuple_into_a_list():
     assert check_names("cost", "CheckNumerics", "tensor or variable") == ["cost"]
     assert check_names(("a", "b"), "TensorPrinter") == ["a", "b"]
+
+
+class Base:
+    pass
+
+
+class Special(Base):
+    pass
+
+
+def test_check_list_of_takes_none_one_object_or_an_iterable_and_names_a_wrong_item():
+    one = Special()
+    assert check_list_of(None, "monitors", Special) is None
+    assert check_list_of(one, "monitors", Special) == [one]
+    assert check_list_of((one,), "monitors", Special) == [one]
+    with pytest.raises(TypeError, match=r"^monitors must be a list of Special; got 5 \(int\)\.$"):
+        check_list_of([one, 5], "monitors", Special)
+    with pytest.raises(TypeError, match=r"monitors must be a list of Special; got <.*Base"):
+        check_list_of(Base(), "monitors", Special, one=Base)
+    with pytest.raises(TypeError, match=r"got 5 \(int\)"):
+        check_list_of(5, "callbacks", Special)
+
+
+def test_repeated_lists_each_item_that_occurs_twice_once_sorted():
+    assert checks.repeated(["b", "a", "b", "c", "a", "b"]) == ["a", "b"]
+    assert checks.repeated(iter([1, 2, 3])) == []

@@ -5,6 +5,7 @@ import numpy as np
 
 from tfloop.compat import tf
 from tfloop.input.casting import SAFE, UNSAFE, cast_kind, note_fed_cast
+from tfloop.utils.checks import repeated
 
 __all__ = ["InputSource", "check_input_signature"]
 
@@ -16,8 +17,7 @@ def check_input_signature(signature):
         if not isinstance(spec, tf.TensorSpec):
             raise TypeError(f"inputs() must return a list of tf.TensorSpec; item {i} is {spec!r} ({type(spec).__name__})."
                             )
-    names = [s.name for s in signature if s.name]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = repeated(s.name for s in signature if s.name)
     if duplicates:
         raise ValueError(f"inputs() has duplicate names: {', '.join(duplicates)}; give every input "
                          "a name of its own.")

@@ -21,20 +21,13 @@ from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.resume.preemption import SignalHandler
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
+from tfloop.utils.checks import check_list_of
 
 __all__ = ["Trainer", "StopTraining"]
 
 
 def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
-    if callbacks is None:
-        return []
-    if isinstance(callbacks, Callback):
-        return [callbacks]
-    callbacks = list(callbacks)
-    for cb in callbacks:
-        if not isinstance(cb, Callback):
-            raise TypeError(f"{what} must be tfloop Callback objects; got {cb!r} ({type(cb).__name__}).")
-    return callbacks
+    return check_list_of(callbacks, what, Callback) or []
 
 
 class Trainer:

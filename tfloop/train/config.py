@@ -18,6 +18,7 @@ from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
 from tfloop.train.steps_per_run import check_steps_per_run
 from tfloop.utils import logger
+from tfloop.utils.checks import check_list_of
 
 __all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
 
@@ -42,18 +43,6 @@ def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> In
         raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
                         f"an iterable of datapoints; got {data!r}.") from None
     return QueueInput(data)
-
-
-def _check_list(value, name, cls):
-    if value is None:
-        return None
-    if isinstance(value, Callback):
-        value = [value]
-    value = list(value)
-    for item in value:
-        if not isinstance(item, cls):
-            raise TypeError(f"{name} must be a list of {cls.__name__}; got {item!r} ({type(item).__name__}).")
-    return value
 
 
 class TrainConfig:
@@ -98,9 +87,9 @@ class TrainConfig:
             raise TypeError(f"model must be a ModelDesc, got {model!r} ({type(model).__name__}).")
         self.model = model
         self.data = as_input_source(data) if data is not None else None
-        self.callbacks = _check_list(callbacks, "callbacks", Callback) or []
-        self.extra_callbacks = _check_list(extra_callbacks, "extra_callbacks", Callback)
-        self.monitors = _check_list(monitors, "monitors", MonitorBase)
+        self.callbacks = check_list_of(callbacks, "callbacks", Callback) or []
+        self.extra_callbacks = check_list_of(extra_callbacks, "extra_callbacks", Callback)
+        self.monitors = check_list_of(monitors, "monitors", MonitorBase, one=Callback)
         if session_creator is not None and session_config is not None:
             raise ValueError("Give either session_creator= or session_config=, not both.")
         if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):

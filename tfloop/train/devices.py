@@ -1,6 +1,6 @@
 """The devices of data-parallel towers: what ``gpus=`` means, and whether a session has them."""
 from tfloop.compat import tf
-from tfloop.utils.checks import is_int
+from tfloop.utils.checks import is_int, repeated
 
 __all__ = ["resolve_devices", "check_session_devices", "device_key"]
 
@@ -30,7 +30,7 @@ def resolve_devices(gpus):
     if not gpus:
         raise ValueError("gpus is an empty list: give at least one GPU index or device.")
     devices = [_device_of(item) for item in gpus]
-    duplicates = sorted({d for d in devices if devices.count(d) > 1})
+    duplicates = repeated(devices)
     if duplicates:
         raise ValueError(f"gpus lists {', '.join(duplicates)} more than once: every tower needs "
                          "its own device.")

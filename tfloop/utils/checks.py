@@ -22,7 +22,7 @@ import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["check_names", "is_int", "is_number", "check_int", "check_positive_int", "check_number",
+__all__ = ["repeated", "check_list_of", "check_names", "is_int", "is_number", "check_int", "check_positive_int", "check_number",
            "check_positive_number", "check_bool", "check_one_of", "check_name", "check_callable"]
 
 
@@ -199,6 +199,46 @@ def check_name(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value:
         raise TypeError(f"{name} must be a non-empty string, got {value!r}.")
     return value
+
+
+def repeated(items: Iterable[Any]) -> list[Any]:
+    """The items that occur more than once, sorted, each once.
+
+    Example:
+        >>> repeated(["x", "y", "x"])
+        ['x']
+    """
+    items = list(items)
+    return sorted({item for item in items if items.count(item) > 1})
+
+
+def check_list_of(value: Any, name: str, cls: type, *, one: type | None = None) -> list | None:
+    """None, one object, or an iterable of ``cls`` objects, as a list (None stays None).
+
+    Args:
+        one: the type of a single object taken as a one-item list (``cls`` by default); e.g.
+            every Callback for a list of monitors, so that a callback given as a monitor gets the
+            message below rather than "not iterable".
+
+    Raises:
+        TypeError: an item (or ``value``) is not a ``cls``:
+            ``"<name> must be a list of <cls>; got <item> (<type>)."``.
+
+    Example:
+        >>> check_list_of(None, "callbacks", int) is None
+        True
+    """
+    if value is None:
+        return None
+    try:
+        items = [value] if isinstance(value, one or cls) else list(value)
+    except TypeError:
+        items = [value]
+    for item in items:
+        if not isinstance(item, cls):
+            raise TypeError(f"{name} must be a list of {cls.__name__}; got {item!r} "
+                            f"({type(item).__name__}).")
+    return items
 
 
 def check_names(value: Any, owner: str, what: str = "tensor") -> list[str]:
