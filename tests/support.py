@@ -224,3 +224,22 @@ def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, mon
     trainer = trainer or tfloop.SimpleTrainer()
     tfloop.launch_train_with_config(config, trainer)
     return trainer
+
+
+class LearningRateLog(tfloop.MonitorBase):
+    """``(global_step, value)`` of every ``learning_rate`` scalar put, rounded to 6 digits."""
+
+    def __init__(self):
+        self.seen = []
+
+    def process_scalar(self, name, value):
+        if name == "learning_rate":
+            self.seen.append((self.global_step, round(value, 6)))
+
+
+def train_recording_lr(callbacks, max_epoch, **kwargs):
+    """Train LRModel with ``callbacks``: the learning rate of each epoch, and what was put."""
+    recorder, log = LRRecorder(), LearningRateLog()
+    train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
+                 monitors=[log], **kwargs)
+    return recorder.per_epoch(), log.seen

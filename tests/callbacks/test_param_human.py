@@ -5,17 +5,8 @@ import os
 import pytest
 
 import tfloop
-from support import LRModel, LRRecorder, train_linear
+from support import train_recording_lr
 from tfloop.callbacks.param_human import parse_hyper_file
-
-
-class ScalarLog(tfloop.MonitorBase):
-    def __init__(self):
-        self.seen = []
-
-    def process_scalar(self, name, value):
-        if name == "learning_rate":
-            self.seen.append((self.global_step, round(value, 6)))
 
 
 class Editor(tfloop.Callback):
@@ -33,13 +24,6 @@ class Editor(tfloop.Callback):
             os.replace(self.path + ".tmp", self.path)
 
 
-def run(callbacks, max_epoch, **kwargs):
-    recorder, log = LRRecorder(), ScalarLog()
-    train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
-                 monitors=[log], **kwargs)
-    return recorder.per_epoch(), log.seen
-
-
 def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, log_warnings):
     path = os.path.join(logdir, "hyper.txt")
     editor = Editor(path, {
@@ -49,7 +33,7 @@ def test_file_edited_between_epochs_with_garbage_and_missing_keys(logdir, log_wa
         4: "learning_rate:abc\n",
     })
     setter = tfloop.HumanHyperParamSetter("learning_rate")
-    lrs, puts = run([editor, setter], max_epoch=6)
+    lrs, puts = train_recording_lr([editor, setter], max_epoch=6)
     assert lrs == [0.1, 0.05, 0.02, 0.02, 0.02, 0.02]
     assert puts == [(0, 0.1), (3, 0.05), (6, 0.02), (9, 0.02), (12, 0.02), (15, 0.02)]
     assert setter.path == path
@@ -72,7 +56,7 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
         f.write("learning_rate:0.2\n")
     schedule = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
     human = tfloop.HumanHyperParamSetter("learning_rate")
-    lrs, puts = run([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human], max_epoch=3)
+    lrs, puts = train_recording_lr([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human], max_epoch=3)
     assert lrs == [0.2, 0.05, 0.3]
     # both setters put the value in force when each epoch starts
     assert puts == [(0, 0.2), (0, 0.2), (3, 0.05), (3, 0.05), (6, 0.3), (6, 0.3)]
@@ -81,7 +65,7 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
 def test_absolute_path_without_log_dir(tmp_path, log_warnings):
     path = tmp_path / "lr.txt"
     path.write_text("learning_rate:0.3\n")
-    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))], max_epoch=2)
+    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))], max_epoch=2)
     assert lrs == [0.3, 0.3]
     assert log_warnings == []
 
@@ -89,15 +73,15 @@ def test_absolute_path_without_log_dir(tmp_path, log_warnings):
 def test_relative_file_without_log_dir_fails_at_setup():
     with pytest.raises(ValueError, match=r"reads 'hyper.txt' from the log directory, but no log "
                                          r"directory is set: call logger.set_logger_dir"):
-        run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=1)
+        train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=1)
 
 
 def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, log_warnings):
-    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")], max_epoch=2)
+    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert log_warnings == []
     os.mkdir(os.path.join(logdir, "hyper.txt"))
-    lrs, _ = run([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=2)
+    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert len(log_warnings) == 1 and os.path.join(logdir, "hyper.txt") + " is not a regular " \
         "file" in log_warnings[0]
@@ -117,7 +101,7 @@ def test_a_fifo_is_never_opened_and_training_goes_on(logdir, log_warnings):
     path = os.path.join(logdir, "hyper.txt")
     os.mkfifo(path)
     setter = tfloop.HumanHyperParamSetter("learning_rate")
-    lrs, _ = run([setter], max_epoch=2)
+    lrs, _ = train_recording_lr([setter], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert log_warnings == [
         f"HumanHyperParamSetter('learning_rate'): {path} is not a regular file (a FIFO, a directory or "
@@ -128,7 +112,7 @@ def test_a_fifo_is_never_opened_and_training_goes_on(logdir, log_warnings):
 def test_a_value_infinite_in_float32_is_ignored_with_a_warning(logdir, log_warnings):
     path = os.path.join(logdir, "hyper.txt")
     editor = Editor(path, {1: "learning_rate:1e39\n", 2: "learning_rate:0.05\n"})
-    lrs, _ = run([editor, tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=3)
+    lrs, _ = train_recording_lr([editor, tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=3)
     assert lrs == [0.1, 0.1, 0.05]
     assert len(log_warnings) == 1
     assert "line 'learning_rate:1e+39' ignored" in log_warnings[0]

@@ -6,24 +6,8 @@ import json
 import pytest
 
 import tfloop
-from support import LRModel, LRRecorder, train_linear
+from support import train_recording_lr
 from tfloop.compat import tfv1
-
-
-class ScalarLog(tfloop.MonitorBase):
-    def __init__(self):
-        self.seen = []
-
-    def process_scalar(self, name, value):
-        if name == "learning_rate":
-            self.seen.append((self.global_step, round(value, 6)))
-
-
-def run(callbacks, max_epoch, **kwargs):
-    recorder, log = LRRecorder(), ScalarLog()
-    train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
-                 monitors=[log], **kwargs)
-    return recorder.per_epoch(), log.seen
 
 
 class PutStat(tfloop.Callback):
@@ -46,7 +30,7 @@ def test_stat_monitor_halves_when_no_improvement_in_last_k_then_waits():
     stat = PutStat("val-error", by_epoch([1.0, 0.9, 0.9, 0.9, 0.9, 0.5, 0.5, 0.5, 0.5]))
     setter = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                            threshold=0, last_k=3)
-    lrs, puts = run([stat, setter], max_epoch=9)
+    lrs, puts = train_recording_lr([stat, setter], max_epoch=9)
     assert lrs == [0.1] * 4 + [0.05] * 4 + [0.025]
     assert puts == [(0, 0.1), (3, 0.1), (6, 0.1), (9, 0.1), (12, 0.05), (15, 0.05), (18, 0.05),
                     (21, 0.05), (24, 0.025)]
@@ -64,7 +48,7 @@ def test_stat_monitor_halves_when_no_improvement_in_last_k_then_waits():
 def test_stat_monitor_threshold_reverse_and_nan(values, threshold, last_k, reverse, expected):
     setter = tfloop.StatMonitorParamSetter("learning_rate", "score", lambda lr: lr * 0.5,
                                            threshold=threshold, last_k=last_k, reverse=reverse)
-    lrs, _ = run([PutStat("score", by_epoch(values)), setter], max_epoch=len(values))
+    lrs, _ = train_recording_lr([PutStat("score", by_epoch(values)), setter], max_epoch=len(values))
     assert lrs == expected
 
 
@@ -72,7 +56,7 @@ def test_stat_monitor_state_round_trips_through_a_resume(log_warnings):
     values = [1.0, 0.9, 0.9, 0.9]
     first = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                           threshold=0, last_k=3)
-    run([PutStat("val-error", by_epoch(values[:2])), first], max_epoch=2)
+    train_recording_lr([PutStat("val-error", by_epoch(values[:2])), first], max_epoch=2)
     state = json.loads(json.dumps(first.state_dict()))
     assert state == {"last_value": None, "best": 0.9, "best_step": 6,
                      "last_seen_step": 6,
@@ -88,7 +72,7 @@ def test_stat_monitor_state_round_trips_through_a_resume(log_warnings):
     resumed = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                             threshold=0, last_k=3)
     resumed.load_state_dict(state)
-    lrs, puts = run([PutStat("val-error", by_epoch(values[2:], first=3)), resumed],
+    lrs, puts = train_recording_lr([PutStat("val-error", by_epoch(values[2:], first=3)), resumed],
                     max_epoch=4, starting_epoch=3, session_init=ResumeAtStep6())
     assert puts == [(6, 0.1), (9, 0.1)]  # 0.05, set when the last epoch ended, trains no epoch
     assert resumed.state_dict() == {"last_value": pytest.approx(0.05), "best": 0.9, "best_step": 6,
@@ -99,13 +83,13 @@ def test_stat_monitor_state_round_trips_through_a_resume(log_warnings):
 def test_stat_monitor_missing_or_stale_stat_warns_once(log_warnings):
     setter = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                            threshold=0, last_k=2)
-    lrs, _ = run([setter], max_epoch=2)
+    lrs, _ = train_recording_lr([setter], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert len(log_warnings) == 1 and "No scalar named 'val-error'" in log_warnings[0]
     del log_warnings[:]
     stale = tfloop.StatMonitorParamSetter("learning_rate", "val-error", lambda lr: lr * 0.5,
                                           threshold=0, last_k=2)
-    lrs, _ = run([PutStat("val-error", {1: 1.0, 3: 1.0}), stale], max_epoch=5)
+    lrs, _ = train_recording_lr([PutStat("val-error", {1: 1.0, 3: 1.0}), stale], max_epoch=5)
     # epochs 2 and 4 add nothing: the window is (3, 1.0), (9, 1.0) -> change after epoch 3
     assert lrs == [0.1, 0.1, 0.1, 0.05, 0.05]
     assert stale.last_change_step == 9 and list(stale.history) == []
@@ -132,7 +116,7 @@ def test_the_family_names_give_the_same_run_as_tensorpack_names():
     family_names = tfloop.StatMonitorParamSetter("learning_rate", monitor_stat="score",
                                                  value_func=lambda lr: lr * 0.5, min_delta=0.05,
                                                  last_k=2, mode="max")
-    runs = [run([PutStat("score", values), setter], max_epoch=5)
+    runs = [train_recording_lr([PutStat("score", values), setter], max_epoch=5)
             for setter in (tensorpack_names, family_names)]
     # windows (0.5, 0.6): better by 0.1; (0.6, 0.58): no -> halve; (0.9, 0.9): no -> halve
     assert runs[0] == runs[1]
