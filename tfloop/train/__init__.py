@@ -1,6 +1,7 @@
 """Trainers, the training configuration, and the main loop."""
 from tfloop.callbacks.base import StopTraining
 from tfloop.model_desc import ModelDesc, ModelDescBase
+from tfloop.resume.preemption import SignalHandler
 from tfloop.train.async_multigpu import AsyncMultiGPUTrainer
 from tfloop.train.base import Trainer
 from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, run_parameter_server,
@@ -22,7 +23,7 @@ __all__ = [
     "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
     "default_monitors", "launch_train_with_config", "TrainLoop", "TrainingErrorPolicy",
     "NoOpTrainer", "SimpleTrainer",
-    "TowerTrainer", "AutoResumeTrainConfig",
+    "TowerTrainer", "SignalHandler", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",
     "AsyncMultiGPUTrainer", "SingleCostTrainer", "QueueInputTrainer", "DEFAULT_CALLBACKS",
     "DEFAULT_MONITORS", "ModelDesc", "ModelDescBase",
