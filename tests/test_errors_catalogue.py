@@ -659,13 +659,6 @@ def _(tmp):
     train_linear([saver], max_epoch=1)
 
 
-@case("callback-public-hook")
-def _(tmp):
-    class KerasStyle(tfloop.Callback):
-        def trigger_step(self):
-            pass
-
-
 @case("inject-shell-no-logdir")
 def _(tmp):
     train_linear([tfloop.InjectShell()])

@@ -1,6 +1,7 @@
-"""The one dispatch rule: public hooks are refused at class creation, underscore hooks are called,
-the trainer asks each callback (and wrappers answer for what they wrap) whether it uses the
+"""The one dispatch rule: underscore hooks, or public hooks with the same meaning, are called; the
+trainer asks each callback (and wrappers answer for what they wrap) whether it uses the
 per-step hooks; step_period and walk()."""
+import numpy as np
 import pytest
 
 import tfloop
@@ -32,56 +33,104 @@ class RunOnly(tfloop.Callback):
         self.log.append(("RunOnly", "after_run", self.global_step, round(float(values.results[0]), 4)))
 
 
-PUBLIC_HOOKS = ["setup_graph", "before_train", "after_train", "before_epoch", "after_epoch",
-                "before_run", "after_run", "trigger_step", "trigger_epoch", "trigger",
-                "state_dict", "load_state_dict"]
+class KerasStyle(tfloop.Callback):
+    """RecordingCallback's hooks, defined as public methods (as a Keras callback would)."""
+
+    _chief_only = False
+
+    def __init__(self, name, log):
+        self.name = name
+        self.log = log
+
+    def _record(self, hook, extra=None):
+        trainer = self.trainer
+        self.log.append((self.name, hook, trainer.epoch_num, trainer.global_step,
+                         trainer.local_step, extra))
+
+    def setup_graph(self, trainer):                       # no super(): trainer is set anyway
+        assert self.trainer is trainer and self.graph is not None
+        self.log.append((self.name, "setup_graph"))
+
+    def before_train(self):
+        self._record("before_train")
+
+    def after_train(self):
+        self._record("after_train")
+
+    def before_epoch(self):
+        self._record("before_epoch")
+
+    def after_epoch(self):
+        self._record("after_epoch")
+
+    def before_run(self, ctx):
+        self._record("before_run")
+        return ["cost:0"]                                 # a name, resolved as _before_run's
+
+    def after_run(self, ctx, values):
+        self._record("after_run", [np.asarray(r).tolist() for r in values.results])
+
+    def trigger_step(self):
+        self._record("trigger_step")
+
+    def trigger(self):
+        self._record("trigger")
+
+    def state_dict(self):
+        return {"seen": len(self.log)}
+
+    def load_state_dict(self, state):
+        self.log.append((self.name, "load_state_dict", state))
 
 
-@pytest.mark.parametrize("hook", PUBLIC_HOOKS)
-def test_a_class_defining_a_public_hook_is_refused_at_creation(hook):
-    def public(self, *args):
-        pass
+def test_public_hooks_are_called_exactly_where_the_underscore_ones_are():
+    log = []
+    classic = RecordingCallback("cb", log, fetches=["cost:0"])
+    keras = KerasStyle("keras", log)
+    trainer = train_linear([classic, keras], max_epoch=2)
+    mine = [entry for entry in log if entry[0] == "cb"]
+    theirs = [entry for entry in log if entry[0] == "keras"]
+    assert [("keras",) + entry[1:] for entry in mine] == theirs
+    assert [entry[1] for entry in mine].count("trigger_step") == 6
+    assert [entry[1] for entry in theirs][:4] == ["setup_graph", "before_train", "before_epoch",
+                                                   "before_run"]
+    assert keras in trainer.step_callbacks and keras in trainer.run_callbacks
+    assert keras.uses_run_hooks() and keras.uses_step_hook()
+    keras.load_state_dict(keras.state_dict())
+    assert log[-1] == ("keras", "load_state_dict", {"seen": len(log) - 1})
 
-    with pytest.raises(TypeError) as raised:
-        type("KerasStyle", (tfloop.Callback,), {hook: public})
-    message = str(raised.value)
-    assert message.startswith(f"KerasStyle defines the public hook {hook}(): define _{hook}(self")
-    assert f"The trainer calls the public {hook}(), which calls _{hook}()" in message
 
-
-def test_the_message_gives_the_underscore_signature_and_a_mixin_is_named():
-    with pytest.raises(TypeError, match=r"define _after_run\(self, ctx, values\) instead"):
-        class AfterRun(tfloop.Callback):
-            def after_run(self, ctx, values):
-                pass
-
-    class KerasMixin:
+def test_a_public_hook_from_a_mixin_counts_and_a_public_before_run_may_call_super():
+    class StepMixin:
         def trigger_step(self):
-            pass
+            self.steps.append(self.global_step)
 
-    with pytest.raises(TypeError, match=r"^Stepper defines the public hook trigger_step\(\) "
-                                        r"\(from KerasMixin\): define _trigger_step\(self\)"):
-        class Stepper(KerasMixin, tfloop.Callback):
-            pass
+    class Stepper(StepMixin, tfloop.Callback):
+        def __init__(self):
+            self.steps = []
+
+    class Extra(tfloop.Callback):
+        def before_run(self, ctx):
+            return super().before_run(ctx)                # the base answer: nothing to fetch
+
+    stepper, extra = Stepper(), Extra()
+    assert stepper.uses_step_hook() and not stepper.uses_run_hooks()
+    trainer = train_linear([stepper, extra], max_epoch=1)
+    assert stepper.steps == [1, 2, 3]
+    assert extra in trainer.run_callbacks and extra.before_run(None) is None
 
 
-def test_a_dispatcher_says_so_and_its_subclasses_inherit_its_public_hooks():
-    class Fanout(tfloop.Callback, dispatcher=True):
-        def trigger_step(self):
-            pass
+def test_a_dispatchers_public_hooks_are_left_as_they_are_also_in_subclasses():
+    def before_run(self, ctx):
+        return ["not", "resolved"]
 
-    class Quieter(Fanout):
-        pass
-
-    class SubGroup(tfloop.Callbacks):
-        pass
-
-    with pytest.raises(TypeError, match=r"Louder defines the public hook trigger_step\(\)"):
-        class Louder(Fanout):
-            def trigger_step(self):
-                pass
-    assert Quieter().uses_step_hook() is False       # a public hook is not an underscore one
-    assert list(SubGroup([]).walk())[0].cbs == []
+    Fanout = type("Fanout", (tfloop.Callback,), {"before_run": before_run}, dispatcher=True)
+    Quieter = type("Quieter", (Fanout,), {"before_run": before_run})
+    Plain = type("Plain", (tfloop.Callback,), {"before_run": before_run})
+    assert Fanout.before_run is before_run and Quieter.before_run is before_run
+    assert Plain.before_run is not before_run and Plain.before_run.__wrapped__ is before_run
+    group = tfloop.Callbacks([StepOnly([])])              # the group answers for its members
+    assert group.uses_step_hook() and not tfloop.Callbacks([Idle()]).uses_step_hook()
 
 
 def test_underscore_hooks_are_called_in_order_and_only_where_used():

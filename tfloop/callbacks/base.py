@@ -1,11 +1,9 @@
 """The Callback base class: every hook of the training lifecycle, documented once.
 
-The framework calls the public methods (``setup_graph``, ``before_run``, ``trigger_epoch`` ...);
-a callback defines only the underscore methods (``_setup_graph``, ``_before_run`` ...). A class
-that defines a public hook is refused when it is created, with the name of the method to define
-instead. The per-step hooks of a callback are called only when it uses them
-(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls in one
-training run is::
+The trainer calls the public hooks (``before_run`` ...), which call the underscore ones
+(``_before_run`` ...) that a callback defines; a callback may define a public hook instead, as in
+Keras, with the same meaning. Per-step hooks are called only for the callbacks whose classes define
+them (:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls::
 
     setup_graph                      (graph not finalized yet: create ops here, and only here)
     before_train
@@ -16,32 +14,34 @@ training run is::
             trigger_step
         after_epoch
         trigger_epoch                (calls trigger() by default)
-    after_train                      (always, even when training raised)
-
-Every callback is called in list order at every point.
+    after_train                      (always, even when training raised; all in list order)
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfloop.callbacks.run_args import as_run_args
+from tfloop.callbacks.run_args import answering_as_run_args, as_run_args
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils import logger
 
 __all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
 
-# Public hook -> the signature of the underscore method a callback defines instead.
-_UNDERSCORE_HOOKS = {
-    "setup_graph": "_setup_graph(self)", "before_train": "_before_train(self)",
-    "after_train": "_after_train(self)", "before_epoch": "_before_epoch(self)",
-    "after_epoch": "_after_epoch(self)", "before_run": "_before_run(self, ctx)",
-    "after_run": "_after_run(self, ctx, values)", "trigger_step": "_trigger_step(self)",
-    "trigger_epoch": "_trigger_epoch(self)", "trigger": "_trigger(self)",
-    "state_dict": "_state_dict(self)", "load_state_dict": "_load_state_dict(self, state)",
-}
 _Hook = Callable[["CallbackFactory"], object]  # a CallbackFactory function: fn(self)
+_RUN_HOOKS = ("_before_run", "_after_run", "before_run", "after_run")
+_STEP_HOOKS = ("_trigger_step", "trigger_step")
+
+
+def _attaching_first(setup_graph: Callable[..., Any]) -> Callable[..., Any]:
+    """A class's own public ``setup_graph``, run with ``trainer`` and ``graph`` already set."""
+    @functools.wraps(setup_graph)
+    def attached(self: Callback, trainer: Any) -> None:
+        self.trainer = trainer
+        self.graph = tfv1.get_default_graph()
+        setup_graph(self, trainer)
+    return attached
 
 
 class StopTraining(Exception):
@@ -91,24 +91,21 @@ class Callback:
     graph: Any = None
 
     def __init_subclass__(cls, dispatcher: bool = False, **kwargs: Any) -> None:
-        """Refuse a class that defines a public hook: the trainer calls the public methods, and
-        they call the underscore ones; an override of ``trigger_step`` would bypass that.
+        """Give a class's own public hooks (Keras style) the meaning of the underscore ones: its
+        ``before_run`` answers as ``_before_run`` does; its ``setup_graph`` finds ``trainer`` set.
 
         Args:
-            dispatcher (bool): the class is one of the framework's dispatchers (e.g.
-                :class:`Callbacks`), whose public hooks call other callbacks' public hooks.
+            dispatcher (bool): a framework dispatcher (:class:`Callbacks`, and its subclasses),
+                whose public hooks call other callbacks' and are left as they are.
         """
         super().__init_subclass__(**kwargs)
-        cls._dispatcher = bool(dispatcher)
-        for hook, instead in _UNDERSCORE_HOOKS.items():
-            owner = next(k for k in cls.__mro__ if hook in k.__dict__)
-            if owner is not Callback and not owner.__dict__.get("_dispatcher", False):
-                where = "" if owner is cls else f" (from {owner.__name__})"
-                raise TypeError(
-                    f"{cls.__name__} defines the public hook {hook}(){where}: define {instead} "
-                    f"instead. The trainer calls the public {hook}(), which calls "
-                    f"{instead.split('(')[0]}(); the underscore methods a callback defines are "
-                    f"also how the trainer knows which callbacks to call each step.")
+        cls._dispatcher = bool(dispatcher) or cls._dispatcher
+        if cls._dispatcher:
+            return
+        if "before_run" in cls.__dict__:
+            cls.before_run = answering_as_run_args(cls.__dict__["before_run"])  # type: ignore[method-assign]
+        if "setup_graph" in cls.__dict__:
+            cls.setup_graph = _attaching_first(cls.__dict__["setup_graph"])  # type: ignore[method-assign]
 
     # ---- public methods: called by the trainer -------------------------------------------------
     def setup_graph(self, trainer: Any) -> None:
@@ -206,25 +203,28 @@ class Callback:
     # ---- what the trainer asks ------------------------------------------------------------------
     @classmethod
     def defines_hook(cls, *names: str, below: type[Callback] | None = None) -> bool:
-        """Whether the class defines one of the underscore hooks ``names`` itself, not inheriting
-        it from ``below`` (``Callback`` by default), e.g. ``ModelSaver.defines_hook("_trigger")``.
-        The default :meth:`uses_run_hooks` and :meth:`uses_step_hook` answer from it."""
+        """Whether the class defines one of the hooks ``names`` (public or underscore) itself, not
+        inheriting it from ``below`` (``Callback`` by default), e.g.
+        ``ModelSaver.defines_hook("_trigger")``. The default :meth:`uses_run_hooks` and
+        :meth:`uses_step_hook` answer from it."""
         base = Callback if below is None else below
         return any(getattr(cls, name) is not getattr(base, name) for name in names)
 
     def uses_run_hooks(self) -> bool:
         """Whether the callback takes part in the step's ``session.run`` (``before_run`` /
-        ``after_run``). By default: whether its class defines ``_before_run`` or ``_after_run``.
+        ``after_run``). By default: whether its class defines ``_before_run`` or ``_after_run``
+        (or their public forms).
 
         The trainer calls it after ``setup_graph``; a callback whose use depends on its setup
         (a wrapper, a summary collection that turned out empty) overrides it.
         """
-        return self.defines_hook("_before_run", "_after_run")
+        return self.defines_hook(*_RUN_HOOKS)
 
     def uses_step_hook(self) -> bool:
         """Whether the callback is called at ``trigger_step`` after each step. By default:
-        whether its class defines ``_trigger_step``. Overridden like :meth:`uses_run_hooks`."""
-        return self.defines_hook("_trigger_step")
+        whether its class defines ``_trigger_step`` (or ``trigger_step``). Overridden like
+        :meth:`uses_run_hooks`."""
+        return self.defines_hook(*_STEP_HOOKS)
 
     @property
     def step_period(self) -> int | None:
@@ -309,11 +309,10 @@ class ProxyCallback(Callback):
         self._chief_only = cb.chief_only
 
     def uses_run_hooks(self) -> bool:
-        return (self.defines_hook("_before_run", "_after_run", below=ProxyCallback)
-                or self.cb.uses_run_hooks())
+        return self.defines_hook(*_RUN_HOOKS, below=ProxyCallback) or self.cb.uses_run_hooks()
 
     def uses_step_hook(self) -> bool:
-        return self.defines_hook("_trigger_step", below=ProxyCallback) or self.cb.uses_step_hook()
+        return self.defines_hook(*_STEP_HOOKS, below=ProxyCallback) or self.cb.uses_step_hook()
 
     @property
     def step_period(self) -> int | None:

@@ -1,9 +1,11 @@
 """What a callback's ``_before_run`` may return, turned into the ``SessionRunArgs`` that
 :class:`~tfloop.tfutils.hooked_session.HookedSession` merges into the step's one session call."""
+import functools
+
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_or_tensor_by_name
 
-__all__ = ["as_run_args"]
+__all__ = ["as_run_args", "answering_as_run_args"]
 
 SessionRunArgs = tfv1.train.SessionRunArgs
 
@@ -62,3 +64,12 @@ def _resolve(fetches, graph, who):
     raise TypeError(
         f"{who}._before_run returned {fetches!r} ({type(fetches).__name__}); return None, a "
         "tensor/op/name, a list or dict of them, or tf.compat.v1.train.SessionRunArgs.")
+
+
+def answering_as_run_args(before_run):
+    """``before_run`` (a callback class's own public hook) made to answer as
+    ``Callback.before_run`` does: what it returns goes through :func:`as_run_args`."""
+    @functools.wraps(before_run)
+    def resolved(self, ctx):
+        return as_run_args(before_run(self, ctx), self.graph, self)
+    return resolved

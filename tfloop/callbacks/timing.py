@@ -28,7 +28,8 @@ def _works_in(cb, hook, methods):
         return cb.uses_run_hooks()
     if hook == "trigger_step":
         return cb.uses_step_hook()
-    return any(inner.defines_hook(*methods, below=ProxyCallback if isinstance(
+    names = (*methods, *(method[1:] for method in methods))  # underscore and public forms
+    return any(inner.defines_hook(*names, below=ProxyCallback if isinstance(
         inner, ProxyCallback) else Callback) for inner in cb.walk())
 
 
