@@ -4,11 +4,10 @@ import os
 
 import numpy as np
 import pytest
-from support import LinearModel, batches, make_regression_data, train_linear
+from resume_support import train_resumable
+from support import batches, make_regression_data, train_linear
 
 import tfloop
-from tfloop.compat import tf, tfv1
-from tfloop.utils import logger
 
 
 class Flow:
@@ -78,60 +77,17 @@ def test_feed_input_needs_an_iterable():
         tfloop.FeedInput(3)
 
 
-class WeightsAfterStep(tfloop.Callback):
-    _chief_only = False
-
-    def __init__(self):
-        self.after_step = {}
-
-    def _setup_graph(self):
-        w = next(v for v in tfv1.global_variables() if v.op.name == "w")
-        with tf.control_dependencies([self.trainer.train_op]):
-            self.w_after = tf.identity(w.read_value())
-
-    def _before_run(self, ctx):
-        return self.w_after
-
-    def _after_run(self, ctx, values):
-        self.after_step[self.global_step] = values.results.tobytes()
-
-
-class StopAt(tfloop.Callback):
-    def __init__(self, step):
-        self.step = step
-
-    def _trigger_step(self):
-        if self.global_step == self.step:
-            raise tfloop.StopTraining(f"test stop at {self.step}")
-
-
-def run(logdir, items, stop_at=None):
-    logger.set_logger_dir(logdir, action="keep")
-    weights = WeightsAfterStep()
-    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
-    if stop_at:
-        callbacks.append(StopAt(stop_at))
-    config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=tfloop.FeedInput(items),
-                                          callbacks=callbacks, monitors=[], extra_callbacks=[],
-                                          steps_per_epoch=3, max_epoch=3)
-    try:
-        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
-    finally:
-        logger.unset_logger_dir()
-    return weights.after_step
-
-
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)        # 5 batches, 3 steps per epoch
-    reference = run(str(tmp_path / "reference"), items)
+    _, reference = train_resumable(str(tmp_path / "reference"), tfloop.FeedInput(items))
     logdir = str(tmp_path / "log")
-    first = run(logdir, items, stop_at=4)
+    _, first = train_resumable(logdir, tfloop.FeedInput(items), stop_at=4)
     with open(os.path.join(logdir, "model-4.resume.json")) as f:
         state = json.load(f)
     assert state["callbacks"]["_FeedNext#0"] == {"pass": 0, "index": 4}
     assert state["input_note"] is None and state["iterator"] is None
-    second = run(logdir, items)
+    _, second = train_resumable(logdir, tfloop.FeedInput(items))
     assert sorted(first) == [1, 2, 3, 4] and sorted(second) == [5, 6, 7, 8, 9]
     assert {**first, **second} == reference
     assert len(set(reference.values())) == 9

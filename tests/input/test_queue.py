@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tfloop
+from resume_support import train_resumable
 from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
-from tfloop.utils import logger
 
 
 def loader_threads():
@@ -296,49 +296,6 @@ def test_a_queue_of_ones_own_built_by_a_function_and_bad_queues():
 
 
 # ---- exact resume ---------------------------------------------------------------------------------
-class WeightsAfterStep(tfloop.Callback):
-    _chief_only = False
-
-    def __init__(self):
-        self.after_step = {}
-
-    def _setup_graph(self):
-        w = next(v for v in tfv1.global_variables() if v.op.name == "w")
-        with tf.control_dependencies([self.trainer.train_op]):
-            self.w_after = tf.identity(w.read_value())
-
-    def _before_run(self, ctx):
-        return self.w_after
-
-    def _after_run(self, ctx, values):
-        self.after_step[self.global_step] = values.results.tobytes()
-
-
-class StopAt(tfloop.Callback):
-    def __init__(self, step):
-        self.step = step
-
-    def _trigger_step(self):
-        if self.global_step == self.step:
-            raise tfloop.StopTraining(f"test stop at {self.step}")
-
-
-def resumable_run(logdir, make_source, stop_at=None, max_epoch=3):
-    logger.set_logger_dir(logdir, action="keep")
-    weights = WeightsAfterStep()
-    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
-    if stop_at:
-        callbacks.append(StopAt(stop_at))
-    config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=make_source(),
-                                          callbacks=callbacks, monitors=[], extra_callbacks=[],
-                                          steps_per_epoch=3, max_epoch=max_epoch)
-    try:
-        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
-    finally:
-        logger.unset_logger_dir()
-    return config, weights.after_step
-
-
 @pytest.mark.parametrize("length, queue", [
     (True, None), pytest.param(False, 50, marks=pytest.mark.slow), (True, "tf")])
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length, queue):
@@ -349,13 +306,13 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
     def make_source():
         return tfloop.QueueInput(Flow(items, length=length),
                                  tf_queue() if queue == "tf" else queue)
-    _, reference = resumable_run(str(tmp_path / "reference"), make_source)
+    _, reference = train_resumable(str(tmp_path / "reference"), make_source())
     logdir = str(tmp_path / "log")
-    _, first = resumable_run(logdir, make_source, stop_at=7)
+    _, first = train_resumable(logdir, make_source(), stop_at=7)
     with open(os.path.join(logdir, "model-7.resume.json")) as f:
         state = json.load(f)
     assert state["callbacks"]["_QueueFeeder#0"] == {"pass": 1, "index": 2, "consumed": 7}
-    config, second = resumable_run(logdir, make_source)
+    config, second = train_resumable(logdir, make_source())
     assert (config.starting_epoch, config.starting_local_step) == (3, 1)
     assert sorted(first) == list(range(1, 8)) and sorted(second) == [8, 9]
     assert {**first, **second} == reference

@@ -5,11 +5,11 @@ import threading
 
 import numpy as np
 import pytest
-from support import LinearModel, batches, dataset_fn, make_regression_data, train_linear
+from resume_support import train_resumable
+from support import batches, dataset_fn, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.utils import logger
 
 
 class MainThreadRuns(tfloop.Callback):
@@ -107,59 +107,15 @@ def test_staging_input_refuses_feeds_steps_per_run_and_bad_arguments():
         tfloop.StagingInput(batches(x, y, 4))
 
 
-class WeightsAfterStep(tfloop.Callback):
-    _chief_only = False
-
-    def __init__(self):
-        self.after_step = {}
-
-    def _setup_graph(self):
-        w = next(v for v in tfv1.global_variables() if v.op.name == "w")
-        with tf.control_dependencies([self.trainer.train_op]):
-            self.w_after = tf.identity(w.read_value())
-
-    def _before_run(self, ctx):
-        return self.w_after
-
-    def _after_run(self, ctx, values):
-        self.after_step[self.global_step] = values.results.tobytes()
-
-
-class StopAt(tfloop.Callback):
-    def __init__(self, step):
-        self.step = step
-
-    def _trigger_step(self):
-        if self.global_step == self.step:
-            raise tfloop.StopTraining(f"test stop at {self.step}")
-
-
-def run(logdir, items, stop_at=None):
-    logger.set_logger_dir(logdir, action="keep")
-    weights = WeightsAfterStep()
-    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
-    if stop_at:
-        callbacks.append(StopAt(stop_at))
-    data = tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2)
-    config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=data, callbacks=callbacks,
-                                          monitors=[], extra_callbacks=[], steps_per_epoch=3,
-                                          max_epoch=3)
-    try:
-        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
-    finally:
-        logger.unset_logger_dir()
-    return weights.after_step
-
-
 def test_staged_datapoints_are_not_counted_as_trained_when_resuming(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)
-    reference = run(str(tmp_path / "reference"), items)
+    _, reference = train_resumable(str(tmp_path / "reference"), tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2))
     logdir = str(tmp_path / "log")
-    first = run(logdir, items, stop_at=4)
+    _, first = train_resumable(logdir, tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2), stop_at=4)
     with open(os.path.join(logdir, "model-4.resume.json")) as f:
         state = json.load(f)
     assert state["callbacks"]["_QueueFeeder#0"] == {"pass": 0, "index": 4, "consumed": 4}
-    second = run(logdir, items)
+    _, second = train_resumable(logdir, tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2))
     assert {**first, **second} == reference and sorted(second) == [5, 6, 7, 8, 9]
     assert not np.array_equal(reference[1], reference[9])
