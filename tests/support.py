@@ -80,6 +80,18 @@ class LinearModel(ModelDesc):
         return tfv1.train.GradientDescentOptimizer(self.lr)
 
 
+class PredictLinearModel(ModelDesc):
+    """For predictors: ``pred = x @ w`` and ``err = pred - y`` (w from ``session_init``)."""
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.float32, "y")]
+
+    def build_graph(self, x, y):
+        w = tfv1.get_variable("w", [3, 1])
+        pred = tf.squeeze(tf.matmul(x, w), 1, name="pred")
+        tf.identity(pred - y, name="err")
+
+
 class LRModel(LinearModel):
     """LinearModel whose optimizer reads a ``learning_rate`` variable (``lr`` at start), created
     in the variable scope ``scope``."""

@@ -3,25 +3,15 @@ import numpy as np
 import pytest
 
 import tfloop
-from support import make_regression_data
-from tfloop.compat import tf, tfv1
+from support import PredictLinearModel, make_regression_data
+from tfloop.compat import tf
 
 W = np.array([[2.0], [0.0], [-1.0]], np.float32)
 X, Y = make_regression_data(10, seed=6)
 
 
-class Linear(tfloop.ModelDesc):
-    def inputs(self):
-        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.float32, "y")]
-
-    def build_graph(self, x, y):
-        w = tfv1.get_variable("w", [3, 1])
-        pred = tf.squeeze(tf.matmul(x, w), 1, name="pred")
-        tf.identity(pred - y, name="err")
-
-
 def config():
-    return tfloop.PredictConfig(model=Linear(), session_init={"w": W}, output_names=["pred", "err"],
+    return tfloop.PredictConfig(model=PredictLinearModel(), session_init={"w": W}, output_names=["pred", "err"],
                                 return_input=False)
 
 
