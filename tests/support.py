@@ -133,6 +133,27 @@ class LRRecorder(Callback):
         return [lrs.pop() for lrs in by_epoch.values()]
 
 
+class StepValues(Callback):
+    """Fetch tensor ``name`` with every step; ``values`` holds each step's value, passed through
+    ``convert`` when given (e.g. ``StepValues("cost", float)``)."""
+
+    _chief_only = False
+
+    def __init__(self, name, convert=None):
+        self.name = name
+        self.convert = convert
+        self.values = []
+
+    def _setup_graph(self):
+        self.tensor = self.get_tensors_maybe_in_tower([self.name])[0]
+
+    def _before_run(self, ctx):
+        return self.tensor
+
+    def _after_run(self, ctx, values):
+        self.values.append(values.results if self.convert is None else self.convert(values.results))
+
+
 class RecordingCallback(Callback):
     """Records every hook call as ``(name, hook, epoch, global_step, local_step, extra)`` into a
     shared list, so tests can compare the exact sequence of calls of several callbacks."""

@@ -3,7 +3,7 @@ import faulthandler
 
 import numpy as np
 import pytest
-from support import make_regression_data, train_linear
+from support import StepValues, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf
@@ -25,68 +25,41 @@ def cluster():
         yield running
 
 
-class Inputs(tfloop.Callback):
-    """The ``x`` batch of every step."""
-
-    _chief_only = False
-
-    def __init__(self):
-        self.batches = []
-
-    def _setup_graph(self):
-        self.x = self.get_tensors_maybe_in_tower(["x"])[0]
-
-    def _before_run(self, ctx):
-        return self.x
-
-    def _after_run(self, ctx, values):
-        self.batches.append(values.results)
-
-
 def rows(batches):
     return sorted(tuple(row) for batch in batches for row in batch.tolist())
 
 
 def test_parallel_epochs_every_worker_runs_the_whole_dataset(cluster):
     x, y = make_regression_data(12)
-    seen = Inputs()
+    seen = StepValues("x")
     data = tfloop.DataServiceInput(
         lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4), cluster, repeat=False)
     assert cluster.target.startswith("grpc://localhost:")
     trainer = train_linear([seen], data=data, steps_per_epoch=6, max_epoch=1)
     assert trainer.global_step == 6 and data.size() == 3
     # Two workers, one pass each: every example twice.
-    assert rows(seen.batches) == sorted(rows([x]) * 2)
+    assert rows(seen.values) == sorted(rows([x]) * 2)
 
 
 def test_distributed_epoch_splits_one_pass_between_the_workers(cluster):
     x, y = make_regression_data(12)
-    seen = Inputs()
+    seen = StepValues("x")
     data = tfloop.DataServiceInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(1),
                                    cluster.target, processing_mode="distributed_epoch",
                                    repeat=False)
     train_linear([seen], data=data, max_epoch=1)
-    assert len(seen.batches) == 12
-    assert rows(seen.batches) == rows([x])
+    assert len(seen.values) == 12
+    assert rows(seen.values) == rows([x])
 
 
 def test_training_on_the_service_learns(cluster):
     x, y = make_regression_data(48)
-    costs = []
-
-    class Cost(tfloop.Callback):
-        def _setup_graph(self):
-            self.cost = self.get_tensors_maybe_in_tower(["cost"])[0]
-
-        def _before_run(self, ctx):
-            return self.cost
-
-        def _after_run(self, ctx, values):
-            costs.append(float(values.results))
+    log = StepValues("cost", float)
     data = tfloop.DataServiceInput(
         lambda: tf.data.Dataset.from_tensor_slices((x, y)).shuffle(48, seed=1).batch(8),
         cluster.dispatcher_address)
-    train_linear([Cost()], data=data, max_epoch=4)
+    train_linear([log], data=data, max_epoch=4)
+    costs = log.values
     assert len(costs) == 24 and np.mean(costs[-4:]) < np.mean(costs[:4]) / 3
 
 
@@ -103,12 +76,12 @@ def test_bad_arguments():
 @pytest.mark.slow
 def test_a_cluster_of_processes_serves_and_its_processes_end():
     x, y = make_regression_data(12)
-    seen = Inputs()
+    seen = StepValues("x")
     with tfloop.DataServiceCluster(num_workers=2, processes=True) as procs:
         children = list(procs._procs)
         assert len(children) == 3
         data = tfloop.DataServiceInput(
             lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4), procs, repeat=False)
         train_linear([seen], data=data, steps_per_epoch=6, max_epoch=1)
-    assert rows(seen.batches) == sorted(rows([x]) * 2)
+    assert rows(seen.values) == sorted(rows([x]) * 2)
     assert all(child.poll() is not None for child in children)

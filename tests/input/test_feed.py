@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 from resume_support import train_resumable
-from support import batches, make_regression_data, train_linear
+from support import StepValues, batches, make_regression_data, train_linear
 
 import tfloop
 
@@ -30,31 +30,13 @@ class Flow:
         yield from self.items
 
 
-class Fed(tfloop.Callback):
-    """The first input of every step, as fed (read back from the graph)."""
-
-    _chief_only = False
-
-    def __init__(self):
-        self.firsts = []
-
-    def _setup_graph(self):
-        self.x = self.get_tensors_maybe_in_tower(["x"])[0]
-
-    def _before_run(self, ctx):
-        return self.x
-
-    def _after_run(self, ctx, values):
-        self.firsts.append(float(values.results[0, 0]))
-
-
 def test_a_dataflow_is_reset_once_and_repeated():
     x, y = make_regression_data(12)
     flow = Flow(batches(x, y, 4))
-    fed = Fed()
+    fed = StepValues("x", lambda x: float(x[0, 0]))
     trainer = train_linear([fed], data=tfloop.FeedInput(flow), max_epoch=3)
     assert trainer.global_step == 9 and flow.resets == 1 and flow.passes == 3
-    assert fed.firsts == [float(x[i, 0]) for i in (0, 4, 8)] * 3
+    assert fed.values == [float(x[i, 0]) for i in (0, 4, 8)] * 3
 
 
 def test_a_dataflow_without_length_needs_steps_per_epoch():
@@ -65,10 +47,10 @@ def test_a_dataflow_without_length_needs_steps_per_epoch():
 
 def test_finite_feed_input_stops_training_when_the_data_ends():
     x, y = make_regression_data(12)
-    fed = Fed()
+    fed = StepValues("x", lambda x: float(x[0, 0]))
     trainer = train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4), infinite=False),
                            max_epoch=5)
-    assert trainer.global_step == 3 and len(fed.firsts) == 3
+    assert trainer.global_step == 3 and len(fed.values) == 3
     assert trainer.training_error is None
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import tfloop
 from resume_support import train_resumable
-from support import LinearModel, batches, make_regression_data, train_linear
+from support import LinearModel, StepValues, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 
 
@@ -33,22 +33,6 @@ class OnStep(tfloop.Callback):
 
     def _trigger_step(self):
         self.fn(self)
-
-
-class CostLog(tfloop.Callback):
-    _chief_only = False
-
-    def __init__(self):
-        self.costs = []
-
-    def _setup_graph(self):
-        self.cost = self.get_tensors_maybe_in_tower(["cost"])[0]
-
-    def _before_run(self, ctx):
-        return self.cost
-
-    def _after_run(self, ctx, values):
-        self.costs.append(float(values.results))
 
 
 class Recorder(tfloop.MonitorBase):
@@ -102,12 +86,12 @@ def tf_queue(capacity=5):
 
 @pytest.mark.parametrize("queue", [None, 1, "tf"])
 def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends(queue):
-    fed, queued = CostLog(), CostLog()
+    fed, queued = StepValues("cost", float), StepValues("cost", float)
     train_linear([fed], data=tfloop.FeedInput(data()), max_epoch=3)
     source = tfloop.QueueInput(data(), tf_queue() if queue == "tf" else queue)
     trainer = train_linear([queued], data=source, max_epoch=3)
-    assert len(queued.costs) == 9 and trainer.global_step == 9
-    assert queued.costs == fed.costs
+    assert len(queued.values) == 9 and trainer.global_step == 9
+    assert queued.values == fed.values
     x = trainer.graph.get_tensor_by_name("x:0")
     if queue == 1:
         assert source.queue is None and x.op.type == "Placeholder"
@@ -128,9 +112,9 @@ def test_a_dataflow_is_reset_once_and_its_unknown_length_needs_steps_per_epoch()
     with pytest.raises(ValueError, match="steps_per_epoch is required: the input source "
                                          "QueueInput does not know its size"):
         train_linear([], data=tfloop.QueueInput(flow))
-    log = CostLog()
+    log = StepValues("cost", float)
     train_linear([log], data=tfloop.QueueInput(flow), steps_per_epoch=5, max_epoch=2)
-    assert flow.resets == 1 and len(log.costs) == 10
+    assert flow.resets == 1 and len(log.values) == 10
     assert flow.passes >= 4
 
 
@@ -244,12 +228,12 @@ def test_steps_per_run_dequeues_every_step_of_the_call_in_order():
 
 def test_batch_queue_input_batches_single_examples_like_feed_input():
     x, y = make_regression_data(12)
-    fed, queued = CostLog(), CostLog()
+    fed, queued = StepValues("cost", float), StepValues("cost", float)
     train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=2)
     source = tfloop.BatchQueueInput([(x[i], y[i]) for i in range(12)], 4)
     assert source.size() == 3
     train_linear([queued], data=source, max_epoch=2)
-    np.testing.assert_allclose(queued.costs, fed.costs, rtol=1e-6)
+    np.testing.assert_allclose(queued.values, fed.values, rtol=1e-6)
 
 
 def test_batch_queue_input_needs_defined_shapes_and_a_positive_batch_size():
@@ -322,11 +306,11 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
 def test_a_batched_dataflow_trains_like_the_same_batches_fed():
     from tfloop.dataflow import BatchData, DataFromList
     x, y = make_regression_data(12)
-    fed, queued = CostLog(), CostLog()
+    fed, queued = StepValues("cost", float), StepValues("cost", float)
     train_linear([fed], data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=2)
     df = BatchData(DataFromList([[x[i], y[i]] for i in range(12)], shuffle=False), 4)
     train_linear([queued], data=df, max_epoch=2)
-    np.testing.assert_allclose(queued.costs, fed.costs, rtol=1e-6)
+    np.testing.assert_allclose(queued.values, fed.values, rtol=1e-6)
 
 
 @pytest.mark.slow
