@@ -1,6 +1,7 @@
 """Shared test helpers: a tiny model, its data, a callback that records every hook call, and
 timeouts scaled for a loaded machine."""
 import os
+import time
 
 import numpy as np
 
@@ -276,3 +277,34 @@ def train_recording_lr(callbacks, max_epoch, **kwargs):
     train_linear(list(callbacks) + [recorder], model=LRModel(), max_epoch=max_epoch,
                  monitors=[log], **kwargs)
     return recorder.per_epoch(), log.seen
+
+
+class Flow:
+    """A DataFlow by duck typing (``__iter__``, ``__len__``, ``reset_state``) counting its resets
+    and passes; optionally without a length, slow, or raising at one datapoint."""
+
+    def __init__(self, items, delay=0.0, fail_at=None, length=True):
+        self.items, self.delay, self.fail_at, self.length = items, delay, fail_at, length
+        self.resets = 0
+        self.passes = 0
+
+    def reset_state(self):
+        self.resets += 1
+
+    def __len__(self):
+        if not self.length:
+            raise NotImplementedError()
+        return len(self.items)
+
+    def __iter__(self):
+        self.passes += 1
+        for i, item in enumerate(self.items):
+            if self.delay:
+                time.sleep(self.delay)
+            if i == self.fail_at:
+                produce_broken_datapoint(i)
+            yield item
+
+
+def produce_broken_datapoint(i):
+    raise KeyError(f"record {i} is missing")

@@ -5,29 +5,9 @@ import os
 import numpy as np
 import pytest
 from resume_support import train_resumable
-from support import StepValues, batches, make_regression_data, train_linear
+from support import Flow, StepValues, batches, make_regression_data, train_linear
 
 import tfloop
-
-
-class Flow:
-    """A DataFlow by duck typing, counting its resets and passes."""
-
-    def __init__(self, items, length=True):
-        self.items, self.length = items, length
-        self.resets = self.passes = 0
-
-    def reset_state(self):
-        self.resets += 1
-
-    def __len__(self):
-        if not self.length:
-            raise NotImplementedError()
-        return len(self.items)
-
-    def __iter__(self):
-        self.passes += 1
-        yield from self.items
 
 
 def test_a_dataflow_is_reset_once_and_repeated():

@@ -13,7 +13,7 @@ import pytest
 
 import tfloop
 from resume_support import train_resumable
-from support import LinearModel, StepValues, batches, make_regression_data, train_linear
+from support import Flow, LinearModel, StepValues, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 
 
@@ -41,37 +41,6 @@ class Recorder(tfloop.MonitorBase):
 
     def process_scalar(self, name, value):
         self.scalars.append((name, self.epoch_num, value))
-
-
-class Flow:
-    """A DataFlow by duck typing: ``__iter__``, ``__len__``, ``reset_state``; optionally slow, or
-    raising at one datapoint."""
-
-    def __init__(self, items, delay=0.0, fail_at=None, length=True):
-        self.items, self.delay, self.fail_at, self.length = items, delay, fail_at, length
-        self.resets = 0
-        self.passes = 0
-
-    def reset_state(self):
-        self.resets += 1
-
-    def __len__(self):
-        if not self.length:
-            raise NotImplementedError()
-        return len(self.items)
-
-    def __iter__(self):
-        self.passes += 1
-        for i, item in enumerate(self.items):
-            if self.delay:
-                time.sleep(self.delay)
-            if i == self.fail_at:
-                produce_broken_datapoint(i)
-            yield item
-
-
-def produce_broken_datapoint(i):
-    raise KeyError(f"record {i} is missing")
 
 
 def data(n=12, batch=4):
