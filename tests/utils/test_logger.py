@@ -149,3 +149,19 @@ def test_path_in_logger_dir_keeps_absolute_paths_and_needs_a_log_dir_for_relativ
         assert logger.path_in_logger_dir("a.txt", "unused") == str(tmp_path / "log" / "a.txt")
     finally:
         logger.unset_logger_dir()
+
+
+def test_processes_probing_one_log_dir_at_once_do_not_see_each_others_probe(tmp_path):
+    # The tasks of a cluster all set the chief's log directory at the same moment: each one's
+    # writability probe must be its own file, never one another task removes under it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tfloop.utils.logger import _check_writable
+
+    def probe_often(_):
+        for _ in range(200):
+            _check_writable(str(tmp_path))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(probe_often, range(8)))
+    assert os.listdir(tmp_path) == []

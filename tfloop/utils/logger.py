@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import sys
+import tempfile
 from datetime import datetime
 
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
@@ -188,11 +189,10 @@ def _lock_existing(dirname):
 
 
 def _check_writable(dirname):
-    probe = os.path.join(dirname, ".tfloop-write-test")
+    # A file of this process's own (the tasks of a cluster probe the chief's directory at once).
     try:
-        with open(probe, "w") as f:
-            f.write("ok")
-        os.remove(probe)
+        with tempfile.TemporaryFile(dir=dirname) as f:
+            f.write(b"ok")
     except OSError as e:
         raise PermissionError(
             f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can write to."
