@@ -18,8 +18,8 @@ Three measurements in one process (CPU time of the process, per step):
 Results go to ``bench/results/profile_<model>.md`` and ``.json``.
 """
 import argparse
-import cProfile
 import collections
+import cProfile
 import os
 import pstats
 import sys
@@ -78,6 +78,7 @@ def call_cost(calls):
 def tfloop_profile(spec, steps_per_epoch):
     """cProfile of the timed epochs (the second and third) of tfloop with the defaults."""
     import common
+
     import tfloop
     profiler = cProfile.Profile()
 

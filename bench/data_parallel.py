@@ -46,8 +46,9 @@ import common  # first: it quiets TensorFlow's logging before TensorFlow is impo
 import numpy as np
 import report
 import tensorflow as tf
-import tfloop
 from common import tfv1
+
+import tfloop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")

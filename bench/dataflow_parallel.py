@@ -30,8 +30,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 RESULTS = os.path.join(HERE, "results")
 
-from tfloop.dataflow import (DataFromList, MapData, MultiProcessMapData,  # noqa: E402
-                             MultiProcessRunnerZMQ, MultiThreadMapData)
+from tfloop.dataflow import (  # noqa: E402
+    DataFromList,
+    MapData,
+    MultiProcessMapData,
+    MultiProcessRunnerZMQ,
+    MultiThreadMapData,
+)
 
 DESCRIPTIONS = {
     "one_process": "MapData in the consumer process (baseline)",

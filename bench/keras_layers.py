@@ -38,8 +38,9 @@ import keras
 import numpy as np
 import report
 import tensorflow as tf
-import tfloop
 from common import tfv1
+
+import tfloop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")

@@ -42,6 +42,7 @@ def run_raw(model, steps, steps_per_epoch):
 
 def run(model, steps, steps_per_epoch):
     import common
+
     import tfloop
     from tfloop.utils import logger
     spec = common.MODELS[model]

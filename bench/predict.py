@@ -23,9 +23,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
+import report  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import report  # noqa: E402
 import tfloop  # noqa: E402
 from tfloop.compat import tfv1  # noqa: E402
 

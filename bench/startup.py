@@ -65,6 +65,7 @@ def child(method, model, t0):
         model_.fit(ds, epochs=1, steps_per_epoch=1, verbose=0, callbacks=[First()])
     else:
         import tempfile
+
         import tfloop
         from tfloop.utils import logger
         _mark(marks, "imports_s", t0)

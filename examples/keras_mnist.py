@@ -16,13 +16,20 @@ import sys
 
 import keras
 import numpy as np
-
-from tfloop import (InferenceRunner, KerasModelDesc, ModelSaver, ScalarStats,
-                    ScheduledHyperParamSetter, SimpleTrainer, TrainConfig,
-                    launch_train_with_config, logger)
-from tfloop.compat import tf, tfv1
-
 from digits import argument_parser, load_digits  # examples/digits.py
+
+from tfloop import (
+    InferenceRunner,
+    KerasModelDesc,
+    ModelSaver,
+    ScalarStats,
+    ScheduledHyperParamSetter,
+    SimpleTrainer,
+    TrainConfig,
+    launch_train_with_config,
+    logger,
+)
+from tfloop.compat import tf, tfv1
 
 BATCH_SIZE = 32
 

@@ -15,14 +15,31 @@ While it trains, try ``echo learning_rate:1e-4 > train_log/mnist_convnet/hyper.t
 import os
 import sys
 
-from tfloop import (ClassificationError, Conv2D, DatasetInput, Dropout, FullyConnected,
-                    GPUUtilizationTracker, HumanHyperParamSetter, InferenceRunner, InjectShell,
-                    MaxPooling, MinSaver, ModelDesc, ModelSaver, ScheduledHyperParamSetter,
-                    SendStat, SimpleTrainer, TrainConfig, add_moving_summary,
-                    launch_train_with_config, logger)
-from tfloop.compat import tf, tfv1
-
 from digits import argument_parser, load_digits  # examples/digits.py
+
+from tfloop import (
+    ClassificationError,
+    Conv2D,
+    DatasetInput,
+    Dropout,
+    FullyConnected,
+    GPUUtilizationTracker,
+    HumanHyperParamSetter,
+    InferenceRunner,
+    InjectShell,
+    MaxPooling,
+    MinSaver,
+    ModelDesc,
+    ModelSaver,
+    ScheduledHyperParamSetter,
+    SendStat,
+    SimpleTrainer,
+    TrainConfig,
+    add_moving_summary,
+    launch_train_with_config,
+    logger,
+)
+from tfloop.compat import tf, tfv1
 
 BATCH_SIZE = 32
 

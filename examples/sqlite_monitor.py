@@ -5,8 +5,15 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from tfloop import (ModelDesc, MonitorBase, ScalarPrinter, SimpleTrainer, TrainConfig,
-                    add_moving_summary, launch_train_with_config)
+from tfloop import (
+    ModelDesc,
+    MonitorBase,
+    ScalarPrinter,
+    SimpleTrainer,
+    TrainConfig,
+    add_moving_summary,
+    launch_train_with_config,
+)
 
 
 class SQLiteWriter(MonitorBase):

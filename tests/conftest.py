@@ -4,8 +4,8 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
-
 from support import scaled_timeout  # noqa: E402
+
 from tfloop.utils import logger  # noqa: E402
 
 

@@ -19,13 +19,13 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
+from support import scaled_timeout  # noqa: E402
 
 import tfloop  # noqa: E402
 from tfloop.compat import tf, tfv1  # noqa: E402
 from tfloop.train.cluster import shard_dataset  # noqa: E402
 from tfloop.train.distributed import trainer_from_tf_config  # noqa: E402
 from tfloop.utils import logger  # noqa: E402
-from support import scaled_timeout  # noqa: E402
 
 # How long a task waits for another's answer (the server's operation timeout), and for the
 # others to start.

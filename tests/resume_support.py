@@ -12,9 +12,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
+from support import LinearModel, make_regression_data  # noqa: E402
 
 import tfloop  # noqa: E402
-from support import LinearModel, make_regression_data  # noqa: E402
 from tfloop.compat import tf, tfv1  # noqa: E402
 from tfloop.utils import logger  # noqa: E402
 

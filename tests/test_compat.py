@@ -3,8 +3,8 @@ import subprocess
 import sys
 
 import pytest
-
 from support import scaled_timeout, train_linear
+
 from tfloop.compat import tf
 
 BLOCK_TENSORFLOW = """

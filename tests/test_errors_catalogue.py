@@ -11,11 +11,11 @@ import re
 
 import numpy as np
 import pytest
+from resume_support import StopAt, train
+from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
 import tfloop.callbacks.debug as debug_module
-from resume_support import StopAt, train
-from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 

@@ -2,9 +2,8 @@
 waits are scaled by TFLOOP_TEST_TIMEOUT_SCALE (tests/support.py)."""
 import types
 
-import pytest
-
 import conftest
+import pytest
 import support
 
 

@@ -1,7 +1,7 @@
 """ModelDesc.training: what build_graph sees in training and inference towers."""
 import pytest
-
 from support import LinearModel
+
 from tfloop import TowerContext
 from tfloop.compat import tf
 

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 from tfloop.version import __version__  # noqa: F401  (tfloop.__version__)
 
 if TYPE_CHECKING:  # what a type checker sees; at run time __getattr__ loads the same names
-    from tfloop.utils import *  # noqa: F403
-    from tfloop.compat import *  # noqa: F403
     from tfloop.callbacks import *  # noqa: F403
+    from tfloop.compat import *  # noqa: F403
     from tfloop.dataflow import *  # noqa: F403
     from tfloop.input import *  # noqa: F403
     from tfloop.input_source import *  # noqa: F403
@@ -26,6 +25,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time __getattr__ loads the
     from tfloop.resume import *  # noqa: F403
     from tfloop.tfutils import *  # noqa: F403
     from tfloop.train import *  # noqa: F403
+    from tfloop.utils import *  # noqa: F403
     from tfloop.utils import logger  # noqa: F401
 
 # The modules whose __all__ make up the flat API, in the order a star import of each would bind

@@ -3,8 +3,8 @@ import multiprocessing
 import threading
 
 import pytest
-
 from support import train_linear
+
 from tfloop import Callback, StartProcOrThread
 
 

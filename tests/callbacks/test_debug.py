@@ -8,10 +8,10 @@ import textwrap
 import types
 
 import pytest
+from support import scaled_timeout, train_linear
 
 import tfloop
 import tfloop.callbacks.debug as debug_module
-from support import scaled_timeout, train_linear
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

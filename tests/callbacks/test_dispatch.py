@@ -3,9 +3,9 @@ trainer asks each callback (and wrappers answer for what they wrap) whether it u
 per-step hooks; step_period and walk()."""
 import numpy as np
 import pytest
+from support import RecordingCallback, train_linear
 
 import tfloop
-from support import RecordingCallback, train_linear
 from tfloop.train.steps_per_run import check_callbacks_for_steps_per_run
 
 

@@ -3,9 +3,9 @@ import os
 
 import numpy as np
 import pytest
+from support import RecordingCallback, train_linear
 
 import tfloop
-from support import RecordingCallback, train_linear
 from tfloop.callbacks.dump import encode_png
 from tfloop.compat import tf
 

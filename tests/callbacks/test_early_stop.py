@@ -2,10 +2,9 @@
 import json
 
 import pytest
-
-import tfloop
 from support import RecordingCallback, train_linear
 
+import tfloop
 
 
 class ScriptedStat(tfloop.Callback):

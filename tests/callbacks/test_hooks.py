@@ -3,9 +3,9 @@ import logging
 
 import numpy as np
 import pytest
+from support import LinearModel, RecordingCallback, train_linear
 
 import tfloop
-from support import LinearModel, RecordingCallback, train_linear
 from tfloop.compat import tf, tfv1
 
 

@@ -5,8 +5,14 @@ from sklearn.metrics import precision_score, recall_score
 from support import batches, make_regression_data
 
 import tfloop
-from tfloop import (BinaryClassificationStats, ClassificationError, InferenceRunner, Inferencer,
-                    ModelDesc, ScalarStats)
+from tfloop import (
+    BinaryClassificationStats,
+    ClassificationError,
+    Inferencer,
+    InferenceRunner,
+    ModelDesc,
+    ScalarStats,
+)
 from tfloop.callbacks import inference
 from tfloop.compat import tf, tfv1
 

@@ -4,8 +4,17 @@ import pytest
 from support import LinearModel, batches, make_regression_data
 
 import tfloop
-from tfloop import (CallbackFactory, ClassificationError, DatasetInput, InferenceRunner, Inferencer,
-                    ModelDesc, PeriodicTrigger, ScalarStats, UnknownNameError)
+from tfloop import (
+    CallbackFactory,
+    ClassificationError,
+    DatasetInput,
+    Inferencer,
+    InferenceRunner,
+    ModelDesc,
+    PeriodicTrigger,
+    ScalarStats,
+    UnknownNameError,
+)
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.tower import get_current_tower_context
 

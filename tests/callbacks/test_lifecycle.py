@@ -2,10 +2,16 @@
 one session.run per step."""
 import numpy as np
 import pytest
+from support import (
+    LinearModel,
+    RecordingCallback,
+    RunCounter,
+    batches,
+    make_regression_data,
+    train_linear,
+)
 
 import tfloop
-from support import (LinearModel, RecordingCallback, RunCounter, batches, make_regression_data,
-                     train_linear)
 from tfloop.compat import tf, tfv1
 
 

@@ -2,11 +2,10 @@
 import resource
 
 import pytest
+from support import train_linear
 
 import tfloop
-from support import train_linear
 from tfloop.callbacks.memory import current_rss_bytes, peak_rss_bytes
-
 
 
 def test_host_memory_is_put_every_epoch():

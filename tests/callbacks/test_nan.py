@@ -4,9 +4,9 @@ import os
 
 import numpy as np
 import pytest
+from support import LinearModel, RecordingCallback, RunCounter, train_linear
 
 import tfloop
-from support import LinearModel, RecordingCallback, RunCounter, train_linear
 from tfloop.compat import tfv1
 
 DIVERGING_LR = 1000.0       # the loss of LinearModel overflows to inf at step 7 (epoch 3)

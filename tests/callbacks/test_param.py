@@ -1,9 +1,9 @@
 """HyperParam, GraphVarParam, ObjAttrParam and the HyperParamSetter base: finding, setting and
 reading parameters, and what a setter does around a real training run."""
 import pytest
+from support import LRModel, LRRecorder, train_linear
 
 import tfloop
-from support import LRModel, LRRecorder, train_linear
 from tfloop.compat import tf, tfv1
 
 

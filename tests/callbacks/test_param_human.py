@@ -3,9 +3,9 @@ rate variable the optimizer really uses."""
 import os
 
 import pytest
+from support import train_recording_lr
 
 import tfloop
-from support import train_recording_lr
 from tfloop.callbacks.param_human import parse_hyper_file
 
 

@@ -1,9 +1,9 @@
 """ScheduledHyperParamSetter and HyperParamSetterWithFunc, asserted step by step on the learning
 rate variable the optimizer really uses."""
 import pytest
+from support import LRModel, LRRecorder, RunCounter, train_linear
 
 import tfloop
-from support import LRModel, LRRecorder, RunCounter, train_linear
 from tfloop.compat import tfv1
 
 SCHEDULE_HINT = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"

@@ -4,9 +4,9 @@ min_delta) give the same run."""
 import json
 
 import pytest
+from support import train_recording_lr
 
 import tfloop
-from support import train_recording_lr
 from tfloop.compat import tfv1
 
 

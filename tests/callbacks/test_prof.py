@@ -8,9 +8,9 @@ import textwrap
 import time
 
 import pytest
+from support import RunCounter, scaled_timeout, train_linear
 
 import tfloop
-from support import RunCounter, scaled_timeout, train_linear
 from tfloop.callbacks.prof import _UtilizationAverager, find_gpus, nvml_sampler
 from tfloop.compat import tfv1
 

@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 import tqdm
-
 from support import train_linear
+
 from tfloop import ProcessTensors, ProgressBar, UnknownNameError
 
 

@@ -5,11 +5,10 @@ import os
 
 import numpy as np
 import pytest
+from support import train_linear
 
 import tfloop
-from support import train_linear
 from tfloop.compat import tfv1
-
 
 
 class ScriptedStat(tfloop.Callback):

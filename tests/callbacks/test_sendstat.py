@@ -3,9 +3,9 @@ import shlex
 import sys
 
 import pytest
+from support import train_linear
 
 import tfloop
-from support import train_linear
 from tfloop.callbacks.sendstat import needs_shell
 
 PY = shlex.quote(sys.executable)

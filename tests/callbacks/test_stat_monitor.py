@@ -4,9 +4,9 @@ import json
 import math
 
 import pytest
+from support import train_linear
 
 import tfloop
-from support import train_linear
 from tfloop.compat import tfv1
 
 

@@ -1,9 +1,9 @@
 """MovingAverageSummary and MergeAllSummaries: values, timing, and no extra session runs."""
 import numpy as np
 import pytest
+from support import LinearModel, RunCounter, expected_ema, train_linear
 
 import tfloop
-from support import LinearModel, RunCounter, expected_ema, train_linear
 from tfloop import Callback, MergeAllSummaries, MonitorBase, MovingAverageSummary, ProcessTensors
 
 

@@ -1,8 +1,8 @@
 """TensorPrinter logs the fetched values of every step, from the step's own session.run."""
 import numpy as np
 import pytest
-
 from support import RunCounter, train_linear
+
 from tfloop import ProcessTensors, TensorPrinter
 
 

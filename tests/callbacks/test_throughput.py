@@ -1,9 +1,9 @@
 """ThroughputTracker and EstimatedTimeLeft, timed with a scripted clock."""
 
 import pytest
+from support import batches, dataset_fn, make_regression_data, train_linear
 
 import tfloop
-from support import batches, dataset_fn, make_regression_data, train_linear
 from tfloop import EstimatedTimeLeft, ThroughputTracker
 from tfloop.callbacks.throughput import format_duration
 

@@ -2,8 +2,8 @@
 import time
 
 import pytest
-
 from support import LinearModel, train_linear
+
 from tfloop import SessionRunTimeout
 from tfloop.compat import tf
 

@@ -2,10 +2,9 @@
 import time
 
 import pytest
-
-import tfloop
 from support import RecordingCallback, train_linear
 
+import tfloop
 
 
 class Sleepy(tfloop.Callback):

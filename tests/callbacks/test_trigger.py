@@ -1,8 +1,8 @@
 """Each wrapper's schedule, asserted step by step."""
 import pytest
+from support import RecordingCallback, train_linear
 
 import tfloop
-from support import RecordingCallback, train_linear
 
 
 def calls(log, hook):

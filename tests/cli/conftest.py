@@ -1,6 +1,5 @@
 """Fixtures of the CLI tests."""
 import pytest
-
 from cli_support import make_logdir
 
 

@@ -4,6 +4,7 @@ import threading
 import time
 
 from cli_support import make_logdir
+
 from tfloop.cli import main
 from tfloop.cli.info import format_duration
 from tfloop.cli.watch import format_record

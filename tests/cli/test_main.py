@@ -3,8 +3,8 @@ import subprocess
 import sys
 
 import pytest
-
 from support import scaled_timeout
+
 from tfloop.cli import COMMANDS, main
 from tfloop.version import __version__
 

@@ -3,8 +3,8 @@ import json
 import re
 
 import pytest
-
 from cli_support import make_logdir
+
 from tfloop.cli import main
 from tfloop.cli.plot import collect_series, smooth
 

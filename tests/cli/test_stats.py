@@ -2,8 +2,8 @@
 import json
 
 import pytest
-
 from cli_support import make_logdir
+
 from tfloop.cli import main
 
 RECORDS = [{"epoch_num": 1, "global_step": 3, "cost": 0.5, "val-error": 0.2},

@@ -7,12 +7,19 @@ import threading
 
 import numpy as np
 import pytest
+from support import scaled_timeout
 
 import tfloop
 import tfloop.dataflow as dataflow
-from support import scaled_timeout
-from tfloop.dataflow import (DataFlow, DataFlowReentrantGuard, DataFlowTerminated, ProxyDataFlow,
-                             RNGDataFlow, fix_rng_seed, get_rng)
+from tfloop.dataflow import (
+    DataFlow,
+    DataFlowReentrantGuard,
+    DataFlowTerminated,
+    ProxyDataFlow,
+    RNGDataFlow,
+    fix_rng_seed,
+    get_rng,
+)
 
 PACKAGE = os.path.dirname(dataflow.__file__)
 ROOT = os.path.dirname(os.path.dirname(PACKAGE))

@@ -3,9 +3,19 @@ import itertools
 
 import pytest
 
-from tfloop.dataflow import (CacheData, DataFromGenerator, DataFromList, FixedSizeData,
-                             LocallyShuffleData, MapData, MapDataComponent, RepeatedData,
-                             RepeatedDataPoint, SelectComponent, fix_rng_seed)
+from tfloop.dataflow import (
+    CacheData,
+    DataFromGenerator,
+    DataFromList,
+    FixedSizeData,
+    LocallyShuffleData,
+    MapData,
+    MapDataComponent,
+    RepeatedData,
+    RepeatedDataPoint,
+    SelectComponent,
+    fix_rng_seed,
+)
 
 
 def numbers(n, shuffle=False):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tfloop.dataflow import ImageFromFile, LMDBData, LMDBDataDecoder, LMDBSerializer, DataFromList
+from tfloop.dataflow import DataFromList, ImageFromFile, LMDBData, LMDBDataDecoder, LMDBSerializer
 
 cv2 = pytest.importorskip("cv2")
 

@@ -2,8 +2,14 @@
 import numpy as np
 import pytest
 
-from tfloop.dataflow import (AugmentImageComponent, AugmentImageComponents,
-                             AugmentImageCoordinates, DataFromList, fix_rng_seed, imgaug)
+from tfloop.dataflow import (
+    AugmentImageComponent,
+    AugmentImageComponents,
+    AugmentImageCoordinates,
+    DataFromList,
+    fix_rng_seed,
+    imgaug,
+)
 
 
 def image(h=6, w=8):

@@ -4,13 +4,23 @@ import signal
 import traceback
 
 import pytest
-
 from dataflow_support import alive, read_until, start_script, wait_gone
 from support import scaled_timeout
-from tfloop.dataflow import (DataFlow, DataFlowWorkerError, DataFromList, FakeData,
-                             MultiProcessPrefetchData, MultiProcessRunner, MultiProcessRunnerZMQ,
-                             MultiThreadPrefetchData, MultiThreadRunner, PrefetchData,
-                             PrefetchDataZMQ, fix_rng_seed)
+
+from tfloop.dataflow import (
+    DataFlow,
+    DataFlowWorkerError,
+    DataFromList,
+    FakeData,
+    MultiProcessPrefetchData,
+    MultiProcessRunner,
+    MultiProcessRunnerZMQ,
+    MultiThreadPrefetchData,
+    MultiThreadRunner,
+    PrefetchData,
+    PrefetchDataZMQ,
+    fix_rng_seed,
+)
 
 
 class Failing(DataFlow):

@@ -8,10 +8,18 @@ import traceback
 
 import pytest
 
-from tfloop.dataflow import (DataFlowWorkerError, DataFromList, MapData,
-                             MultiProcessMapAndBatchData, MultiProcessMapAndBatchDataZMQ,
-                             MultiProcessMapData, MultiProcessMapDataZMQ, MultiThreadMapData,
-                             fix_rng_seed, imgaug)
+from tfloop.dataflow import (
+    DataFlowWorkerError,
+    DataFromList,
+    MapData,
+    MultiProcessMapAndBatchData,
+    MultiProcessMapAndBatchDataZMQ,
+    MultiProcessMapData,
+    MultiProcessMapDataZMQ,
+    MultiThreadMapData,
+    fix_rng_seed,
+    imgaug,
+)
 
 
 def numbers(n):

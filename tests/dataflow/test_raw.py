@@ -4,8 +4,14 @@ import queue
 import numpy as np
 import pytest
 
-from tfloop.dataflow import (DataFromGenerator, DataFromIterable, DataFromList, DataFromQueue,
-                             FakeData, NoLength)
+from tfloop.dataflow import (
+    DataFromGenerator,
+    DataFromIterable,
+    DataFromList,
+    DataFromQueue,
+    FakeData,
+    NoLength,
+)
 
 
 def test_fake_data_shapes_dtypes_domains_and_size():

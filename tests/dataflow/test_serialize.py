@@ -2,8 +2,13 @@
 import numpy as np
 import pytest
 
-from tfloop.dataflow import (DataFromList, LMDBData, LMDBSerializer, NumpySerializer,
-                             TFRecordSerializer)
+from tfloop.dataflow import (
+    DataFromList,
+    LMDBData,
+    LMDBSerializer,
+    NumpySerializer,
+    TFRecordSerializer,
+)
 
 
 def source(n=7):

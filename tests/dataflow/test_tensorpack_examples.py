@@ -3,8 +3,8 @@ written with the same calls and only the imports changed, on tiny stand-in files
 formats (found through $TFLOOP_DATASET, as the scripts name no directory)."""
 import numpy as np
 import pytest
-
 from dataflow_support import write_cifar, write_mnist
+
 from tfloop import *  # noqa: F403  (the scripts' `from tensorpack import *`)
 from tfloop.dataflow import dataset
 

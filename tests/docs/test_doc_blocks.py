@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import scaled_timeout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,10 +10,10 @@ import traceback
 
 import numpy as np
 import pytest
-
-import tfloop
 from resume_support import train_resumable
 from support import Flow, LinearModel, StepValues, batches, make_regression_data, train_linear
+
+import tfloop
 from tfloop.compat import tf, tfv1
 
 

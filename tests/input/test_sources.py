@@ -1,9 +1,9 @@
 """Each input source trains the model; FeedInput and DatasetInput agree on the same data."""
 import numpy as np
 import pytest
+from support import LinearModel, batches, dataset_fn, make_regression_data, train_linear
 
 import tfloop
-from support import LinearModel, batches, dataset_fn, make_regression_data, train_linear
 from tfloop.compat import tf
 
 

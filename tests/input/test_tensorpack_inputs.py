@@ -1,12 +1,17 @@
 """TensorInput, PlaceholderInput, FeedfreeInput and remap_input_source (tfloop.input_source)."""
 import numpy as np
 import pytest
+from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
-from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
-from tfloop.input_source import (FeedfreeInput, PlaceholderInput, TensorInput, TFDatasetInput,
-                                 remap_input_source)
+from tfloop.input_source import (
+    FeedfreeInput,
+    PlaceholderInput,
+    TensorInput,
+    TFDatasetInput,
+    remap_input_source,
+)
 
 X, Y = make_regression_data(12)
 

@@ -5,8 +5,15 @@ import pytest
 from distributed_support import BATCH, N_IN, STEPS, make_data
 
 import tfloop
-from tfloop import (InferenceRunner, KerasTowerScope, ModelDesc, ModelSaver,
-                    SaverRestore, ScalarStats, TowerContext)
+from tfloop import (
+    InferenceRunner,
+    KerasTowerScope,
+    ModelDesc,
+    ModelSaver,
+    SaverRestore,
+    ScalarStats,
+    TowerContext,
+)
 from tfloop.compat import tf, tfv1
 from tfloop.train.multigpu import SyncMultiGPUTrainerParameterServer, SyncMultiGPUTrainerReplicated
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tfloop
-from tfloop import (InferenceRunner, KerasModelDesc, ModelSaver, ScalarStats, TowerContext)
+from tfloop import InferenceRunner, KerasModelDesc, ModelSaver, ScalarStats, TowerContext
 from tfloop.compat import tf, tfv1
 from tfloop.train.multigpu import SyncMultiGPUTrainerReplicated
 

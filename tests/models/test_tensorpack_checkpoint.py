@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from support import scaled_timeout
 
 import tfloop
 from tfloop import (
@@ -24,7 +25,6 @@ from tfloop import (
     TowerContext,
     argscope,
 )
-from support import scaled_timeout
 from tfloop.compat import tf, tfv1
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(

@@ -1,8 +1,8 @@
 """CometMLMonitor, against a recording stand-in for comet_ml.Experiment."""
 import numpy as np
 import pytest
-
 from support import train_linear
+
 from tfloop import Callback, CometMLMonitor
 
 

@@ -4,8 +4,8 @@ import glob
 import os
 
 import pandas as pd
-
 from support import train_linear
+
 from tfloop import Callback, CSVWriter
 
 

@@ -5,8 +5,8 @@ import os
 
 import pandas as pd
 import pytest
-
 from support import train_linear
+
 from tfloop import Callback, JSONWriter, SessionInit, get_global_step_var
 
 

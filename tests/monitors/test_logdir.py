@@ -1,8 +1,8 @@
 """What file monitors share: the single no-log-dir warning."""
 import os
 
-
 from support import train_linear
+
 from tfloop import CSVWriter, JSONWriter, ScalarPrinter, TFEventWriter
 
 

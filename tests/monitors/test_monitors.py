@@ -1,9 +1,9 @@
 """The Monitors dispatcher, as callbacks and user backends see it in real training runs."""
 import numpy as np
 import pytest
+from support import LinearModel, train_linear
 
 import tfloop
-from support import LinearModel, train_linear
 from tfloop import Callback, MonitorBase, Monitors
 from tfloop.compat import tfv1
 

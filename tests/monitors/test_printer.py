@@ -1,7 +1,7 @@
 """ScalarPrinter: what is printed, when, and which names."""
 import pytest
-
 from support import train_linear
+
 from tfloop import Callback, ScalarPrinter
 
 NAMES = ("step", "epoch", "a", "b", "c")

@@ -1,7 +1,7 @@
 """SendMonitorData runs its command once all its scalars were put, then waits for new ones."""
 import pytest
-
 from support import train_linear
+
 from tfloop import Callback, SendMonitorData
 
 

@@ -4,10 +4,10 @@ import os
 
 import numpy as np
 import pytest
+from support import LinearModel, train_linear
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import tfloop
-from support import LinearModel, train_linear
 from tfloop import Callback, TFEventWriter
 from tfloop.compat import tf, tfv1
 from tfloop.monitors.tfevent import encode_png

@@ -1,11 +1,17 @@
 """Dataset predictors over eager tf.data, functions and iterables, with prediction callbacks."""
 import numpy as np
 import pytest
+from support import PredictLinearModel, make_regression_data
 
 import tfloop
-from support import PredictLinearModel, make_regression_data
-from tfloop import (CollectOutputs, PredictCallback, PredictThroughput, SimpleDatasetPredictor,
-                    StopPrediction, StopPredictionAfter)
+from tfloop import (
+    CollectOutputs,
+    PredictCallback,
+    PredictThroughput,
+    SimpleDatasetPredictor,
+    StopPrediction,
+    StopPredictionAfter,
+)
 from tfloop.compat import tf
 
 W = np.array([[1.0], [2.0], [-1.0]], np.float32)

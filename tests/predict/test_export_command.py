@@ -4,9 +4,9 @@ import os
 
 import numpy as np
 import pytest
+from support import make_regression_data
 
 import tfloop
-from support import make_regression_data
 from tfloop.cli import main
 from tfloop.compat import tf
 

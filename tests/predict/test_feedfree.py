@@ -1,9 +1,9 @@
 """FeedfreePredictor: batches from an in-graph input source, nothing fed."""
 import numpy as np
 import pytest
+from support import PredictLinearModel, make_regression_data
 
 import tfloop
-from support import PredictLinearModel, make_regression_data
 from tfloop.compat import tf
 
 W = np.array([[2.0], [0.0], [-1.0]], np.float32)

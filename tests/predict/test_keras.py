@@ -2,9 +2,9 @@
 import keras
 import numpy as np
 import pytest
+from support import batches, make_regression_data
 
 import tfloop
-from support import batches, make_regression_data
 from tfloop.compat import tf
 
 

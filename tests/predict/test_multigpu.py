@@ -3,9 +3,9 @@ import threading
 
 import numpy as np
 import pytest
+from support import make_regression_data
 
 import tfloop
-from support import make_regression_data
 from tfloop.compat import tf, tfv1
 
 N_IN, N_HIDDEN = 3, 5

@@ -1,9 +1,9 @@
 """MultiProcessDatasetPredictor: worker processes, outputs in the order of the data."""
 import numpy as np
 import pytest
+from support import LinearModel, make_regression_data
 
 import tfloop
-from support import LinearModel, make_regression_data
 
 W = np.array([[1.0], [0.5], [-2.0]], np.float32)
 X, Y = make_regression_data(22, seed=8)

@@ -3,9 +3,9 @@ import threading
 
 import numpy as np
 import pytest
+from support import TRUE_W, LinearModel, make_regression_data, train_linear
 
 import tfloop
-from support import TRUE_W, LinearModel, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 
 W = np.array([[0.5], [-1.0], [2.0]], np.float32)

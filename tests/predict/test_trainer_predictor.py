@@ -1,10 +1,10 @@
 """trainer.get_predictor and the inference runners: one predict-tower path, shared variables."""
 import numpy as np
 import pytest
+from support import LinearModel, batches, make_regression_data
 
 import tfloop
-from support import LinearModel, batches, make_regression_data
-from tfloop import DataParallelInferenceRunner, InferenceRunner, Inferencer, ScalarStats
+from tfloop import DataParallelInferenceRunner, Inferencer, InferenceRunner, ScalarStats
 from tfloop.compat import tf, tfv1
 
 X_VAL, Y_VAL = make_regression_data(10, seed=4)

@@ -12,9 +12,9 @@ import pytest
 from resume_support import STEPS_PER_EPOCH, read_stats, train
 
 import tfloop
+from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.resume.state import read_resume_state
 from tfloop.tfutils.varmanip import checkpoint_step
-from tfloop.resume.session_init import find_resume_checkpoint
 
 MAX_EPOCH = 4
 TOTAL_STEPS = MAX_EPOCH * STEPS_PER_EPOCH

@@ -17,10 +17,10 @@ from resume_support import STEPS_PER_EPOCH, read_stats, train
 from support import LinearModel, make_regression_data, scaled_timeout
 
 import tfloop
-from tfloop.resume.state import RESUME_SUFFIX, read_resume_state
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
 from tfloop.resume.session_init import find_resume_checkpoint
+from tfloop.resume.state import RESUME_SUFFIX, read_resume_state
+from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
 from tfloop.utils import logger
 from tfloop.utils.dirlock import LogDirInUseError
 

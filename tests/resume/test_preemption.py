@@ -13,14 +13,14 @@ import time
 
 import numpy as np
 import pytest
-
 import resume_support
-import tfloop
 from resume_support import read_stats, train
 from support import LinearModel, RecordingCallback, batches, make_regression_data, scaled_timeout
+
+import tfloop
+from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.resume.state import read_resume_state
 from tfloop.tfutils.varmanip import checkpoint_step, is_complete_checkpoint
-from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.utils import logger
 
 MAX_EPOCH = 6

@@ -5,11 +5,10 @@ import os
 
 import numpy as np
 import pytest
+from resume_support import STEPS_PER_EPOCH, StopAt, WeightLog, make_dataset, read_stats, train
+from support import LinearModel, batches, make_regression_data
 
 import tfloop
-from resume_support import (STEPS_PER_EPOCH, StopAt, WeightLog, make_dataset, read_stats,
-                            train)
-from support import LinearModel, batches, make_regression_data
 from tfloop.compat import tf
 from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.utils import logger

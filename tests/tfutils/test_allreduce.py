@@ -3,8 +3,12 @@ import numpy as np
 import pytest
 
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.allreduce import (CollectiveGroup, allreduce_grads, copy_from_first_tower,
-                                      replica_difference)
+from tfloop.tfutils.allreduce import (
+    CollectiveGroup,
+    allreduce_grads,
+    copy_from_first_tower,
+    replica_difference,
+)
 
 DEVICES = ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
 

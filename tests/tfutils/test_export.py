@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 import pytest
+from support import make_regression_data, scaled_timeout
 
 import tfloop
-from support import make_regression_data, scaled_timeout
 from tfloop.compat import tf, tfv1
 
 W = np.array([[0.5, 1.0], [-1.0, 0.25], [2.0, -0.5]], np.float32)

@@ -2,13 +2,20 @@
 callables never answer for another fetch structure."""
 import numpy as np
 import pytest
+from support import (
+    LinearModel,
+    RecordingCallback,
+    RunCounter,
+    batches,
+    dataset_fn,
+    expected_ema,
+    make_regression_data,
+    record_session_calls,
+)
 
 import tfloop
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.hooked_session import HookedSession, fetch_key
-
-from support import (LinearModel, RecordingCallback, RunCounter, batches, dataset_fn, expected_ema,
-                     make_regression_data, record_session_calls)
 
 SessionRunArgs = tfv1.train.SessionRunArgs
 

@@ -1,14 +1,19 @@
 """Optimizer wrappers: values after each step recomputed with numpy, alone and in every trainer."""
 import numpy as np
 import pytest
-
-import tfloop
 from distributed_support import CaptureVariables
 from support import make_regression_data
+
+import tfloop
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils import gradproc
-from tfloop.tfutils.optimizer import (AccumGradOptimizer, PostProcessOptimizer, ProxyOptimizer,
-                                      VariableAssignmentOptimizer, apply_grad_processors)
+from tfloop.tfutils.optimizer import (
+    AccumGradOptimizer,
+    PostProcessOptimizer,
+    ProxyOptimizer,
+    VariableAssignmentOptimizer,
+    apply_grad_processors,
+)
 from tfloop.train.async_multigpu import AsyncMultiGPUTrainer
 
 W0 = np.array([1.0, -2.0, 3.0], np.float32)

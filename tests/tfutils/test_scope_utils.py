@@ -2,8 +2,12 @@
 import pytest
 
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.scope_utils import (auto_reuse_variable_scope, cached_name_scope,
-                                        under_name_scope, under_variable_scope)
+from tfloop.tfutils.scope_utils import (
+    auto_reuse_variable_scope,
+    cached_name_scope,
+    under_name_scope,
+    under_variable_scope,
+)
 
 
 @pytest.fixture

@@ -6,12 +6,17 @@ import os
 
 import numpy as np
 import pytest
+from support import RecordingCallback, train_linear
 
 import tfloop
-from support import RecordingCallback, train_linear
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.varmanip import (find_latest_checkpoint, get_checkpoint_path,
-                                     is_complete_checkpoint, load_chkpt_vars, restore_report)
+from tfloop.tfutils.varmanip import (
+    find_latest_checkpoint,
+    get_checkpoint_path,
+    is_complete_checkpoint,
+    load_chkpt_vars,
+    restore_report,
+)
 
 W = np.array([[1.0], [2.0], [3.0]], np.float32)
 

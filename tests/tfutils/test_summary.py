@@ -3,13 +3,12 @@ import logging
 
 import numpy as np
 import pytest
+from support import expected_ema
 
 import tfloop
 from tfloop import TowerContext, add_moving_summary, add_param_summary, add_tensor_summary
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY
-
-from support import expected_ema
 
 
 def run_merged(graph, sess, feed=None):

@@ -1,8 +1,8 @@
 """Towers: contexts, variable sharing, and finding a tower's tensors by name."""
 import pytest
+from support import LinearModel, train_linear
 
 import tfloop
-from support import LinearModel, train_linear
 from tfloop.compat import tf, tfv1
 
 

@@ -1,12 +1,17 @@
 """Saving, listing, loading and assigning variable values (varmanip)."""
 import numpy as np
 import pytest
-
 from support import train_linear
+
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.sessinit import SmartInit, get_model_loader
-from tfloop.tfutils.varmanip import (SessionUpdate, dump_session_params, get_all_checkpoints,
-                                     load_checkpoint_vars, save_checkpoint_vars)
+from tfloop.tfutils.varmanip import (
+    SessionUpdate,
+    dump_session_params,
+    get_all_checkpoints,
+    load_checkpoint_vars,
+    save_checkpoint_vars,
+)
 
 W = np.arange(6, dtype=np.float32).reshape(2, 3)
 

@@ -2,9 +2,9 @@
 import os
 
 import pytest
+from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 
 import tfloop
-from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 
 

@@ -3,12 +3,21 @@ import json
 import os
 
 import pytest
+from support import LinearModel, batches, make_regression_data
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import tfloop
-from support import LinearModel, batches, make_regression_data
-from tfloop import (JSONWriter, MergeAllSummaries, MovingAverageSummary, ProgressBar, RunUpdateOps,
-                    ScalarPrinter, TFEventWriter, default_callbacks, default_monitors)
+from tfloop import (
+    JSONWriter,
+    MergeAllSummaries,
+    MovingAverageSummary,
+    ProgressBar,
+    RunUpdateOps,
+    ScalarPrinter,
+    TFEventWriter,
+    default_callbacks,
+    default_monitors,
+)
 
 
 class AveragedCostModel(LinearModel):

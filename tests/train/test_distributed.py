@@ -6,16 +6,28 @@ import re
 import subprocess
 import sys
 
+import distributed_support
 import numpy as np
 import pytest
+from distributed_support import (
+    CLUSTER_WAIT_S,
+    MODEL_VARIABLES,
+    STEPS,
+    launch,
+    make_cluster,
+    task_log,
+    train_script,
+)
 
 import tfloop
-import distributed_support
-from distributed_support import (CLUSTER_WAIT_S, MODEL_VARIABLES, STEPS, launch, make_cluster,
-                                 task_log, train_script)
 from tfloop.compat import tf
-from tfloop.train.cluster import (ClusterError, ClusterTask, create_server, shard_dataset,
-                                  wait_for_tasks)
+from tfloop.train.cluster import (
+    ClusterError,
+    ClusterTask,
+    create_server,
+    shard_dataset,
+    wait_for_tasks,
+)
 from tfloop.train.distributed import trainer_from_tf_config
 
 RTOL, ATOL = 1e-5, 1e-6

@@ -3,9 +3,9 @@ raised, for a clean end, StopTraining, Ctrl-C, an error, and an input that runs 
 import logging
 
 import pytest
+from support import train_linear
 
 import tfloop
-from support import train_linear
 from tfloop.compat import tf
 
 

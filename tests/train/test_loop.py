@@ -2,9 +2,9 @@
 steps_per_run, checked as exact sequences of counter values."""
 import numpy as np
 import pytest
+from support import RecordingCallback, dataset_fn, make_regression_data, train_linear
 
 import tfloop
-from support import RecordingCallback, dataset_fn, make_regression_data, train_linear
 
 
 def walk(loop):

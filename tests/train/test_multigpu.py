@@ -3,15 +3,25 @@ import functools
 
 import numpy as np
 import pytest
+from distributed_support import (
+    BATCH,
+    MLP,
+    MODEL_VARIABLES,
+    STEPS,
+    CaptureVariables,
+    make_data,
+    train_script,
+)
+from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
-from distributed_support import (BATCH, MLP, MODEL_VARIABLES, STEPS, CaptureVariables, make_data,
-                                 train_script)
-from support import LinearModel, batches, make_regression_data, train_linear
 from tfloop.compat import tf, tfv1
 from tfloop.train.devices import resolve_devices
-from tfloop.train.multigpu import (SyncMultiGPUTrainer, SyncMultiGPUTrainerParameterServer,
-                                   SyncMultiGPUTrainerReplicated)
+from tfloop.train.multigpu import (
+    SyncMultiGPUTrainer,
+    SyncMultiGPUTrainerParameterServer,
+    SyncMultiGPUTrainerReplicated,
+)
 
 RTOL, ATOL = 1e-5, 1e-6
 

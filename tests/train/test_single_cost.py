@@ -1,11 +1,17 @@
 """SingleCostTrainer (a tensorpack-style custom trainer), QueueInputTrainer, DEFAULT_CALLBACKS."""
 import numpy as np
 import pytest
+from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 
 import tfloop
-from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
-from tfloop import (DEFAULT_CALLBACKS, DEFAULT_MONITORS, QueueInput, QueueInputTrainer,
-                    SingleCostTrainer, TowerContext)
+from tfloop import (
+    DEFAULT_CALLBACKS,
+    DEFAULT_MONITORS,
+    QueueInput,
+    QueueInputTrainer,
+    SingleCostTrainer,
+    TowerContext,
+)
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import get_global_step_var
 

@@ -2,12 +2,17 @@
 fetches and schedules callbacks expect."""
 import numpy as np
 import pytest
+from support import (
+    LinearModel,
+    RecordingCallback,
+    RunCounter,
+    dataset_fn,
+    make_regression_data,
+    train_linear,
+)
 
 import tfloop
 from tfloop.compat import tf, tfv1
-
-from support import (LinearModel, RecordingCallback, RunCounter, dataset_fn, make_regression_data,
-                     train_linear)
 
 X, Y = make_regression_data(24)
 

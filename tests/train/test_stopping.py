@@ -1,8 +1,8 @@
 """StopTraining from every hook, exceptions and Ctrl-C: after_train always runs."""
 import pytest
+from support import RecordingCallback, train_linear
 
 import tfloop
-from support import RecordingCallback, train_linear
 from tfloop.compat import tfv1
 
 HOOKS = ["_before_train", "_before_epoch", "_before_run", "_after_run", "_trigger_step",

@@ -13,10 +13,26 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfloop import (AutoResumeTrainConfig, Callback, DataFlow, DatasetInput, InputSource,
-                    JSONWriter, MinSaver, ModelDesc, ModelExporter, ModelSaver, MonitorBase,
-                    OfflinePredictor, PeriodicTrigger, PredictConfig, SimpleTrainer, TrainConfig,
-                    launch_train_with_config, logger)
+from tfloop import (
+    AutoResumeTrainConfig,
+    Callback,
+    DataFlow,
+    DatasetInput,
+    InputSource,
+    JSONWriter,
+    MinSaver,
+    ModelDesc,
+    ModelExporter,
+    ModelSaver,
+    MonitorBase,
+    OfflinePredictor,
+    PeriodicTrigger,
+    PredictConfig,
+    SimpleTrainer,
+    TrainConfig,
+    launch_train_with_config,
+    logger,
+)
 
 
 class Model(ModelDesc):

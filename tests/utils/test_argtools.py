@@ -2,8 +2,16 @@
 import pytest
 
 from tfloop.compat import tf
-from tfloop.utils.argtools import (call_only_once, graph_memoized, map_arg, memoized,
-                                   memoized_ignoreargs, memoized_method, shape2d, shape4d)
+from tfloop.utils.argtools import (
+    call_only_once,
+    graph_memoized,
+    map_arg,
+    memoized,
+    memoized_ignoreargs,
+    memoized_method,
+    shape2d,
+    shape4d,
+)
 
 
 def test_memoizers_cache_as_documented():

@@ -5,11 +5,20 @@ import numpy as np
 import pytest
 
 from tfloop.utils import checks
-from tfloop.utils.checks import (check_bool, check_callable, check_int, check_list_of, check_name,
-                                 check_names,
-                                 check_number,
-                                 check_one_of, check_positive_int, check_positive_number, is_int,
-                                 is_number)
+from tfloop.utils.checks import (
+    check_bool,
+    check_callable,
+    check_int,
+    check_list_of,
+    check_name,
+    check_names,
+    check_number,
+    check_one_of,
+    check_positive_int,
+    check_positive_number,
+    is_int,
+    is_number,
+)
 
 
 def test_docstring_examples_run():

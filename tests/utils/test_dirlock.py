@@ -5,8 +5,8 @@ import os
 import signal
 
 import pytest
-
 from support import scaled_timeout
+
 from tfloop.utils import logger
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
 

@@ -2,8 +2,8 @@
 import os
 
 import pytest
-
 from support import train_linear
+
 from tfloop.utils import logger
 
 

@@ -6,8 +6,15 @@ import pytest
 
 from tfloop.dataflow import fix_rng_seed as dataflow_fix_rng_seed
 from tfloop.utils import gpu
-from tfloop.utils.utils import (change_env, execute_only_once, fix_rng_seed, get_rng, get_tqdm,
-                                get_tqdm_kwargs, humanize_time_delta)
+from tfloop.utils.utils import (
+    change_env,
+    execute_only_once,
+    fix_rng_seed,
+    get_rng,
+    get_tqdm,
+    get_tqdm_kwargs,
+    humanize_time_delta,
+)
 
 
 @pytest.mark.parametrize("seconds, text", [

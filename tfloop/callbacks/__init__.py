@@ -1,16 +1,19 @@
 """Callbacks: everything that happens in training besides the training step."""
 from tfloop.callbacks.base import Callback, CallbackFactory, ProxyCallback, StopTraining
-from tfloop.callbacks.debug import InjectShell
-from tfloop.callbacks.concurrency import StartProcOrThread
-from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.best_saver import MaxSaver, MinSaver
+from tfloop.callbacks.concurrency import StartProcOrThread
+from tfloop.callbacks.debug import InjectShell
+from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
-from tfloop.callbacks.run_args import as_run_args
-from tfloop.callbacks.inference import (BinaryClassificationStats, ClassificationError, Inferencer,
-                                        ScalarStats)
+from tfloop.callbacks.inference import (
+                                        BinaryClassificationStats,
+                                        ClassificationError,
+                                        Inferencer,
+                                        ScalarStats,
+)
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
@@ -22,6 +25,7 @@ from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledH
 from tfloop.callbacks.param_stat import StatMonitorParamSetter
 from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
 from tfloop.callbacks.progress import ProgressBar
+from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.sendstat import SendStat
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.steps import MaintainStepCounter

@@ -8,8 +8,12 @@ import os
 import shutil
 import uuid
 
-from tfloop.callbacks.model_saver import (IO_ERRORS, ModelSaver, describe_io_error,
-                                          resolve_checkpoint_dir)
+from tfloop.callbacks.model_saver import (
+    IO_ERRORS,
+    ModelSaver,
+    describe_io_error,
+    resolve_checkpoint_dir,
+)
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
 from tfloop.utils import logger

@@ -9,8 +9,8 @@ import numpy as np
 from tfloop.callbacks.base import Callback
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
-from tfloop.utils.fs import atomic_write
 from tfloop.utils.checks import check_callable, check_number
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["DumpTensors", "DumpTensorAsImage", "DumpTensor", "DumpParamAsImage", "encode_png"]
 

@@ -7,10 +7,10 @@ import sys
 import threading
 
 from tfloop.callbacks.base import Callback
-from tfloop.utils.fs import atomic_write
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_positive_number
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["GPUUtilizationTracker", "GraphProfiler", "nvidia_smi_sampler", "nvml_sampler",
            "find_gpus"]

@@ -6,8 +6,14 @@ import os
 
 from tabulate import tabulate
 
-from tfloop.cli.logdir import (STATS_FILE, best_record, list_checkpoints, load_records, read_log,
-                               stat_names)
+from tfloop.cli.logdir import (
+    STATS_FILE,
+    best_record,
+    list_checkpoints,
+    load_records,
+    read_log,
+    stat_names,
+)
 
 __all__ = ["add_arguments", "run", "format_duration"]
 

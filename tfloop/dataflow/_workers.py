@@ -25,8 +25,8 @@ import traceback
 import uuid
 import weakref
 
-from tfloop.utils import rng
 from tfloop.dataflow.base import DataFlowTerminated
+from tfloop.utils import rng
 
 __all__ = ["DataFlowWorkerError"]
 

@@ -10,8 +10,7 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
-                                      raise_if_failure)
+from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, raise_if_failure
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int

@@ -13,8 +13,7 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import (WorkerFailure, ZMQConsumer, dumps, loads,
-                                      raise_if_failure)
+from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, raise_if_failure
 from tfloop.dataflow.base import DataFlow, ProxyDataFlow
 from tfloop.dataflow.batch import BatchData
 from tfloop.dataflow.common import RepeatedData

@@ -2,8 +2,14 @@
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tfv1
 from tfloop.input.base import InputSource
-from tfloop.input.loader import (check_iterable, close_data, data_length, datapoint_components,
-                                 iter_datapoints, reset_data)
+from tfloop.input.loader import (
+    check_iterable,
+    close_data,
+    data_length,
+    datapoint_components,
+    iter_datapoints,
+    reset_data,
+)
 
 __all__ = ["FeedInput"]
 

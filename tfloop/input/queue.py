@@ -12,8 +12,15 @@ the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource, describe_spec
-from tfloop.input.loader import (LoaderThread, StopWaiting, check_iterable, close_data,
-                                 data_length, datapoint_components, reset_data)
+from tfloop.input.loader import (
+    LoaderThread,
+    StopWaiting,
+    check_iterable,
+    close_data,
+    data_length,
+    datapoint_components,
+    reset_data,
+)
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
 

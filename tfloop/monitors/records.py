@@ -6,9 +6,9 @@ import os
 from datetime import datetime
 
 from tfloop.monitors.logdir import LogDirMonitor
-from tfloop.utils.fs import atomic_write
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int, is_int
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["RecordMonitor"]
 

@@ -5,8 +5,8 @@ from typing import Any
 
 from tfloop.compat import tf, tfv1
 from tfloop.model_desc import ModelDescBase
-from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.predict_tower import check_session_init_complete
+from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import SmartInit
 from tfloop.tfutils.tower import TowerFunc
 

@@ -1,7 +1,10 @@
 """OfflinePredictor: a predict graph of its own, built from a PredictConfig."""
 from tfloop.predict.config import PredictConfig
-from tfloop.tfutils.predict_tower import (build_predict_tower, lookup_tensors,
-                                          make_input_placeholders)
+from tfloop.tfutils.predict_tower import (
+    build_predict_tower,
+    lookup_tensors,
+    make_input_placeholders,
+)
 from tfloop.tfutils.predictor import OnlinePredictor
 
 __all__ = ["OfflinePredictor", "build_predict_graph"]

@@ -12,8 +12,8 @@ import signal
 import threading
 
 from tfloop.callbacks.saver import ModelSaver
-from tfloop.resume.saver import ResumeStateSaver
 from tfloop.compat import tfv1
+from tfloop.resume.saver import ResumeStateSaver
 from tfloop.utils import logger
 
 __all__ = ["SignalHandler", "HANDLED_SIGNALS"]

@@ -5,8 +5,14 @@ import os
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
-from tfloop.resume.state import (FORMAT_VERSION, ITERATOR_SUFFIX, RESUME_SUFFIX, IteratorState,
-                                 collect_callback_states, resume_state_path)
+from tfloop.resume.state import (
+    FORMAT_VERSION,
+    ITERATOR_SUFFIX,
+    RESUME_SUFFIX,
+    IteratorState,
+    collect_callback_states,
+    resume_state_path,
+)
 from tfloop.tfutils.varmanip import checkpoint_step
 from tfloop.utils import logger
 from tfloop.utils.fs import atomic_write

@@ -1,9 +1,8 @@
 """Restoring a resumed run: which checkpoint it starts from, and the session init that restores it."""
 import os
 
-from tfloop.resume.state import (RESUME_SUFFIX, apply_callback_states,
-                                    resume_state_path)
 from tfloop.compat import tf
+from tfloop.resume.state import RESUME_SUFFIX, apply_callback_states, resume_state_path
 from tfloop.tfutils.sessinit import SaverRestore, SessionInit
 from tfloop.tfutils.varmanip import checkpoint_step, find_latest_checkpoint
 from tfloop.utils import logger

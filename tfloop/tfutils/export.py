@@ -7,8 +7,12 @@ import numpy as np
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
-from tfloop.tfutils.predict_tower import (build_predict_tower, check_session_init_complete,
-                                          lookup_tensors, make_input_placeholders)
+from tfloop.tfutils.predict_tower import (
+    build_predict_tower,
+    check_session_init_complete,
+    lookup_tensors,
+    make_input_placeholders,
+)
 from tfloop.utils import logger
 
 __all__ = ["ModelExporter"]

@@ -7,9 +7,8 @@ import contextlib
 import weakref
 
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.gradproc import FilterNoneGrad, GradientProcessor, outer_graph, split_by_replica
 from tfloop.utils.checks import check_callable, check_int
-from tfloop.tfutils.gradproc import (FilterNoneGrad, GradientProcessor, outer_graph,
-                                    split_by_replica)
 
 __all__ = ["apply_grad_processors", "ProxyOptimizer", "PostProcessOptimizer",
            "VariableAssignmentOptimizer", "AccumGradOptimizer"]

@@ -14,8 +14,13 @@ import numpy as np
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
-from tfloop.tfutils.sessinit_base import (AssignFromValues, JustCurrentSession, MatchingInit,
-                                          SessionInit, warn_initial_values)
+from tfloop.tfutils.sessinit_base import (
+    AssignFromValues,
+    JustCurrentSession,
+    MatchingInit,
+    SessionInit,
+    warn_initial_values,
+)
 from tfloop.tfutils.varmanip import get_checkpoint_path
 from tfloop.utils import logger
 

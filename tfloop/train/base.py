@@ -12,13 +12,13 @@ from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
+from tfloop.resume.preemption import SignalHandler
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
 from tfloop.train.defaults import default_callbacks, default_monitors
 from tfloop.train.error_policy import TrainingErrorPolicy
-from tfloop.resume.preemption import SignalHandler
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
 from tfloop.utils.checks import check_list_of

@@ -15,17 +15,35 @@ import os
 
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.allreduce import (CollectiveGroup, allreduce_grads, collective_broadcast,
-                                      densify, replica_difference)
+from tfloop.tfutils.allreduce import (
+    CollectiveGroup,
+    allreduce_grads,
+    collective_broadcast,
+    densify,
+    replica_difference,
+)
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.sessinit import JustCurrentSession
 from tfloop.train.base import Trainer
-from tfloop.train.cluster import (CLUSTER_ERRORS, DEFAULT_STARTUP_TIMEOUT_S, ClusterError,
-                                  ClusterTask, create_server, describe_cluster_error, done_queue,
-                                  run_parameter_server, session_config_for, wait_for_tasks)
+from tfloop.train.cluster import (
+    CLUSTER_ERRORS,
+    DEFAULT_STARTUP_TIMEOUT_S,
+    ClusterError,
+    ClusterTask,
+    create_server,
+    describe_cluster_error,
+    done_queue,
+    run_parameter_server,
+    session_config_for,
+    wait_for_tasks,
+)
 from tfloop.train.devices import check_session_devices, resolve_devices
-from tfloop.train.multigpu import (_COPY_PREFIX, DataParallelTrainer,
-                                   SyncMultiGPUTrainerReplicated, _ParameterPlacer)
+from tfloop.train.multigpu import (
+    _COPY_PREFIX,
+    DataParallelTrainer,
+    SyncMultiGPUTrainerReplicated,
+    _ParameterPlacer,
+)
 from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",

@@ -7,9 +7,13 @@ batch per tower: ``steps_per_epoch`` counts steps, not batches (see ``docs/distr
 import re
 
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.allreduce import (ALLREDUCE_MODES, allreduce_grads,
-                                      average_on_variable_devices, copy_from_first_tower,
-                                      replica_difference)
+from tfloop.tfutils.allreduce import (
+    ALLREDUCE_MODES,
+    allreduce_grads,
+    average_on_variable_devices,
+    copy_from_first_tower,
+    replica_difference,
+)
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.gradproc import replicated_variables
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config

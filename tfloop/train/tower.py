@@ -11,14 +11,20 @@ from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.common import get_global_step_var
-from tfloop.tfutils.predict_tower import (build_predict_tower, lookup_tensors,
-                                          make_input_placeholders)
+from tfloop.tfutils.predict_tower import (
+    build_predict_tower,
+    lookup_tensors,
+    make_input_placeholders,
+)
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.summary import add_cost_summary
 from tfloop.tfutils.tower import TowerContext, TowerFunc, TowerTensorHandles
 from tfloop.train.base import Trainer
-from tfloop.train.steps_per_run import (StepsPerRunLoop, check_callbacks_for_steps_per_run,
-                                        check_steps_per_run)
+from tfloop.train.steps_per_run import (
+    StepsPerRunLoop,
+    check_callbacks_for_steps_per_run,
+    check_steps_per_run,
+)
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int, is_number
 

@@ -7,8 +7,8 @@ import sys
 
 import tqdm
 
-from tfloop.utils.rng import fix_rng_seed, get_rng
 from tfloop.utils import logger
+from tfloop.utils.rng import fix_rng_seed, get_rng
 
 __all__ = ["change_env", "get_rng", "fix_rng_seed", "get_tqdm", "get_tqdm_kwargs",
            "execute_only_once", "humanize_time_delta"]

@@ -1,8 +1,8 @@
 """CIFAR-10 and CIFAR-100 read from the python pickle batches."""
 import numpy as np
 import pytest
-
 from dataflow_support import write_cifar
+
 from tfloop.dataflow import dataset
 
 

@@ -4,8 +4,8 @@ import os
 
 import numpy as np
 import pytest
-
 from dataflow_support import write_mnist
+
 from tfloop.dataflow import dataset
 
 

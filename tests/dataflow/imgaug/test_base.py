@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 
 from tfloop.dataflow import fix_rng_seed, imgaug
-from tfloop.dataflow.imgaug import (Augmentor, AugmentorList, ImageAugmentor, PhotometricAugmentor,
-                                    PhotometricTransform)
+from tfloop.dataflow.imgaug import (
+    Augmentor,
+    AugmentorList,
+    ImageAugmentor,
+    PhotometricAugmentor,
+    PhotometricTransform,
+)
 
 
 class OldStyle(ImageAugmentor):

@@ -2,9 +2,18 @@
 import numpy as np
 import pytest
 
-from tfloop.dataflow.imgaug import (CropTransform, FlipTransform, LazyTransform, NoOpTransform,
-                                    PhotometricTransform, ResizeTransform, Transform,
-                                    TransformFactory, TransformList, TransposeTransform)
+from tfloop.dataflow.imgaug import (
+    CropTransform,
+    FlipTransform,
+    LazyTransform,
+    NoOpTransform,
+    PhotometricTransform,
+    ResizeTransform,
+    Transform,
+    TransformFactory,
+    TransformList,
+    TransposeTransform,
+)
 
 IMG = np.arange(24, dtype=np.uint8).reshape(4, 6)
 

@@ -4,8 +4,12 @@ import numpy as np
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
 from tfloop.dataflow.imgaug.geometry import ResizeShortestEdge, shape2d
-from tfloop.dataflow.imgaug.transform import (CropTransform, PhotometricTransform,
-                                              ResizeTransform, TransformList)
+from tfloop.dataflow.imgaug.transform import (
+    CropTransform,
+    PhotometricTransform,
+    ResizeTransform,
+    TransformList,
+)
 
 __all__ = ["RandomCrop", "CenterCrop", "RandomCropRandomShape", "GoogleNetRandomCropAndResize",
            "RandomCutout"]

@@ -3,8 +3,13 @@ import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
-from tfloop.dataflow.imgaug.transform import (FlipTransform, NoOpTransform, ResizeTransform,
-                                              TransformFactory, TransposeTransform)
+from tfloop.dataflow.imgaug.transform import (
+    FlipTransform,
+    NoOpTransform,
+    ResizeTransform,
+    TransformFactory,
+    TransposeTransform,
+)
 from tfloop.utils.checks import is_int
 
 __all__ = ["Flip", "Resize", "ResizeShortestEdge", "RandomResize", "Transpose", "CenterPaste",
