@@ -484,6 +484,23 @@ def _(tmp):
         str(tmp / "export"))
 
 
+def _placeholder_predictor(dtype, name):
+    graph = tf.Graph()
+    with graph.as_default():
+        value = tfv1.placeholder(dtype, [None], name=name)
+        return tfloop.OnlinePredictor([value], [tf.identity(value)], sess=tfv1.Session())
+
+
+@case("predict-input-int-range")
+def _(tmp):
+    _placeholder_predictor(tf.int32, "label")(np.array([2**31 + 5], np.int64))
+
+
+@case("predict-input-string-kind")
+def _(tmp):
+    _placeholder_predictor(tf.string, "text")(np.array([1.5]))
+
+
 # ---- reliability: data loss, hangs, silent wrong training, late errors (issue 15) -----------------
 @case("logdir-empty-path")
 def _(tmp):

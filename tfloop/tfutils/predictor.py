@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tfloop.compat import tf
+from tfloop.tfutils.predictor_inputs import convert_input_value
 
 __all__ = ["PredictorBase", "OnlinePredictor"]
 
@@ -42,7 +43,7 @@ class PredictorBase:
 
 
 class _InputSpec:
-    __slots__ = ("name", "dtype", "shape", "description")
+    __slots__ = ("name", "dtype", "shape", "description", "is_string")
 
     def __init__(self, tensor):
         self.name = tensor.name
@@ -50,14 +51,12 @@ class _InputSpec:
         self.shape = tuple(tensor.shape.as_list()) if tensor.shape.rank is not None else None
         shape = "?" if self.shape is None else list(self.shape)
         self.description = f"{tensor.dtype.name} {shape}"
+        self.is_string = self.dtype.kind == "O"
 
     def check(self, value, who):
-        arr = value if type(value) is np.ndarray else np.asarray(value)
-        if arr.dtype != self.dtype:
-            if arr.dtype.kind in "USOV" or not np.can_cast(arr.dtype, self.dtype, "same_kind"):
-                raise TypeError(f"{who}: input {self.name!r} expects {self.description}, got a "
-                                f"value of dtype {arr.dtype}.")
-            arr = arr.astype(self.dtype)
+        arr = value if type(value) is np.ndarray else None
+        if arr is None or arr.dtype != self.dtype or self.is_string:
+            arr = convert_input_value(value, self.name, self.dtype, self.description, who)
         shape = self.shape
         if shape is not None:
             got = arr.shape
@@ -73,7 +72,9 @@ class OnlinePredictor(PredictorBase):
 
     Calls are thread-safe: several Python threads may call one predictor at once. Each input is
     checked against its tensor's shape and dtype, and cast within its kind (e.g. float64 values
-    to a float32 input); the hot path is one cached ``session.make_callable``.
+    to a float32 input; integers must fit the input's dtype); a ``tf.string`` input takes bytes
+    or str (arrays of dtype ``S``, ``U`` or object, or lists). The hot path is one cached
+    ``session.make_callable``.
 
     Args:
         input_tensors (list): the tensors to feed (tensors or their names), in call order.
