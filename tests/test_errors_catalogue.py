@@ -207,6 +207,25 @@ def _(tmp):
     train_linear(data=tfloop.FeedInput(iter(batches(x, y, 4))), steps_per_epoch=3)
 
 
+@case("input-ragged")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([([[1, 2, 3], [1, 2]], [0.0, 1.0])]), max_epoch=1)
+
+
+@case("input-feed-empty")
+def _(tmp):
+    train_linear(data=tfloop.FeedInput([]), steps_per_epoch=2, max_epoch=1)
+
+
+@case("input-len-too-long")
+def _(tmp):
+    class Longer(list):
+        def __len__(self):
+            return 5
+    x, y = make_regression_data(4)
+    train_linear(data=tfloop.FeedInput(Longer(batches(x, y, 4))), steps_per_epoch=2, max_epoch=1)
+
+
 @case("input-dataset-dtype")
 def _(tmp):
     x, y = make_regression_data(8)

@@ -30,7 +30,12 @@ def describe_spec(spec):
 
 def check_value_matches_spec(value, spec, where):
     """Check a numpy value against a TensorSpec; raise ValueError naming ``where`` when it does not fit."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"{where}: the value for input {describe_spec(spec)} is ragged (its "
+                         f"rows differ in length), so it is no array: {e} Pad or crop the rows "
+                         f"to one shape, or batch examples of one shape.") from None
     shape = spec.shape
     if shape.rank is not None:
         if arr.ndim != shape.rank or any(d is not None and d != a for d, a in zip(shape.as_list(),

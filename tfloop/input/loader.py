@@ -71,7 +71,9 @@ def iter_datapoints(data, owner, start_index=0, repeat=True):
         repeat (bool): iterate ``data`` again when it runs out; otherwise stop after one pass.
 
     Raises:
-        ValueError: a pass yields nothing (a one-shot generator that ran out).
+        ValueError: a pass yields nothing (empty data, or a one-shot generator that ran out).
+
+    A first full pass shorter than ``len(data)`` is warned about once.
     """
     pass_num = 0
     total = 0
@@ -83,15 +85,33 @@ def iter_datapoints(data, owner, start_index=0, repeat=True):
                 continue
             total += 1
             yield pass_num, index, dp
+        if pass_num == 0:
+            _warn_if_shorter_than_len(data, owner, index + 1)
         skip = 0
         if not repeat:
             return
         if index < 0:
-            raise ValueError(
-                f"{owner}'s data ran out after {total} datapoints and yields nothing when iterated "
-                f"again: pass a re-iterable (a list, or an object with __iter__) instead of a "
-                f"one-shot generator.")
+            raise _empty_pass_error(owner, total)
         pass_num += 1
+
+
+def _warn_if_shorter_than_len(data, owner, count):
+    """Warn when a full pass of ``count`` datapoints is shorter than ``len(data)``."""
+    length = data_length(data)
+    if length is not None and count < length:
+        logger.warning(f"{owner}: len(data) is {length}, but a pass over the data yielded only "
+                       f"{count} datapoint(s); epochs (steps_per_epoch defaults to len(data)) do "
+                       f"not match passes. Make __len__ return what __iter__ yields.")
+
+
+def _empty_pass_error(owner, total):
+    if total == 0:
+        return ValueError(f"{owner}'s data yields no datapoint: it is empty. Give it at least one "
+                          f"datapoint (check the path or the filter that produced it).")
+    return ValueError(
+        f"{owner}'s data ran out after {total} datapoints and yields nothing when iterated "
+        f"again: pass a re-iterable (a list, or an object with __iter__) instead of a "
+        f"one-shot generator.")
 
 
 def datapoint_components(dp, signature, where):
