@@ -503,6 +503,13 @@ def _(tmp):
         str(tmp / "export"))
 
 
+@case("export-unwritable")
+def _(tmp):
+    (tmp / "file").write_text("")
+    tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving(
+        str(tmp / "file" / "1"))
+
+
 def _placeholder_predictor(dtype, name):
     graph = tf.Graph()
     with graph.as_default():

@@ -18,6 +18,7 @@ from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["MinSaver", "MaxSaver"]
 
@@ -202,11 +203,8 @@ class MinSaver(StatMonitorCallback):
         record = {"stat": self.monitor_stat, "mode": self.mode, "checkpoints": [
             {"rank": i + 1, "checkpoint": os.path.basename(self.rank_prefix(i + 1)),
              "global_step": step, "value": value} for i, (step, value) in enumerate(self.top)]}
-        temp = f"{path}.tmp-{uuid.uuid4().hex}"
         try:
-            with open(temp, "w") as f:
-                json.dump(record, f, indent=2)
-            os.replace(temp, path)
+            atomic_write(path, lambda f: json.dump(record, f, indent=2))
         except OSError as e:
             logger.error(f"{self}: could not write {path}: {describe_io_error(e)}.")
 

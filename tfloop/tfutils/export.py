@@ -1,6 +1,11 @@
 """ModelExporter: a trained model as a frozen GraphDef or a SavedModel, with no tfloop needed to
 load it."""
+import contextlib
+import errno
 import os
+import shutil
+import tempfile
+import uuid
 from typing import Any
 
 import numpy as np
@@ -14,6 +19,7 @@ from tfloop.tfutils.predict_tower import (
     make_input_placeholders,
 )
 from tfloop.utils import logger
+from tfloop.utils.fs import atomic_write
 
 __all__ = ["ModelExporter"]
 
@@ -135,6 +141,8 @@ class ModelExporter:
         if os.path.isdir(filename):
             raise IsADirectoryError(f"export_compact writes one file, but {filename} is a "
                                     "directory; give a file name such as model.pb.")
+        directory = os.path.dirname(os.path.abspath(filename))
+        _check_writable_directory(directory, "export_compact")
         graph, sess, inputs, outputs = self._build()
         output_ops = [get_op_tensor_name(t.name)[0] for t in outputs]
         input_ops = [get_op_tensor_name(t.name)[0] for t in inputs]
@@ -145,12 +153,7 @@ class ModelExporter:
             frozen = _fold_constants(frozen, input_ops, output_ops)
         else:
             frozen = _prune(frozen, output_ops + input_ops)
-        directory = os.path.dirname(os.path.abspath(filename))
-        os.makedirs(directory, exist_ok=True)
-        tmp = filename + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(frozen.SerializeToString())
-        os.replace(tmp, filename)
+        atomic_write(filename, frozen.SerializeToString())
         logger.info(f"Frozen graph ({len(frozen.node)} nodes) written to {filename}.")
 
     def export_serving(self, filename: str, tags: list | None = None,
@@ -162,8 +165,12 @@ class ModelExporter:
         The signature's input and output keys are the tensors' op names (``"x"``, ``"prob"``;
         ``"op_1"`` for the second output of ``op``); the method is PREDICT.
 
+        The SavedModel is written to a hidden sibling directory and renamed to ``filename`` once
+        complete: a process killed while exporting leaves no partial version directory behind.
+
         Args:
-            filename (str): the export directory; it must not exist or be empty.
+            filename (str): the export directory; it must not exist or be empty, and the directory
+                holding it must be writable (it is created when missing).
             tags (list[str]): the MetaGraph's tags; ``["serve"]`` by default.
             signature_name (str): the signature's key. tensorpack's default was
                 ``"prediction_pipeline"``; ``"serving_default"`` is what TF Serving and
@@ -180,6 +187,7 @@ class ModelExporter:
             raise FileExistsError(f"export_serving: {filename} exists and is not an empty "
                                   "directory; give a new directory (e.g. the next version number "
                                   "for TF Serving) or remove it first.")
+        _check_writable_directory(os.path.dirname(os.path.abspath(filename)), "export_serving")
         graph, sess, inputs, outputs = self._build()
         with graph.as_default(), sess, _quiet_tf_logs():
             utils = tfv1.saved_model.utils
@@ -187,15 +195,42 @@ class ModelExporter:
                 inputs={_signature_key(t): utils.build_tensor_info(t) for t in inputs},
                 outputs={_signature_key(t): utils.build_tensor_info(t) for t in outputs},
                 method_name=tfv1.saved_model.signature_constants.PREDICT_METHOD_NAME)
-            if os.path.isdir(filename):
-                os.rmdir(filename)
-            builder = tfv1.saved_model.Builder(filename)
-            builder.add_meta_graph_and_variables(sess, list(tags),
-                                                 signature_def_map={signature_name: signature},
-                                                 strip_default_attrs=True)
-            builder.save()
+            with _sibling_directory(filename) as partial:
+                builder = tfv1.saved_model.Builder(partial)
+                builder.add_meta_graph_and_variables(sess, list(tags),
+                                                     signature_def_map={signature_name: signature},
+                                                     strip_default_attrs=True)
+                builder.save()
         logger.info(f"SavedModel written to {filename} (signature {signature_name!r}, tags "
                     f"{list(tags)}).")
+
+
+def _check_writable_directory(directory, who):
+    """Create ``directory`` when missing; raise the OSError naming it unless it is writable (before
+    the graph is built, so a bad path fails at once)."""
+    try:
+        if os.path.exists(directory) and not os.path.isdir(directory):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        os.makedirs(directory, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=directory, prefix=".export-probe-")
+    except OSError as e:
+        raise type(e)(f"{who}: cannot write in {directory} ({e.strerror or e}); give a directory "
+                      "you can write to.") from None
+    probe.close()
+
+
+@contextlib.contextmanager
+def _sibling_directory(target):
+    """A hidden new directory beside ``target``, renamed to ``target`` when the block succeeds and
+    removed when it fails. TF Serving takes only numbered directories for versions, so it never
+    loads a partial export."""
+    parent, name = os.path.split(os.path.abspath(target))
+    partial = os.path.join(parent, f".{name}.partial-{uuid.uuid4().hex[:12]}")
+    try:
+        yield partial
+        os.replace(partial, target)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 class _quiet_tf_logs:
