@@ -448,6 +448,26 @@ def _(tmp):
     train_linear(monitors=[tfloop.JSONWriter(), tfloop.JSONWriter(every_k_steps=10)])
 
 
+@case("default-callback-twice")
+def _(tmp):
+    train_linear([tfloop.ProgressBar(["cost"])], extra_callbacks=[tfloop.ProgressBar()])
+
+
+@case("progress-bar-string")
+def _(tmp):
+    def build_graph(self, x, y):
+        cost = LinearModel.build_graph(self, x, y)
+        tfv1.summary.scalar("cost_summary", cost)
+        return cost
+    train_linear(extra_callbacks=[tfloop.ProgressBar(["cost_summary"])],
+                 model=_Model(build_graph=build_graph))
+
+
+@case("auto-resume-no-logdir")
+def _(tmp):
+    tfloop.AutoResumeTrainConfig(model=LinearModel(), data=_feed())
+
+
 @case("feed-twice")
 def _(tmp):
     class FeedX(tfloop.Callback):

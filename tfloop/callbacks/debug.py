@@ -7,6 +7,7 @@ import stat
 import sys
 
 from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.tfutils.common import NameFetchSession
 from tfloop.utils import logger
 from tfloop.utils.checks import check_one_of
 
@@ -34,10 +35,12 @@ class InjectShell(Callback):
 
     At each trigger (every epoch by default; wrap it in ``PeriodicTrigger`` to check every k steps)
     the callback looks for ``file``. When it exists, the file is removed first, so touching it once
-    opens exactly one shell, and then the shell opens with ``trainer`` and ``self`` (this callback)
-    in scope. Leaving the shell in any way (``c``, ``q`` or Ctrl-D in pdb; ``exit`` in IPython)
-    resumes training; call ``self.request_stop()`` in the shell to end training cleanly instead.
-    Any copy of the file still there at the end of training is removed.
+    opens exactly one shell, and then the shell opens with ``trainer``, ``sess`` (the training
+    session, fetching by name: ``sess.run("fc/W:0")`` gives the weights, not a TF2 resource
+    handle) and ``self`` (this callback) in scope. Leaving the shell in any way (``c``, ``q`` or
+    Ctrl-D in pdb; ``exit`` in IPython) resumes training; call ``self.request_stop()`` in the
+    shell to end training cleanly instead. Any copy of the file still there at the end of training
+    is removed.
 
     A debugging aid never stops or blocks training: when stdin is not a terminal (a job runner, a
     pipe), no shell could be used, so none opens: the file is removed with a warning. Anything
@@ -140,9 +143,10 @@ class InjectShell(Callback):
     def open_shell(self):
         """Open the shell now, in a frame where ``trainer`` and ``self`` are local variables."""
         trainer = self.trainer  # noqa: F841  (in scope for the shell)
+        sess = NameFetchSession(trainer.sess)  # noqa: F841  (sess.run("fc/W:0") gives the value)
         if self._shell == "ipython":
             import IPython
-            IPython.embed(header="tfloop InjectShell: `trainer` and `self` are available; exit to "
+            IPython.embed(header="tfloop InjectShell: `trainer`, `sess` and `self` are available; exit to "
                                  "resume training.")
             return
         pdb.Pdb().set_trace()

@@ -62,6 +62,10 @@ class ProgressBar(Callback):
                 if not isinstance(t, tf.Tensor) or t.shape.rank not in (0, None):
                     what = f"of shape {t.shape}" if isinstance(t, tf.Tensor) else "an op"
                     raise ValueError(f"ProgressBar shows scalar tensors; {name!r} is {what}.")
+                if not (t.dtype.is_floating or t.dtype.is_integer or t.dtype.is_bool):
+                    raise TypeError(f"ProgressBar shows numbers; {name!r} is the {t.dtype.name} "
+                                    f"tensor {t.name} (a summary, if it is a string). Give the "
+                                    "name of the scalar tensor it summarizes.")
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
     def uses_run_hooks(self):

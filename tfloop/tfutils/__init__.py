@@ -10,11 +10,13 @@ from tfloop.tfutils import (
                             varreplace,
 )
 from tfloop.tfutils.common import (
+                            NameFetchSession,
                             UnknownNameError,
                             get_global_step_value,
                             get_global_step_var,
                             get_op_or_tensor_by_name,
                             get_op_tensor_name,
+                            get_tensors_by_names,
                             get_tf_version_tuple,
 )
 from tfloop.tfutils.hooked_session import HookedSession
@@ -54,7 +56,7 @@ from tfloop.utils.env_info import collect_env_info
 
 __all__ = [
     "UnknownNameError", "get_global_step_value", "get_global_step_var", "get_op_or_tensor_by_name",
-    "get_op_tensor_name", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
+    "get_op_tensor_name", "get_tensors_by_names", "NameFetchSession", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
     "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",
     "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
     "MOVING_SUMMARY_OPS_KEY", "add_cost_summary", "add_moving_summary", "add_param_summary", "add_tensor_summary",

@@ -4,7 +4,8 @@ import difflib
 from tfloop.compat import tf, tfv1
 
 __all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name", "get_global_step_var",
-           "get_global_step_value", "get_tf_version_tuple"]
+           "get_global_step_value", "get_tf_version_tuple", "get_tensors_by_names",
+           "NameFetchSession"]
 
 
 class UnknownNameError(KeyError):
@@ -53,6 +54,48 @@ def get_op_or_tensor_by_name(name, graph=None):
     if getattr(result, "dtype", None) == tf.resource:
         return _read_value_of_handle(graph, result)
     return result
+
+
+def get_tensors_by_names(names, graph=None):
+    """The tensors named ``names`` (``"fc/W"`` or ``"fc/W:0"``) in ``graph`` (default: the default
+    graph), as tensorpack's function of this name; a variable's name gives its value tensor, not
+    its resource handle.
+
+    Example:
+        >>> w, cost = get_tensors_by_names(["fc/W", "cost:0"])
+    """
+    graph = graph or tfv1.get_default_graph()
+    return [get_op_or_tensor_by_name(get_op_tensor_name(n)[1], graph) for n in names]
+
+
+class NameFetchSession:
+    """A session whose ``run`` takes tensor names, a variable's name giving its value.
+
+    Plain ``sess.run("fc/W:0")`` on a TF2 resource variable returns the opaque resource handle;
+    this wrapper resolves every string in ``fetches`` (nested in lists, tuples and dicts) with
+    :func:`get_op_or_tensor_by_name` first. Other attributes are the wrapped session's.
+
+    Example:
+        >>> NameFetchSession(trainer.sess).run(["fc/W:0", "cost"])
+    """
+
+    def __init__(self, sess):
+        self._sess = sess
+
+    def run(self, fetches, feed_dict=None, **kwargs):
+        return self._sess.run(self._resolve(fetches), feed_dict=feed_dict, **kwargs)
+
+    def _resolve(self, fetches):
+        if isinstance(fetches, str):
+            return get_op_or_tensor_by_name(fetches, self._sess.graph)
+        if isinstance(fetches, (list, tuple)):
+            return type(fetches)(self._resolve(f) for f in fetches)
+        if isinstance(fetches, dict):
+            return {key: self._resolve(f) for key, f in fetches.items()}
+        return fetches
+
+    def __getattr__(self, name):
+        return getattr(self._sess, name)
 
 
 def _read_value_of_handle(graph, handle):

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tfloop.compat import tf
+from tfloop.tfutils.common import get_op_or_tensor_by_name, get_op_tensor_name
 from tfloop.tfutils.predictor_inputs import convert_input_value
 
 __all__ = ["PredictorBase", "OnlinePredictor"]
@@ -113,7 +114,7 @@ class OnlinePredictor(PredictorBase):
             if graph is None:
                 raise TypeError("OnlinePredictor needs at least one tf.Tensor to find the graph of "
                                 f"the tensor named {t!r}; give tensors instead of names.")
-            return graph.get_tensor_by_name(t if ":" in t else t + ":0")
+            return get_op_or_tensor_by_name(get_op_tensor_name(t)[1], graph)
         if not isinstance(t, tf.Tensor):
             raise TypeError(f"OnlinePredictor needs tensors or tensor names, got {t!r}.")
         return t

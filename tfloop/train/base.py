@@ -17,7 +17,11 @@ from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
-from tfloop.train.defaults import default_callbacks, default_monitors
+from tfloop.train.defaults import (
+    check_no_default_twice,
+    default_callbacks_besides,
+    default_monitors,
+)
 from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
@@ -284,8 +288,9 @@ class Trainer:
             steps_per_epoch (int): defaults to the input source's size, when it knows it.
         """
         callbacks = _check_callbacks(callbacks, "callbacks")
-        extra = default_callbacks() if extra_callbacks is None else _check_callbacks(
-            extra_callbacks, "extra_callbacks")
+        extra = default_callbacks_besides(callbacks) if extra_callbacks is None else (
+            _check_callbacks(extra_callbacks, "extra_callbacks"))
+        check_no_default_twice(callbacks + extra)
         monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None

@@ -155,8 +155,9 @@ class AutoResumeTrainConfig(TrainConfig):
         self.starting_local_step = 0
         logdir = logger.get_logger_dir()
         if logdir is None:
-            logger.info("AutoResumeTrainConfig: no log directory is set, so there is nothing to "
-                        "resume from.")
+            logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
+                           "nothing to resume from and cannot be resumed: call "
+                           "logger.set_logger_dir(dir, action='keep') before creating the config.")
             return
         prefix = find_resume_checkpoint(logdir)
         if prefix is None:

@@ -5,14 +5,55 @@ from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary
 from tfloop.monitors.json_writer import JSONWriter
 from tfloop.monitors.printer import ScalarPrinter
 from tfloop.monitors.tfevent import TFEventWriter
+from tfloop.utils import logger
 
-__all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAULT_MONITORS"]
+__all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAULT_MONITORS",
+           "default_callbacks_besides", "check_no_default_twice"]
+
+_DEFAULT_KINDS = (MovingAverageSummary, ProgressBar, MergeAllSummaries, RunUpdateOps)
 
 
 def default_callbacks():
     """Callbacks added to the user's list (replace them with ``extra_callbacks=``):
     ``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``, ``RunUpdateOps``."""
     return [MovingAverageSummary(), ProgressBar(), MergeAllSummaries(), RunUpdateOps()]
+
+
+def default_callbacks_besides(callbacks):
+    """The default callbacks of the kinds ``callbacks`` does not hold already.
+
+    tensorpack's documentation lists the four defaults at the end of ``callbacks=`` (to show
+    how to customize them) while leaving ``extra_callbacks`` alone: the user's instance takes the
+    place of the default one instead of running twice (two progress bars, an EMA updated twice
+    per step).
+
+    Example:
+        >>> [type(cb).__name__ for cb in default_callbacks_besides([ProgressBar(["cost"])])]
+        ['MovingAverageSummary', 'MergeAllSummaries', 'RunUpdateOps']
+    """
+    kept = []
+    for cb in default_callbacks():
+        given = [c for c in callbacks if isinstance(c, type(cb))]
+        if given:
+            logger.info(f"callbacks= holds {type(cb).__name__}, one of the default callbacks: it "
+                        "takes the place of the default one.")
+        else:
+            kept.append(cb)
+    return kept
+
+
+def check_no_default_twice(callbacks):
+    """Refuse two instances of one default callback kind in the final list (``callbacks`` +
+    ``extra_callbacks``): they would both run (two progress bars, an EMA updated twice per step,
+    summaries merged twice)."""
+    for kind in _DEFAULT_KINDS:
+        found = [cb for cb in callbacks if isinstance(cb, kind)]
+        if len(found) > 1:
+            raise ValueError(
+                f"The callbacks hold {len(found)} {kind.__name__} callbacks "
+                f"({', '.join(map(str, found))}): each would run, every step. Keep one: a default "
+                "callback given in callbacks= replaces the default one when extra_callbacks is "
+                "left out, so do not list it in extra_callbacks= as well.")
 
 
 def default_monitors():
