@@ -33,7 +33,7 @@ def test_batch_data_remainder_and_use_list_and_dicts():
 def test_batch_data_errors_name_the_problem():
     with pytest.raises(ValueError, match="batch_size=10 is larger than the DataFlow's length 5"):
         BatchData(numbers(5), 10)
-    with pytest.raises(ValueError, match="positive int batch_size"):
+    with pytest.raises(ValueError, match="BatchData: batch_size must be a positive int"):
         BatchData(numbers(5), 0)
     ragged = BatchData(DataFromList([[np.zeros(2)], [np.zeros(3)]], shuffle=False), 2)
     with pytest.raises(ValueError, match=r"different shapes \[\(2,\), \(3,\)\]"):

@@ -46,7 +46,7 @@ def test_map_data_maps_copies_and_drops_none():
     assert list(df) == [[1, 2, 0], [3, 4, 0]] and source == [[1, 2], [3, 4]]
     dropped = MapData(numbers(4), lambda dp: dp if dp[0] % 2 else None)
     assert [dp[0] for dp in dropped] == [1, 3]
-    with pytest.raises(TypeError, match="callable func"):
+    with pytest.raises(TypeError, match="func must be callable"):
         MapData(numbers(1), 3)
 
 
@@ -73,7 +73,7 @@ def test_repeated_data_and_datapoint():
         len(forever)
     points = RepeatedDataPoint(numbers(2), 2)
     assert [dp[0] for dp in points] == [0, 0, 1, 1] and len(points) == 4
-    with pytest.raises(ValueError, match="positive int num"):
+    with pytest.raises(ValueError, match="RepeatedDataPoint: num must be a positive int"):
         RepeatedDataPoint(numbers(2), 0)
 
 

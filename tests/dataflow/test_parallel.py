@@ -110,9 +110,9 @@ def test_close_stops_the_workers(make_runner):
 
 
 def test_arguments_are_checked():
-    with pytest.raises(ValueError, match="positive int num_proc, got 0"):
+    with pytest.raises(ValueError, match="num_proc must be a positive int, got 0"):
         MultiProcessRunnerZMQ(FakeData([[1]]), num_proc=0)
-    with pytest.raises(ValueError, match="positive int num_prefetch"):
+    with pytest.raises(ValueError, match="num_prefetch must be a positive int"):
         MultiProcessRunner(FakeData([[1]]), num_prefetch=0, num_proc=1)
     assert PrefetchData is MultiProcessRunner and PrefetchDataZMQ is MultiProcessRunnerZMQ
     assert MultiProcessPrefetchData is MultiProcessRunner

@@ -152,9 +152,9 @@ def test_map_and_batch_reraises_a_map_error():
 
 def test_arguments_are_checked():
     assert MultiProcessMapData is MultiProcessMapDataZMQ
-    with pytest.raises(TypeError, match="callable map_func"):
+    with pytest.raises(TypeError, match="map_func must be callable"):
         MultiProcessMapData(numbers(2), 2)
-    with pytest.raises(ValueError, match="positive int number of workers, got 0"):
+    with pytest.raises(ValueError, match="number of workers must be a positive int, got 0"):
         MultiThreadMapData(numbers(2), 0, drop_odd)
     with pytest.raises(ValueError, match="buffer_size=4 must be larger than batch_size=4"):
         MultiProcessMapAndBatchData(numbers(20), 1, drop_odd, 4, buffer_size=4)

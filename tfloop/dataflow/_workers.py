@@ -66,6 +66,7 @@ class WorkerFailure:
         self.text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         self.type_name = type(exc).__name__
         self.message = str(exc)
+        self.hint = _hint_for(exc)
         try:
             self.exc_bytes = dumps(exc)
             loads(self.exc_bytes)
@@ -82,7 +83,19 @@ class WorkerFailure:
             f'\n"""\nTraceback in {self.worker}, {self.during}:\n{self.text}"""')
         if hasattr(exc, "add_note"):
             exc.add_note(f"Raised in {self.worker} {self.during}.")
+            if self.hint:
+                exc.add_note(self.hint)
         return exc
+
+
+def _hint_for(exc):
+    """What a worker's exception means when its message alone does not say it."""
+    if isinstance(exc, RuntimeError) and "Graph is finalized" in str(exc):
+        return ("The worker was forked from the training process and inherits its TensorFlow "
+                "graph, which training has finalized, so TF ops cannot be created in a DataFlow "
+                "worker. Map with numpy/OpenCV, build the ops in a graph of the function's own "
+                "(with tf.Graph().as_default(): ...), or use a tf.data pipeline (DatasetInput).")
+    return None
 
 
 def raise_if_failure(message):

@@ -4,7 +4,7 @@ from collections import defaultdict
 import numpy as np
 
 from tfloop.dataflow.base import DataFlowReentrantGuard, ProxyDataFlow
-from tfloop.dataflow.common import _positive_int
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["BatchData", "BatchDataByShape"]
 
@@ -39,7 +39,7 @@ class BatchData(ProxyDataFlow):
                 array.
         """
         super().__init__(ds)
-        self.batch_size = _positive_int("BatchData", "batch_size", batch_size)
+        self.batch_size = check_positive_int(batch_size, "BatchData: batch_size")
         if not remainder:
             size = _length_or_none(ds)
             if size is not None and self.batch_size > size:

@@ -4,17 +4,11 @@ from collections import deque
 from copy import copy
 
 from tfloop.dataflow.base import DataFlowReentrantGuard, NoLength, ProxyDataFlow, RNGDataFlow
-from tfloop.utils.checks import is_int
+from tfloop.utils.checks import check_callable, check_int, check_positive_int
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
            "RepeatedDataPoint", "LocallyShuffleData", "CacheData"]
-
-
-def _positive_int(owner, name, value):
-    if not is_int(value) or value <= 0:
-        raise ValueError(f"{owner} needs a positive int {name}, got {value!r}.")
-    return int(value)
 
 
 class FixedSizeData(ProxyDataFlow):
@@ -38,7 +32,7 @@ class FixedSizeData(ProxyDataFlow):
             keep_state (bool): continue the iteration of ``ds`` across passes.
         """
         super().__init__(ds)
-        self._size = _positive_int("FixedSizeData", "size", size)
+        self._size = check_positive_int(size, "FixedSizeData: size")
         self.itr = None
         self._keep = keep_state
         self._guard = DataFlowReentrantGuard()
@@ -90,8 +84,7 @@ class MapData(ProxyDataFlow):
             func: datapoint -> datapoint, or None to drop it.
         """
         super().__init__(ds)
-        if not callable(func):
-            raise TypeError(f"{type(self).__name__} needs a callable func, got {func!r}.")
+        check_callable(func, f"{type(self).__name__}: func")
         self.func = func
 
     def __iter__(self):
@@ -118,8 +111,7 @@ class MapDataComponent(MapData):
             func: component -> new component, or None to drop the datapoint.
             index (int or str): index or key of the component.
         """
-        if not callable(func):
-            raise TypeError(f"{type(self).__name__} needs a callable func, got {func!r}.")
+        check_callable(func, f"{type(self).__name__}: func")
         self._index = index
         self._func = func
         super().__init__(ds, self._mapper)
@@ -162,7 +154,7 @@ class RepeatedData(ProxyDataFlow):
             num (int): number of passes, or -1 for an infinite stream.
         """
         if num != -1:
-            _positive_int("RepeatedData", "num (or -1 for forever)", num)
+            check_int(num, "RepeatedData: num", at_least=1, note="or -1 for forever")
         self.num = num
         super().__init__(ds)
 
@@ -193,7 +185,7 @@ class RepeatedDataPoint(ProxyDataFlow):
             ds (DataFlow): the input.
             num (int): times to repeat each datapoint.
         """
-        self.num = _positive_int("RepeatedDataPoint", "num", num)
+        self.num = check_positive_int(num, "RepeatedDataPoint: num")
         super().__init__(ds)
 
     def __len__(self):
@@ -232,13 +224,13 @@ class LocallyShuffleData(ProxyDataFlow, RNGDataFlow):
                 defaults to ``buffer_size // 3``.
         """
         ProxyDataFlow.__init__(self, ds)
-        buffer_size = _positive_int("LocallyShuffleData", "buffer_size", buffer_size)
+        buffer_size = check_positive_int(buffer_size, "LocallyShuffleData: buffer_size")
         self.q = deque(maxlen=buffer_size)
         if shuffle_interval is None:
             shuffle_interval = max(1, buffer_size // 3)
-        self.shuffle_interval = _positive_int("LocallyShuffleData", "shuffle_interval",
-                                              shuffle_interval)
-        self.num_reuse = _positive_int("LocallyShuffleData", "num_reuse", num_reuse)
+        self.shuffle_interval = check_positive_int(shuffle_interval,
+                                                   "LocallyShuffleData: shuffle_interval")
+        self.num_reuse = check_positive_int(num_reuse, "LocallyShuffleData: num_reuse")
         self._inf_ds = RepeatedData(ds, -1)
 
     def reset_state(self):

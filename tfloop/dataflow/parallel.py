@@ -13,7 +13,7 @@ from tfloop.dataflow import _workers
 from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, raise_if_failure
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
-from tfloop.utils.checks import is_int
+from tfloop.utils.checks import check_positive_int
 
 __all__ = [
     "MultiProcessPrefetchData",
@@ -24,12 +24,6 @@ __all__ = [
     "PrefetchData",
     "PrefetchDataZMQ",
 ]
-
-
-def _positive(owner, name, value):
-    if not is_int(value) or value <= 0:
-        raise ValueError(f"{owner} needs a positive int {name}, got {value!r}.")
-    return int(value)
 
 
 def _length(ds):
@@ -126,8 +120,8 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
             num_proc (int): number of processes.
         """
         super().__init__(ds)
-        self.num_prefetch = _positive("MultiProcessRunner", "num_prefetch", num_prefetch)
-        self.num_proc = _positive("MultiProcessRunner", "num_proc", num_proc)
+        self.num_prefetch = check_positive_int(num_prefetch, "MultiProcessRunner: num_prefetch")
+        self.num_proc = check_positive_int(num_proc, "MultiProcessRunner: num_proc")
         self._size = _length(ds)
         _note_copies("MultiProcessRunner", num_proc)
 
@@ -175,8 +169,8 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
             hwm (int): ZMQ high-water mark: datapoints queued per pipe end.
         """
         self.ds = ds
-        self.num_proc = _positive("MultiProcessRunnerZMQ", "num_proc", num_proc)
-        self._hwm = _positive("MultiProcessRunnerZMQ", "hwm", hwm)
+        self.num_proc = check_positive_int(num_proc, "MultiProcessRunnerZMQ: num_proc")
+        self._hwm = check_positive_int(hwm, "MultiProcessRunnerZMQ: hwm")
         self._size = _length(ds)
         _note_copies("MultiProcessRunnerZMQ", num_proc)
 
@@ -235,8 +229,8 @@ class MultiThreadRunner(DataFlow):
         if not callable(get_df):
             raise TypeError(f"MultiThreadRunner needs get_df, a function returning a DataFlow; "
                             f"got {get_df!r}.")
-        self.num_thread = _positive("MultiThreadRunner", "num_thread", num_thread)
-        _positive("MultiThreadRunner", "num_prefetch", num_prefetch)
+        self.num_thread = check_positive_int(num_thread, "MultiThreadRunner: num_thread")
+        check_positive_int(num_prefetch, "MultiThreadRunner: num_prefetch")
         self.queue = queue.Queue(maxsize=num_prefetch)
         self._stop = threading.Event()
         self.dataflows = [get_df() for _ in range(num_thread)]

@@ -17,7 +17,8 @@ from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, r
 from tfloop.dataflow.base import DataFlow, ProxyDataFlow
 from tfloop.dataflow.batch import BatchData
 from tfloop.dataflow.common import RepeatedData
-from tfloop.dataflow.parallel import _positive, _ReentrantOnce
+from tfloop.dataflow.parallel import _ReentrantOnce
+from tfloop.utils.checks import check_callable, check_positive_int
 
 __all__ = [
     "MultiProcessMapAndBatchData",
@@ -28,17 +29,34 @@ __all__ = [
 ]
 
 
+def _datapoint_bytes(dp):
+    """The bytes of the numpy arrays and bytes in a datapoint (lists, tuples and dicts walked)."""
+    if isinstance(dp, (list, tuple)):
+        return sum(_datapoint_bytes(c) for c in dp)
+    if isinstance(dp, dict):
+        return sum(_datapoint_bytes(c) for c in dp.values())
+    if isinstance(dp, (bytes, bytearray)):
+        return len(dp)
+    return int(getattr(dp, "nbytes", 0) or 0)
+
+
 class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
-    """Sends ``(sequence number, datapoint)`` to workers, keeping ``buffer_size`` in flight."""
+    """Sends ``(sequence number, datapoint)`` to workers, keeping up to ``buffer_size`` in flight.
+
+    The window of datapoints in flight starts at two per worker and grows by one with each result,
+    so the first results come back at once instead of after ``buffer_size`` datapoints were read;
+    it never holds more than about :attr:`MAX_BUFFER_BYTES` of mapped results (measured on the
+    results so far), nor fewer than one datapoint per worker.
+    """
+
+    MAX_BUFFER_BYTES = 1 << 30
 
     def __init__(self, ds, num_workers, map_func, buffer_size, strict):
         super().__init__(ds)
         owner = type(self).__name__
-        if not callable(map_func):
-            raise TypeError(f"{owner} needs a callable map_func, got {map_func!r}.")
-        self.map_func = map_func
-        self._num_workers = _positive(owner, "number of workers", num_workers)
-        self._buffer_size = _positive(owner, "buffer_size", buffer_size)
+        self.map_func = check_callable(map_func, f"{owner}: map_func")
+        self._num_workers = check_positive_int(num_workers, f"{owner}: number of workers")
+        self._buffer_size = check_positive_int(buffer_size, f"{owner}: buffer_size")
         if strict:
             try:
                 self._buffer_size = min(self._buffer_size, len(ds))
@@ -51,6 +69,8 @@ class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
         super().reset_state()
         self._next_seq = 0
         self._in_flight = 0
+        self._window = min(self._buffer_size, 2 * self._num_workers)
+        self._largest_result = 0
         self._endless = None if self._strict else iter(RepeatedData(self.ds, -1))
         self._start_workers()
 
@@ -66,12 +86,20 @@ class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
     def _receive(self):
         seq, result = self._recv()
         self._in_flight -= 1
-        return seq, raise_if_failure(result)
+        result = raise_if_failure(result)
+        self._largest_result = max(self._largest_result, _datapoint_bytes(result))
+        by_memory = self.MAX_BUFFER_BYTES // max(1, self._largest_result)
+        self._window = max(self._num_workers,
+                           min(self._buffer_size, self._window + 1, by_memory))
+        return seq, result
+
+    def _top_up(self, itr):
+        """Send datapoints of ``itr`` until the window is full; the number sent."""
+        return self._send_from(itr, max(0, self._window - self._in_flight))
 
     def _iter_endless(self):
-        self._send_from(self._endless, self._buffer_size - self._in_flight)
         while True:
-            self._send_from(self._endless, 1)
+            self._top_up(self._endless)
             _, result = self._receive()
             if result is not None:
                 yield result
@@ -82,10 +110,10 @@ class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
         itr = iter(self.ds)
         expected = self._next_seq
         pending = {}
-        self._send_from(itr, self._buffer_size)
+        self._top_up(itr)
         while self._in_flight:
             seq, result = self._receive()
-            self._send_from(itr, 1)
+            self._top_up(itr)
             pending[seq] = result
             while expected in pending:
                 result = pending.pop(expected)
@@ -205,7 +233,8 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
             ds (DataFlow): the input.
             num_proc (int): number of processes.
             map_func: datapoint -> datapoint, or None to drop it.
-            buffer_size (int): datapoints in flight.
+            buffer_size (int): the most datapoints in flight (the window starts at two per
+                worker and grows; see MAX_BUFFER_BYTES).
             strict (bool): one ordered pass per iteration (see the module notes).
         """
         super().__init__(ds, num_proc, map_func, buffer_size, strict)
@@ -311,13 +340,12 @@ class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
             batch_size (int): datapoints per batch.
             buffer_size (int): datapoints (not batches) in flight; ``batch_size * 10`` by default.
         """
-        if not callable(map_func):
-            raise TypeError(f"MultiProcessMapAndBatchData needs a callable map_func, got "
-                            f"{map_func!r}.")
+        check_callable(map_func, "MultiProcessMapAndBatchData: map_func")
         self.ds = ds
-        self.num_proc = _positive("MultiProcessMapAndBatchData", "num_proc", num_proc)
+        self.num_proc = check_positive_int(num_proc, "MultiProcessMapAndBatchData: num_proc")
         self.map_func = map_func
-        self.batch_size = _positive("MultiProcessMapAndBatchData", "batch_size", batch_size)
+        self.batch_size = check_positive_int(batch_size,
+                                             "MultiProcessMapAndBatchData: batch_size")
         self.buffer_size = batch_size * 10 if buffer_size is None else buffer_size
         if self.buffer_size <= batch_size:
             raise ValueError(f"MultiProcessMapAndBatchData: buffer_size={self.buffer_size} must "
