@@ -7,11 +7,14 @@ in each). The processes are forked from a ``forkserver`` that imported TensorFlo
 cluster starts in about a second instead of paying TensorFlow's import in every process.
 """
 import faulthandler
+import fcntl
 import json
 import multiprocessing
 import os
+import random
 import socket
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -158,14 +161,52 @@ def train_script(trainer, steps=STEPS, towers_per_step=1, optimizer="momentum", 
     return capture
 
 
+# Lock files of the ports this process took, held until it exits.
+_PORT_LOCKS = []
+
+
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
 def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+    """``n`` ports for cluster tasks, taken without a bind-and-close race: below the system's
+    ephemeral range (so no outgoing connection or ``bind(0)`` gets them meanwhile), each held by
+    a lock file until this process exits (so no other test process takes it), and free now."""
+    lock_dir = os.path.join(tempfile.gettempdir(), "tfloop-test-ports")
+    os.makedirs(lock_dir, exist_ok=True)
+    low = _ephemeral_low()
+    candidates = list(range(max(1024, low - 8000), low))
+    random.Random().shuffle(candidates)
+    ports = []
+    for port in candidates:
+        lock = open(os.path.join(lock_dir, str(port)), "a")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        if not _bindable(port):
+            lock.close()
+            continue
+        _PORT_LOCKS.append(lock)
+        ports.append(port)
+        if len(ports) == n:
+            return ports
+    raise RuntimeError(f"No {n} free ports below {low}.")
 
 
 def make_cluster(workers, ps=0):

@@ -530,6 +530,13 @@ def _(tmp):
         str(tmp / "file" / "1"))
 
 
+@case("cluster-task-index")
+def _(tmp):
+    from tfloop.train.cluster import ClusterTask
+    ClusterTask.from_tf_config({"cluster": {"worker": ["127.0.0.1:2222"]},
+                                "task": {"type": "worker", "index": "first"}})
+
+
 def _placeholder_predictor(dtype, name):
     graph = tf.Graph()
     with graph.as_default():

@@ -3,6 +3,7 @@ and a dead worker stops the others with a clear error."""
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -73,7 +74,8 @@ def _check_only_chief_saved(outdir, reference):
         assert json.load(f)[-1]["global_step"] == STEPS
 
 
-@pytest.mark.parametrize("ps", [1, pytest.param(2, marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("ps", [1, 2])
 def test_parameter_server_cluster_trains_the_single_process_model(tmp_path, reference, ps):
     outdir = str(tmp_path)
     results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=1)
@@ -221,3 +223,26 @@ def test_waiting_for_a_task_that_is_not_up_ends_with_a_clear_error():
     with pytest.raises(ClusterError, match=r"/job:worker/task:0 at 127.0.0.1:\d+ is not reachable "
                                            r"after 0 s"):
         wait_for_tasks(task, [("worker", 0)], timeout_s=0.2)
+
+
+def test_a_port_in_use_is_named():
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        task = ClusterTask({"worker": [f"127.0.0.1:{port}"]}, "worker", 0)
+        with pytest.raises(ClusterError, match=rf"/job:worker/task:0: cannot start its server at "
+                                               rf"127.0.0.1:{port}: port {port} is in use"):
+            create_server(task)
+
+
+@pytest.mark.parametrize("index", ["1", " 1"])
+def test_a_task_index_given_as_a_string_is_taken(index):
+    tf_config = {"cluster": {"worker": ["a:1", "a:2"]}, "task": {"type": "worker", "index": index}}
+    assert ClusterTask.from_tf_config(tf_config).task_index == 1
+
+
+def test_a_task_index_that_is_no_number_is_named():
+    with pytest.raises(ValueError, match=r"Task index must be an int \(TF_CONFIG's task 'index', "
+                                         r"e.g. 0\), got 'first' \(str\)"):
+        ClusterTask({"worker": ["a:1"]}, "worker", "first")

@@ -13,6 +13,7 @@ that multi-worker training needs on TensorFlow 2.x:
 It also sets the environment variable ``GRPC_FAIL_FAST=true`` (unless set): TensorFlow's RPCs
 then fail at once when a task is gone, instead of waiting for it to come back.
 """
+import errno
 import json
 import os
 import re
@@ -87,8 +88,10 @@ class ClusterTask:
         if job_name not in jobs:
             raise ValueError(f"Task type {job_name!r} is not a job of the cluster (jobs: "
                              f"{', '.join(jobs)}).")
-        if not is_int(task_index) or not 0 <= task_index < cluster.num_tasks(job_name):
-            raise ValueError(f"Task index {task_index!r} is out of range: job {job_name!r} has {cluster.num_tasks(job_name)} task(s).")
+        task_index = _task_index(task_index)
+        if not 0 <= task_index < cluster.num_tasks(job_name):
+            raise ValueError(f"Task index {task_index!r} is out of range: job {job_name!r} has "
+                             f"{cluster.num_tasks(job_name)} task(s).")
         self.cluster = cluster
         self.job_name = job_name
         self.task_index = task_index
@@ -157,6 +160,31 @@ class ClusterTask:
         return f"ClusterTask({self.device()}, workers={self.num_workers}, ps={self.num_ps})"
 
 
+def _task_index(value):
+    """The task index as an int: TF_CONFIG written by hand or by a launcher often holds it as a
+    string (``"index": "0"``), which TensorFlow's own parser takes too."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if not is_int(value):
+        raise ValueError(f"Task index must be an int (TF_CONFIG's task 'index', e.g. 0), got "
+                         f"{value!r} ({type(value).__name__}).")
+    return int(value)
+
+
+def _port_in_use(address):
+    """Whether the port of ``host:port`` cannot be bound now (another process holds it): the
+    server binds it on every interface."""
+    port = address.rpartition(":")[2]
+    try:
+        with socket.socket() as s:
+            s.bind(("", int(port)))
+    except OSError as e:
+        return e.errno == errno.EADDRINUSE
+    except ValueError:
+        return False
+    return False
+
+
 def _cluster_from_dict(cluster):
     for job, addresses in cluster.items():
         if not isinstance(addresses, (list, tuple)) or not addresses or \
@@ -191,8 +219,18 @@ def create_server(task, num_cpu_devices=None, timeout_s=DEFAULT_TIMEOUT_S, start
     config.experimental.collective_group_leader = "/job:worker/replica:0/task:0"
     # Without it, closing a session whose tasks include a dead one waits for that task forever.
     os.environ.setdefault("GRPC_FAIL_FAST", "true")
-    return tf.distribute.Server(task.cluster, job_name=task.job_name, task_index=task.task_index,
-                                config=config, start=start)
+    try:
+        return tf.distribute.Server(task.cluster, job_name=task.job_name,
+                                    task_index=task.task_index, config=config, start=start)
+    except tf.errors.OpError as e:
+        address = task.address(task.job_name, task.task_index)
+        if not _port_in_use(address):
+            raise
+        raise ClusterError(
+            f"{task.device()}: cannot start its server at {address}: port "
+            f"{address.rpartition(':')[2]} is in use (another process, or a task of an earlier "
+            "run still running?). Stop that process or give this task another port in the "
+            "cluster spec.") from e
 
 
 def session_config_for(server, device_filters):
