@@ -136,8 +136,18 @@ class DieAt(tfloop.Callback):
             os._exit(17)
 
 
+class FailAtSetup(tfloop.Callback):
+    """Raises while the graph is built: a worker that fails before its first step."""
+
+    _chief_only = False
+
+    def _setup_graph(self):
+        raise RuntimeError("a bug in the model")
+
+
 def train_script(trainer, steps=STEPS, towers_per_step=1, optimizer="momentum", callbacks=(),
-                 session_init="fixed", capture=None, save=True, **config_kwargs):
+                 session_init="fixed", capture=None, save=True, max_epoch=1,
+                 config_class=None, **config_kwargs):
     """The user's script: train :class:`MLP` for ``steps`` steps, from :func:`initial_values`
     (``session_init="fixed"``), from random values (None), or from a given ``SessionInit``.
 
@@ -153,8 +163,9 @@ def train_script(trainer, steps=STEPS, towers_per_step=1, optimizer="momentum", 
 
     capture = capture or CaptureVariables()
     all_callbacks = [capture] + list(callbacks) + ([tfloop.ModelSaver()] if save else [])
-    config = tfloop.TrainConfig(model=MLP(optimizer), data=tfloop.DatasetInput(dataset),
-                                callbacks=all_callbacks, steps_per_epoch=steps, max_epoch=1,
+    config_class = config_class or tfloop.TrainConfig
+    config = config_class(model=MLP(optimizer), data=tfloop.DatasetInput(dataset),
+                                callbacks=all_callbacks, steps_per_epoch=steps, max_epoch=max_epoch,
                                 session_init=tfloop.DictRestore(initial_values())
                                 if session_init == "fixed" else session_init, **config_kwargs)
     tfloop.launch_train_with_config(config, trainer)
@@ -233,16 +244,22 @@ def _task_main(tf_config, outdir, options):
     result = {"ok": False}
     start = time.monotonic()
     try:
-        logger.set_logger_dir(os.path.join(outdir, "train_log"), action="keep")
+        if task["index"] == 0 or not options.get("logdir_only_on_chief"):
+            logger.set_logger_dir(os.path.join(outdir, "train_log"), action="keep")
         trainer = trainer_from_tf_config(gpus=options.get("gpus", 1),
                                          timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
                                          startup_timeout_s=STARTUP_TIMEOUT_S)
         if trainer is not None:
             callbacks = []
+            extra = {"session_config": tfv1.ConfigProto()} if options.get("session_config") else {}
             if options.get("die") == [task["type"], task["index"]]:
                 callbacks.append(DieAt(options["die_at"]))
+            if options.get("fail_at_setup"):
+                callbacks.append(FailAtSetup())
+            if options.get("auto_resume"):
+                extra.update(config_class=tfloop.AutoResumeTrainConfig,
+                             max_epoch=options["max_epoch"])
             towers = options.get("gpus", 1) * len(tf_config["cluster"]["worker"])
-            extra = {"session_config": tfv1.ConfigProto()} if options.get("session_config") else {}
             train_script(trainer, towers_per_step=towers, callbacks=callbacks,
                          capture=CaptureVariables(outdir, name),
                          optimizer=options.get("optimizer", "momentum"), **extra)

@@ -112,6 +112,10 @@ def test_a_dead_worker_stops_the_others_with_a_clear_error(tmp_path, ps):
     assert chief["exitcode"] == 1 and chief["error_type"] == "ClusterError", chief
     assert chief["error"].startswith("/job:worker/task:0: step 4 failed: another task of the "
                                      "cluster died, hung or stopped responding (timeout 3 s)")
+    # The dead worker is named, not the healthy ps the step happened to wait on.
+    assert re.search(r"\(timeout 3 s\): /job:worker/task:1 \(127.0.0.1:\d+\) cannot be reached "
+                     r"\(killed or crashed\?\)(; /job:ps/task:0 \(127.0.0.1:\d+\) stopped too \(a "
+                     r"ps stops when a worker fails\))?$", chief["error"]), chief
     assert not tf.train.latest_checkpoint(os.path.join(outdir, "train_log"))
     if ps:
         # The ps sees worker 1 go away, or hears of the failure from the chief, whichever is first.

@@ -299,6 +299,35 @@ def done_queue(task, ps_index):
                               shared_name=_DONE_QUEUE, name=f"done_queue_{ps_index}")
 
 
+def report_failure_to_ps(server, task, timeout_s=5.0):
+    """Tell every ps that worker ``task`` failed, from a graph and session of its own (for a
+    failure before the trainer's session exists); a ps that cannot be reached is logged."""
+    graph = tf.Graph()
+    with graph.as_default():
+        reports = [done_queue(task, i).enqueue(-1 - task.task_index) for i in range(task.num_ps)]
+    config = tfv1.ConfigProto(device_filters=["/job:ps", task.device()])
+    try:
+        with tfv1.Session(server.target, graph=graph, config=config) as sess:
+            sess.run(reports, options=tfv1.RunOptions(timeout_in_ms=int(timeout_s * 1000)))
+    except tf.errors.OpError as e:
+        logger.info(f"{task.device()}: could not report the failure to the ps: "
+                    f"{describe_cluster_error(e)}")
+
+
+def unreachable_tasks(task):
+    """``"/job:<job>/task:<i> (<address>)"`` of every other task whose server does not accept
+    connections now (died or was killed)."""
+    gone = []
+    for job in task.cluster.jobs:
+        for index in range(task.cluster.num_tasks(job)):
+            if (job, index) == (task.job_name, task.task_index):
+                continue
+            address = task.address(job, index)
+            if not _reachable(address):
+                gone.append(f"{task.device(job, index)} ({address})")
+    return gone
+
+
 class _WorkerWatch:
     """Tells a worker that stopped (its server went away) before reporting the end of training."""
 

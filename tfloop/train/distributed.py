@@ -12,6 +12,7 @@ restore) is applied there only; the others get the values from it.
   the other workers wait for that update before their next step.
 """
 import os
+import time
 
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
@@ -33,8 +34,10 @@ from tfloop.train.cluster import (
     create_server,
     describe_cluster_error,
     done_queue,
+    report_failure_to_ps,
     run_parameter_server,
     session_config_for,
+    unreachable_tasks,
     wait_for_tasks,
 )
 from tfloop.train.devices import check_session_devices, resolve_devices
@@ -137,16 +140,42 @@ class _ClusterTrainerMixin:
             self.hooked_sess.run(self.train_op)
         except CLUSTER_ERRORS as e:
             raise ClusterError(
-                f"{self.task.device()}: step {self.global_step + 1} failed: another task of the cluster died, hung or stopped "
-                f"responding (timeout {self.timeout_s:g} s): {type(e).__name__}: {describe_cluster_error(e)}") from e
+                f"{self.task.device()}: step {self.global_step + 1} failed: another task of the "
+                f"cluster died, hung or stopped responding (timeout {self.timeout_s:g} s): "
+                f"{_failure_cause(self.task, e)}") from e
+
+    def train(self, *args, **kwargs):
+        """As :meth:`Trainer.train`; a failure before the first step (building the graph, the
+        session) is reported to the other tasks too, so that none waits for this worker."""
+        try:
+            super().train(*args, **kwargs)
+        except BaseException:
+            self._end(failed=True)
+            raise
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
         try:
+            if not self.is_chief:
+                self._check_same_start(steps_per_epoch, starting_epoch)
             super().main_loop(steps_per_epoch, starting_epoch, max_epoch)
         except BaseException:
             self._end(failed=True)
             raise
         self._end(failed=False)
+
+    def _check_same_start(self, steps_per_epoch, starting_epoch):
+        """A worker must start at the epoch of the global step the chief restored: a worker that
+        did not resume (no log directory of its own) would train other epochs and wait forever
+        for the chief at the end."""
+        step = int(self.sess.run(tfv1.train.get_global_step(self.graph)))
+        chief_epoch = step // steps_per_epoch + 1
+        if chief_epoch != starting_epoch:
+            raise ClusterError(
+                f"{self.task.device()}: this worker starts at epoch {starting_epoch}, but the "
+                f"chief resumed at global step {step} (epoch {chief_epoch}): the workers did not "
+                "resume from the same log directory. Call logger.set_logger_dir(<the chief's "
+                "directory>, action='keep') on every worker before AutoResumeTrainConfig "
+                "(workers other than the chief write to its worker-<index> subdirectory).")
 
     def _end(self, failed):
         if not self._ended:
@@ -155,6 +184,26 @@ class _ClusterTrainerMixin:
 
     def _signal_end(self, failed):
         """Tell the other tasks that this worker's training ended."""
+
+
+def _failure_cause(task, error):
+    """Who failed, as far as this worker can tell: TensorFlow's error names the task the step
+    waited on (often a healthy ps), so the tasks that cannot be reached now are named instead,
+    workers first (a ps stops by itself once a worker failed)."""
+    gone = unreachable_tasks(task)
+    for _ in range(5):   # a task that is dying may still accept connections for a moment
+        if gone:
+            break
+        time.sleep(0.2)
+        gone = unreachable_tasks(task)
+    workers = [t for t in gone if t.startswith("/job:worker")]
+    ps = [t for t in gone if not t.startswith("/job:worker")]
+    if workers:
+        also = (f"; {', '.join(ps)} stopped too (a ps stops when a worker fails)" if ps else "")
+        return f"{', '.join(workers)} cannot be reached (killed or crashed?){also}"
+    if ps:
+        return f"{', '.join(ps)} cannot be reached (killed or crashed?)"
+    return f"{type(error).__name__}: {describe_cluster_error(error)}"
 
 
 class _ExitBarrier(Callback):
@@ -360,6 +409,8 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
 
     def _signal_end(self, failed):
         if self.sess is None:
+            if failed:
+                report_failure_to_ps(self.server, self.task)
             return
         for done, abort in self._done_ops:
             try:
