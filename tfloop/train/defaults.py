@@ -47,8 +47,8 @@ def check_no_default_twice(callbacks):
     ``extra_callbacks``): they would both run (two progress bars, an EMA updated twice per step,
     summaries merged twice)."""
     for kind in _DEFAULT_KINDS:
-        found = [cb for cb in callbacks if isinstance(cb, kind)]
-        if len(found) > 1:
+        found = list({id(cb): cb for cb in callbacks if isinstance(cb, kind)}.values())
+        if len(found) > 1:   # (one object listed twice is refused as such, later)
             raise ValueError(
                 f"The callbacks hold {len(found)} {kind.__name__} callbacks "
                 f"({', '.join(map(str, found))}): each would run, every step. Keep one: a default "
