@@ -28,6 +28,7 @@ setup(
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
         "coco": ["pycocotools", "scipy", "opencv-python-headless"],
         "dataflow": ["pyzmq", "lmdb"],
+        "viz": ["opencv-python-headless", "matplotlib"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )
