@@ -32,11 +32,15 @@ def _is_bare(repo):
         os.path.join(repo, ".git"))
 
 
-def read_example_file(path):
-    """The text of ``path`` (``examples/GAN/GAN.py``) in tensorpack's repository."""
+def _require_repository():
     if not os.path.exists(TENSORPACK_REPO):
         pytest.skip(f"tensorpack's repository is not at {TENSORPACK_REPO}: set $TENSORPACK_REPO "
                     "to a clone of github.com/tensorpack/tensorpack to run the example projects.")
+
+
+def read_example_file(path):
+    """The text of ``path`` (``examples/GAN/GAN.py``) in tensorpack's repository."""
+    _require_repository()
     if _is_bare(TENSORPACK_REPO):
         return subprocess.run(["git", f"--git-dir={TENSORPACK_REPO}", "show", f"HEAD:{path}"],
                               check=True, capture_output=True, text=True).stdout
@@ -46,12 +50,12 @@ def read_example_file(path):
 
 def list_example_files(directory):
     """Paths of the ``.py`` files under ``directory`` (``examples/FasterRCNN``) in the repo."""
+    _require_repository()
     if _is_bare(TENSORPACK_REPO):
         listed = subprocess.run(["git", f"--git-dir={TENSORPACK_REPO}", "ls-tree", "-r",
                                  "--name-only", "HEAD", directory + "/"],
                                 check=True, capture_output=True, text=True).stdout.split()
     else:
-        read_example_file(directory)  # skips without the repository
         root = os.path.join(TENSORPACK_REPO, directory)
         listed = [os.path.relpath(os.path.join(d, f), TENSORPACK_REPO)
                   for d, _, files in os.walk(root) for f in files]
