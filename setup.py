@@ -22,10 +22,13 @@ setup(
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
-                 "opencv-python-headless"],
+                 "opencv-python-headless", "pycocotools", "scipy"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
+        # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
+        "coco": ["pycocotools", "scipy", "opencv-python-headless"],
         "dataflow": ["pyzmq", "lmdb"],
+        "viz": ["opencv-python-headless", "matplotlib"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )

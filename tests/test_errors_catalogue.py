@@ -164,6 +164,11 @@ def _(tmp):
     train_linear(steps_per_epoch=2.5)
 
 
+@case("loop-max-epoch-fraction")
+def _(tmp):
+    train_linear(max_epoch=2.5)
+
+
 @case("loop-max-epoch")
 def _(tmp):
     train_linear(starting_epoch=5, max_epoch=2)

@@ -171,3 +171,21 @@ def test_conv2d_transpose_static_shape_and_nchw():
                                                       data_format="channels_first"), x)
     expected = np_conv2d_transpose(nhwc(x), variables["d/W"], 2, "SAME") + variables["d/b"]
     np.testing.assert_allclose(y, nchw(expected), atol=1e-5)
+
+
+def test_nchw_layers_on_cpu_return_an_empty_result_for_an_empty_batch():
+    # Mask R-CNN's head (channels_first) sees no ROI when an image has no detection: tensorpack
+    # returns an empty result, and so must every NCHW layer on the CPU, gradients included.
+    with tf.Graph().as_default():
+        x = tfv1.placeholder(tf.float32, [None, 4, None, None])
+        with argscope([Conv2D, Conv2DTranspose], data_format="channels_first"):
+            y = Conv2D("conv", x, 6, 3, activation=tf.nn.relu)
+            y = Conv2D("group", y, 6, 3, split=2)
+            y = Conv2DTranspose("deconv", y, 3, 2, strides=2, activation=tf.nn.relu)
+            y = Conv2D("logits", y, 2, 1)
+        grads = tf.gradients(tf.reduce_sum(y), tfv1.trainable_variables())
+        with tfv1.Session() as sess:
+            sess.run(tfv1.global_variables_initializer())
+            out, *values = sess.run([y] + grads, {x: np.zeros((0, 4, 7, 7), np.float32)})
+    assert out.shape == (0, 2, 14, 14)
+    assert all(not np.any(g) for g in values)

@@ -142,3 +142,14 @@ def test_linearwrap_chains_layers_and_tf_functions():
             _ = LinearWrap(image).Conv2d
         concat = ConcatWith("cat", image, [image, image], 3)
         assert concat.shape.as_list() == [2, 4, 4, 3]
+
+
+def test_linearwrap_tf_falls_back_to_tensorflow_1_names():
+    # tensorpack's BEGAN chains .tf.image.resize_nearest_neighbor, which TensorFlow 2 removed.
+    with tf.Graph().as_default():
+        image = tfv1.placeholder(tf.float32, [2, 4, 4, 1])
+        out = LinearWrap(image).tf.image.resize_nearest_neighbor([8, 8], align_corners=True)()
+        assert out.op.type == "ResizeNearestNeighbor" and out.shape.as_list() == [2, 8, 8, 1]
+        assert LinearWrap(image).tf.nn.relu()().op.type == "Relu"
+        with pytest.raises(AttributeError, match="TensorFlow has no 'no_such_op'"):
+            _ = LinearWrap(image).tf.image.no_such_op

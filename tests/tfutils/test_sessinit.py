@@ -247,6 +247,16 @@ def test_smart_init_and_model_loader(ckpt_dir, tmp_path):
         tfloop.SmartInit(str(tmp_path / "missing.npz"))
 
 
+@pytest.mark.parametrize("nothing", ["", None], ids=["empty-string", "None"])
+def test_smart_init_of_nothing_is_no_initialization(nothing):
+    # tensorpack documents '' and None as "no initialization" (FasterRCNN's BACKBONE.WEIGHTS='').
+    init = tfloop.SmartInit(nothing)
+    assert isinstance(init, tfloop.JustCurrentSession)
+    graph, w = _build()
+    np.testing.assert_array_equal(_restore(init, graph, w), np.zeros_like(W))
+    assert train_linear(max_epoch=1, session_init=tfloop.SmartInit(nothing)).global_step == 3
+
+
 def test_load_chkpt_vars(ckpt_dir):
     values = load_chkpt_vars(str(ckpt_dir))
     assert sorted(values) == ["global_step", "w"]

@@ -1,6 +1,7 @@
 """Bad input gets a clear error that names the problem, before training starts."""
 import os
 
+import numpy as np
 import pytest
 from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 
@@ -68,6 +69,14 @@ def test_steps_per_epoch_not_positive(steps):
 def test_steps_per_epoch_not_an_int():
     with pytest.raises(TypeError, match="steps_per_epoch must be an int, got 2.5"):
         train_linear([], steps_per_epoch=2.5)
+
+
+def test_max_epoch_may_be_a_whole_float_as_in_tensorpack():
+    # tensorpack's FasterRCNN computes max_epoch with // on floats.
+    assert train_linear([], max_epoch=2.0).global_step == 6
+    assert train_linear([], max_epoch=np.float32(1.0)).global_step == 3
+    with pytest.raises(ValueError, match=r"max_epoch must be a whole number, got 2.5: round it"):
+        train_linear([], max_epoch=2.5)
 
 
 def test_max_epoch_below_starting_epoch():

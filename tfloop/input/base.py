@@ -52,19 +52,34 @@ def check_value_matches_spec(value, spec, where):
     return arr
 
 
+def reads_as_batched(spec):
+    """Whether input ``spec`` reads unambiguously as a batch of fixed-shape examples: a leading
+    ``None`` and every other dimension known (``(None, 3)``, ``(None,)``).
+
+    tensorpack gives a leading ``None`` no batch meaning, and neither does tfloop's training: an
+    input ``image (None, None, 3)`` may be one image of any size per step (FasterRCNN's inputs),
+    whose leading dimension is its height. Only inputs that read as batches take part in
+    :func:`check_same_batch_size`.
+    """
+    dims = spec.shape.as_list() if spec.shape.rank else []
+    return bool(dims) and dims[0] is None and all(d is not None for d in dims[1:])
+
+
 def batch_sizes(shapes, signature):
-    """``[(input name, batch size)]`` of the components whose input declares a batch dimension
-    (rank >= 1, leading dimension None) and whose leading size is known."""
+    """``[(input name, batch size)]`` of the components whose input reads as batched (see
+    :func:`reads_as_batched`) and whose leading size is known."""
     sizes = []
     for shape, spec in zip(shapes, signature):
-        if spec.shape.rank and spec.shape[0] is None and len(shape) and shape[0] is not None:
+        if reads_as_batched(spec) and len(shape) and shape[0] is not None:
             sizes.append((spec.name, int(shape[0])))
     return sizes
 
 
 def check_same_batch_size(shapes, signature, where):
-    """ValueError naming ``where`` and the inputs when the components' batch sizes differ: the
-    model would fail in some op later (often in the gradients) or broadcast silently."""
+    """ValueError naming ``where`` and the inputs when the batch sizes of the components that read
+    as batches differ: the model would fail in some op later (often in the gradients) or broadcast
+    silently. Inputs with another unknown dimension (one image of any size per step) are left
+    out: their leading dimension need not count examples."""
     sizes = batch_sizes(shapes, signature)
     if len({size for _, size in sizes}) > 1:
         listed = ", ".join(f"{name}: {size}" for name, size in sizes)

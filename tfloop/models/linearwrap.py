@@ -1,7 +1,7 @@
 """LinearWrap: chain single-input layers and TensorFlow functions on one tensor."""
 from types import ModuleType
 
-from tfloop.compat import tf
+from tfloop.compat import tf, tfv1
 from tfloop.models.registry import get_registered_layer
 
 __all__ = ["LinearWrap"]
@@ -24,14 +24,23 @@ class LinearWrap:
     """
 
     class _TFModuleFunc:
-        def __init__(self, module, tensor):
+        """``.tf.<module>.<function>``: TensorFlow's function, or TensorFlow 1's where TensorFlow
+        2 removed the name (``.tf.image.resize_nearest_neighbor`` of tensorpack's examples)."""
+
+        def __init__(self, module, tensor, v1_module=None):
             self._module = module
+            self._v1_module = v1_module
             self._t = tensor
 
         def __getattr__(self, name):
-            attr = getattr(self._module, name)
+            v1_attr = getattr(self._v1_module, name, None)
+            attr = getattr(self._module, name, v1_attr)
+            if attr is None:
+                raise AttributeError(f"LinearWrap: TensorFlow has no {name!r} in "
+                                     f"{self._module.__name__}.")
             if isinstance(attr, ModuleType):
-                return LinearWrap._TFModuleFunc(attr, self._t)
+                v1_module = v1_attr if isinstance(v1_attr, ModuleType) else None
+                return LinearWrap._TFModuleFunc(attr, self._t, v1_module)
 
             def call(*args, **kwargs):
                 return LinearWrap(attr(self._t, *args, **kwargs))
@@ -49,7 +58,7 @@ class LinearWrap:
                 raise AttributeError(
                     f"LinearWrap.{layer_name}: neither a registered layer nor 'tf'. Did you "
                     f"forget to take the tensor out of the LinearWrap (call it: wrapped())?")
-            return LinearWrap._TFModuleFunc(tf, self._t)
+            return LinearWrap._TFModuleFunc(tf, self._t, tfv1)
         if layer.use_scope:
             def call_with_name(name, *args, **kwargs):
                 return LinearWrap(layer(name, self._t, *args, **kwargs))

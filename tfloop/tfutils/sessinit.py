@@ -231,14 +231,15 @@ def SmartInit(obj, ignore_mismatch=False):
     """Turn ``obj`` into a :class:`SessionInit`.
 
     Args:
-        obj: None (keep the initial values), a SessionInit (as is), a checkpoint path or
+        obj: None or ``''`` (no initialization: keep the initial values, as tensorpack's
+            ``SmartInit`` does), a SessionInit (as is), a checkpoint path or
             directory, a ``.npz`` file, a dict ``{name: value}``, or a list of these (chained).
         ignore_mismatch (bool): skip variables whose shape differs instead of raising.
 
     Example:
         >>> TrainConfig(..., session_init=SmartInit("train_log/pretrain"))
     """
-    if obj is None:
+    if obj is None or (isinstance(obj, str) and obj == ""):
         return JustCurrentSession()
     if isinstance(obj, SessionInit):
         return obj

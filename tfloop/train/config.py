@@ -4,6 +4,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
@@ -43,6 +45,18 @@ def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> In
         raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
                         f"an iterable of datapoints; got {data!r}.") from None
     return QueueInput(data)
+
+
+def _integral_float_as_int(value, name):
+    """``value`` as an int when it is a float holding a whole number, as tensorpack takes it
+    (its FasterRCNN computes ``max_epoch`` with ``//`` on floats); any other value is returned as
+    is for the loop to check."""
+    if isinstance(value, (float, np.floating)):
+        if not value.is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}: round it, "
+                             f"e.g. {name}={round(value)}.")
+        return int(value)
+    return value
 
 
 class TrainConfig:
@@ -113,6 +127,7 @@ class TrainConfig:
                                  "what builds it (a filter that drops everything, an empty file "
                                  "list).")
         loop = TrainLoop()
+        max_epoch = _integral_float_as_int(max_epoch, "max_epoch")
         loop.configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
                        max_epoch)
         self.steps_per_epoch = None if steps_per_epoch is None else loop.steps_per_epoch
