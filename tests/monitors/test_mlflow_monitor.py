@@ -4,9 +4,12 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
-from support import LinearModel, batches, make_regression_data, train_linear
+from support import LinearModel, batches, make_regression_data, scaled_timeout, train_linear
 
 import tfloop
 from tfloop.monitors.mlflow_monitor import check_reachable
@@ -128,3 +131,67 @@ def test_a_new_training_in_the_log_dir_starts_a_new_run(store, logdir):
     train_linear([PutStep()], monitors=[first], max_epoch=1)
     train_linear([PutStep()], monitors=[second], max_epoch=1)
     assert first.run_id != second.run_id
+
+
+class TrackingServer:
+    """An ``mlflow server`` on 127.0.0.1 over the sqlite store ``backend``, in its own process
+    group so that stopping it stops its workers too."""
+
+    def __init__(self, backend, tmp_path):
+        self.backend, self.tmp_path, self.port = backend, tmp_path, free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port",
+             str(self.port), "--backend-store-uri", self.backend, "--workers", "1",
+             "--default-artifact-root", str(self.tmp_path / "artifacts")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + scaled_timeout(60)
+        while time.monotonic() < deadline:
+            try:
+                check_reachable(self.uri, timeout=1.0)
+                return
+            except ConnectionError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("mlflow server exited at start") from None
+                time.sleep(0.2)
+        raise TimeoutError(f"mlflow server did not answer at {self.uri}")
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(scaled_timeout(30))
+
+
+class ServerOutage(tfloop.Callback):
+    """Stops the server before epoch 2 and starts it again before epoch 3."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def _before_epoch(self):
+        if self.epoch_num == 2:
+            self.server.stop()
+        elif self.epoch_num == 3:
+            self.server.start()
+
+
+@pytest.mark.slow
+def test_a_real_server_going_away_mid_run_costs_a_warning_and_no_metric(
+        store, logdir, tmp_path, monkeypatch, log_warnings):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "5")
+    backend, client = store
+    server = TrackingServer(backend, tmp_path)
+    server.start()
+    try:
+        monitor = tfloop.MLflowMonitor(server.uri, "exp", params={"lr": 0.1})
+        train_linear([PutStep(), ServerOutage(server)], monitors=[monitor], max_epoch=3)
+        run = only_run(client)
+        assert run.info.status == "FINISHED"
+        assert history(client, run.info.run_id, "step") == [(s, float(s)) for s in range(1, 10)]
+        assert any(f"could not send metrics to {server.uri}" in w for w in log_warnings)
+    finally:
+        server.stop()
