@@ -9,9 +9,10 @@ from tfloop.monitors.printer import ScalarPrinter
 from tfloop.monitors.records import RecordMonitor
 from tfloop.monitors.send import SendMonitorData
 from tfloop.monitors.tfevent import TFEventWriter
+from tfloop.monitors.wandb_monitor import WandbMonitor
 
 __all__ = [
     "MonitorBase", "Monitors", "NoOpMonitor",
     "CSVWriter", "JSONWriter", "LogDirMonitor", "ScalarPrinter", "RecordMonitor", "TFEventWriter",
-    "SendMonitorData", "CometMLMonitor", "MLflowMonitor",
+    "SendMonitorData", "CometMLMonitor", "MLflowMonitor", "WandbMonitor",
 ]
