@@ -15,11 +15,9 @@ from tfloop.utils.rng import fix_rng_seed
 
 
 @pytest.fixture(autouse=True)
-def _unseeded_after():
-    """Seeds are process-wide: every test here leaves none behind."""
+def _no_op_determinism_after():
+    """Op determinism is process-wide (conftest resets the seeds)."""
     yield
-    tf.random.set_seed(None)
-    fix_rng_seed(None)
     tf_config.disable_op_determinism()
 
 

@@ -4,14 +4,8 @@ import random
 import numpy as np
 import pytest
 
-from tfloop.utils.rng import fix_rng_seed, get_rng
+from tfloop.utils.rng import get_rng
 from tfloop.utils.seed import check_seed, seed_host_rngs
-
-
-@pytest.fixture(autouse=True)
-def _unfixed_after():
-    yield
-    fix_rng_seed(None)
 
 
 def draws():
