@@ -238,8 +238,8 @@ class MLflowMonitor(MonitorBase):
             if not self._failing:
                 logger.warning(f"MLflowMonitor: could not send metrics to {self._tracking_uri} "
                                f"at global step {self.global_step} ({type(e).__name__}: {e}); "
-                               "they are kept and sent again at the next epoch. Training "
-                               "continues.")
+                               "they are kept and sent again with the next batch, at the end "
+                               "of the next epoch. Training continues.")
             self._failing = True
             return
         if self._failing:
