@@ -22,13 +22,16 @@ setup(
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
-                 "opencv-python-headless", "pycocotools", "scipy"],
+                 "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
         "coco": ["pycocotools", "scipy", "opencv-python-headless"],
         "dataflow": ["pyzmq", "lmdb"],
         "viz": ["opencv-python-headless", "matplotlib"],
+        "mlflow": ["mlflow"],
+        "wandb": ["wandb"],
+        "optuna": ["optuna"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )

@@ -1,5 +1,6 @@
 import logging
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -41,6 +42,17 @@ def _no_logger_dir_leaks():
     logger.unset_logger_dir()
     yield
     logger.unset_logger_dir()
+
+
+@pytest.fixture(autouse=True)
+def _no_seed_leaks():
+    """A seed a test set (tf.random.set_seed, keras.utils.set_random_seed, TrainConfig(seed=))
+    seeds every later training of the process: every test ends without one."""
+    yield
+    from tfloop.utils.rng import fix_rng_seed
+    fix_rng_seed(None)
+    if "tensorflow" in sys.modules:
+        sys.modules["tensorflow"].random.set_seed(None)
 
 
 @pytest.fixture

@@ -782,6 +782,16 @@ def _(tmp):
     tfloop.MinSaver("val-accuracy", reverse=True, mode="max")
 
 
+@case("config-seed-type")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=batches(*make_regression_data(8), 4), seed="0")
+
+
+@case("wandb-project-name")
+def _(tmp):
+    tfloop.WandbMonitor("team/mnist")
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 

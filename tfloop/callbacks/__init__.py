@@ -19,6 +19,7 @@ from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBa
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
+from tfloop.callbacks.optuna_pruning import OptunaPruningCallback
 from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
 from tfloop.callbacks.param_human import HumanHyperParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
@@ -52,5 +53,5 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker", "as_run_args",
+    "ThroughputTracker", "as_run_args", "OptunaPruningCallback",
 ]

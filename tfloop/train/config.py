@@ -20,7 +20,8 @@ from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
 from tfloop.train.steps_per_run import check_steps_per_run
 from tfloop.utils import logger
-from tfloop.utils.checks import check_list_of
+from tfloop.utils.checks import check_bool, check_list_of
+from tfloop.utils.seed import check_seed
 
 __all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
 
@@ -77,6 +78,12 @@ class TrainConfig:
         max_epoch (int): the last epoch's number (inclusive).
         steps_per_run (int): training steps per session call (an in-graph loop); overrides the
             trainer's own setting; see :mod:`tfloop.train.steps_per_run`.
+        seed (int): makes two runs on one machine's CPU bit-identical: the seed of the training
+            graph (its random ops and tf.data shuffles), of Python's and NumPy's RNGs and of
+            DataFlow RNGs. None: the seed of ``tf.random.set_seed`` if one was called, else
+            none. See docs/reproducibility.md.
+        deterministic (bool): turn on TensorFlow's op determinism
+            (``tf.config.experimental.enable_op_determinism()``, for the whole process).
 
     Example:
         >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
@@ -92,7 +99,8 @@ class TrainConfig:
                  monitors: Iterable[MonitorBase] | None = None, session_creator: Any = None,
                  session_config: Any = None, session_init: SessionInit | None = None,
                  starting_epoch: int = 1, steps_per_epoch: int | None = None,
-                 max_epoch: int = 99999, *, steps_per_run: int | None = None) -> None:
+                 max_epoch: int = 99999, *, steps_per_run: int | None = None,
+                 seed: int | None = None, deterministic: bool = False) -> None:
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -134,6 +142,8 @@ class TrainConfig:
         self.starting_epoch = loop.starting_epoch
         self.max_epoch = loop.max_epoch
         self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)
+        self.seed = check_seed(seed, "TrainConfig")
+        self.deterministic = check_bool(deterministic, "TrainConfig: deterministic")
 
 
 class AutoResumeTrainConfig(TrainConfig):

@@ -1,4 +1,5 @@
 """launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
+from tfloop.tfutils.seed import seed_training, warn_unseeded_eager_shuffles
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.train.config import TrainConfig
 from tfloop.train.steps_per_run import set_steps_per_run
@@ -26,7 +27,9 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
         signature = model.get_input_signature()
     if config.steps_per_run is not None:
         set_steps_per_run(trainer, config.steps_per_run)
+    seed = seed_training(trainer.graph, config.seed, config.deterministic)
     trainer.setup_graph(signature, config.data, model.build_graph, model.get_optimizer)
+    warn_unseeded_eager_shuffles(trainer.graph, seed)
     session_creator = config.session_creator
     if session_creator is None and config.session_config is not None:
         session_creator = NewSessionCreator(config=config.session_config)

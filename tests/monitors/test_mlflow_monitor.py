@@ -1,0 +1,197 @@
+"""MLflowMonitor against real tracking stores, read back through MLflow's own client."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from support import LinearModel, batches, make_regression_data, scaled_timeout, train_linear
+
+import tfloop
+from tfloop.monitors.mlflow_monitor import check_reachable
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_server_is_an_error_naming_it():
+    uri = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(ConnectionError, match=f"the tracking server {uri} cannot be reached"):
+        check_reachable(uri, timeout=1.0)
+
+
+def test_a_sqlite_store_in_a_missing_directory_is_an_error(tmp_path):
+    uri = f"sqlite:///{tmp_path}/nowhere/mlflow.db"
+    with pytest.raises(ValueError, match="does not exist; create it"):
+        check_reachable(uri)
+
+
+@pytest.fixture(scope="module")
+def template_store(tmp_path_factory):
+    """An empty sqlite tracking store, created once (MLflow's migrations take seconds)."""
+    from mlflow.tracking import MlflowClient
+    path = tmp_path_factory.mktemp("mlflow") / "template.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def store(template_store, tmp_path):
+    """``(uri, client)`` of a fresh sqlite tracking store."""
+    from mlflow.tracking import MlflowClient
+    path = tmp_path / "mlflow.db"
+    shutil.copy(template_store, path)
+    uri = f"sqlite:///{path}"
+    return uri, MlflowClient(uri)
+
+
+class PutStep(tfloop.Callback):
+    """Puts ``step`` (the global step) after every step and raises ``error`` after step ``at``."""
+
+    _chief_only = False
+
+    def __init__(self, at=None, error=None):
+        self.at, self.error = at, error
+
+    def _trigger_step(self):
+        self.trainer.monitors.put_scalar("step", self.global_step)
+        if self.global_step == self.at:
+            if isinstance(self.error, int):
+                os.kill(os.getpid(), self.error)
+            else:
+                raise self.error
+
+
+def history(client, run_id, key):
+    return [(m.step, m.value) for m in client.get_metric_history(run_id, key)]
+
+
+def only_run(client):
+    runs = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
+    assert len(runs) == 1
+    return runs[0]
+
+
+@pytest.mark.slow
+def test_metrics_at_the_global_step_params_tags_and_finished(store, logdir):
+    uri, client = store
+    monitor = tfloop.MLflowMonitor(uri, "exp", "first", params={"lr": 0.1, "arch": "linear"})
+    train_linear([PutStep()], monitors=[monitor], max_epoch=2)
+    run = only_run(client)
+    assert run.info.run_id == monitor.run_id
+    assert (run.info.status, run.info.run_name) == ("FINISHED", "first")
+    assert run.data.params == {"lr": "0.1", "arch": "linear"}
+    assert run.data.tags["tfloop.logdir"] == os.path.abspath(logdir)
+    assert run.data.tags["tfloop.version"] == tfloop.__version__
+    assert history(client, run.info.run_id, "step") == [(s, float(s)) for s in range(1, 7)]
+    with open(os.path.join(logdir, "mlflow_run.json")) as f:
+        assert json.load(f) == {"run_id": monitor.run_id, "tracking_uri": uri}
+
+
+def train_resumable(uri, callbacks, max_epoch):
+    x, y = make_regression_data(12)
+    config = tfloop.AutoResumeTrainConfig(
+        model=LinearModel(), data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=max_epoch,
+        callbacks=[tfloop.ModelSaver()] + callbacks, extra_callbacks=[],
+        monitors=[tfloop.MLflowMonitor(uri, "exp")])
+    tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+
+
+@pytest.mark.slow
+def test_failed_then_resumed_into_the_same_run_no_step_twice_then_killed(store, logdir):
+    uri, client = store
+    with pytest.raises(RuntimeError, match="boom"):
+        train_resumable(uri, [PutStep(at=5, error=RuntimeError("boom"))], max_epoch=3)
+    run = only_run(client)
+    assert run.info.status == "FAILED"
+    assert [s for s, _ in history(client, run.info.run_id, "step")] == [1, 2, 3, 4, 5]
+    # Resumed from the checkpoint of step 3: steps 4 and 5 are trained again, not logged again.
+    with pytest.raises(SystemExit):
+        train_resumable(uri, [PutStep(at=7, error=signal.SIGTERM)], max_epoch=3)
+    run = only_run(client)
+    assert run.info.status == "KILLED"
+    assert [s for s, _ in history(client, run.info.run_id, "step")] == list(range(1, 8))
+    train_resumable(uri, [PutStep()], max_epoch=3)
+    run = only_run(client)
+    assert run.info.status == "FINISHED"
+    assert [s for s, _ in history(client, run.info.run_id, "step")] == list(range(1, 10))
+
+
+@pytest.mark.slow
+def test_a_new_training_in_the_log_dir_starts_a_new_run(store, logdir):
+    uri, client = store
+    first, second = tfloop.MLflowMonitor(uri, "exp"), tfloop.MLflowMonitor(uri, "exp")
+    train_linear([PutStep()], monitors=[first], max_epoch=1)
+    train_linear([PutStep()], monitors=[second], max_epoch=1)
+    assert first.run_id != second.run_id
+
+
+class TrackingServer:
+    """An ``mlflow server`` on 127.0.0.1 over the sqlite store ``backend``, in its own process
+    group so that stopping it stops its workers too."""
+
+    def __init__(self, backend, tmp_path):
+        self.backend, self.tmp_path, self.port = backend, tmp_path, free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port",
+             str(self.port), "--backend-store-uri", self.backend, "--workers", "1",
+             "--default-artifact-root", str(self.tmp_path / "artifacts")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + scaled_timeout(60)
+        while time.monotonic() < deadline:
+            try:
+                check_reachable(self.uri, timeout=1.0)
+                return
+            except ConnectionError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("mlflow server exited at start") from None
+                time.sleep(0.2)
+        raise TimeoutError(f"mlflow server did not answer at {self.uri}")
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(scaled_timeout(30))
+
+
+class ServerOutage(tfloop.Callback):
+    """Stops the server before epoch 2 and starts it again before epoch 3."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def _before_epoch(self):
+        if self.epoch_num == 2:
+            self.server.stop()
+        elif self.epoch_num == 3:
+            self.server.start()
+
+
+@pytest.mark.slow
+def test_a_real_server_going_away_mid_run_costs_a_warning_and_no_metric(
+        store, logdir, tmp_path, monkeypatch, log_warnings):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "5")
+    backend, client = store
+    server = TrackingServer(backend, tmp_path)
+    server.start()
+    try:
+        monitor = tfloop.MLflowMonitor(server.uri, "exp", params={"lr": 0.1})
+        train_linear([PutStep(), ServerOutage(server)], monitors=[monitor], max_epoch=3)
+        run = only_run(client)
+        assert run.info.status == "FINISHED"
+        assert history(client, run.info.run_id, "step") == [(s, float(s)) for s in range(1, 10)]
+        assert any(f"could not send metrics to {server.uri}" in w for w in log_warnings)
+    finally:
+        server.stop()
