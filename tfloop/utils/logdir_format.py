@@ -32,7 +32,7 @@ __all__ = ["STATS_FILE", "LOG_FILE", "STATUS_FILE", "LOCK_FILE", "CHECKPOINT_PRE
            "RUNNING", "FINISHED", "STOPPED", "FAILED", "DIED", "UNKNOWN", "RunStatus",
            "write_run_status", "read_run_status", "read_stats", "stat_names",
            "list_checkpoints", "best_checkpoint_records", "newest_resume_state",
-           "status_from_log_line"]
+           "status_from_log_line", "STATUS_TIME_FORMAT"]
 
 STATS_FILE = "stats.json"            # JSONWriter: a JSON list, one record per epoch
 LOG_FILE = "log.log"                 # the logger's lines
@@ -48,6 +48,7 @@ RUNNING, FINISHED, STOPPED, FAILED, DIED = "running", "finished", "stopped", "fa
 UNKNOWN = "unknown"                  # nothing in the directory says (e.g. not started yet)
 STATES = (RUNNING, FINISHED, STOPPED, FAILED)   # the states written; DIED is only ever read
 _STATUS_VERSION = 1
+STATUS_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"   # status.json's "started" and "ended", local time
 _STEP = re.compile(r"-(\d+)$")
 
 
@@ -85,7 +86,7 @@ class RunStatus:
 
 
 def _now():
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return time.strftime(STATUS_TIME_FORMAT)
 
 
 def _read_status_record(logdir):
@@ -171,9 +172,8 @@ def read_run_status(logdir):
             return RunStatus(record["state"], record.get("reason"), record)
         if is_locked(logdir):
             return RunStatus(RUNNING, None, record)
-        return RunStatus(DIED, f"process {record.get('pid')} on {record.get('host', '?')} "
-                               f"ended without a final status, at global step "
-                               f"{record.get('global_step', '?')} or later", record)
+        return RunStatus(DIED, f"process {record.get('pid')} on {record.get('host', '?')} is "
+                               "gone without writing how training ended", record)
     from_log = _status_from_log(logdir)
     if from_log is not None:
         return RunStatus(*from_log)
