@@ -52,7 +52,7 @@ def train(callbacks=(), **kwargs):
 
 
 def test_a_finished_run_and_its_hyper_parameters(logdir, capsys):
-    train()
+    train([tfloop.ModelSaver()])
     status = read_run_status(logdir)
     assert status.state == "finished" and status.record["pid"] == os.getpid()
     assert status.record["hyper_params"] == ["learning_rate"]
@@ -66,6 +66,9 @@ def test_a_finished_run_and_its_hyper_parameters(logdir, capsys):
     assert captured.err.strip() == "run: finished"
     assert main(["watch", logdir]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "The run finished."
+    assert main(["ckpts", logdir]) == 0
+    assert [line.split()[:2] for line in capsys.readouterr().out.splitlines()[2:5]] == [
+        ["model-3", "3"], ["model-6", "6"], ["model-9", "9"]]
 
 
 @pytest.mark.parametrize("error, state, exit_type", [

@@ -249,12 +249,13 @@ def _read_json(path):
 
 
 def best_checkpoint_records(logdir):
-    """The records ``min-<stat>.json``/``max-<stat>.json`` of ``MinSaver``/``MaxSaver``: dicts
-    with ``stat``, ``mode`` and ``checkpoints`` (each ``rank``, ``checkpoint``, ``global_step``,
-    ``value``), sorted by file name; unreadable ones are left out."""
+    """The records of ``MinSaver``/``MaxSaver`` (``min-<stat>.json``, or ``<filename>.json``):
+    dicts with ``stat``, ``mode`` and ``checkpoints`` (each ``rank``, ``checkpoint``,
+    ``global_step``, ``value``), sorted by file name; unreadable ones are left out."""
     records = []
     for name in sorted(os.listdir(logdir)):
-        if not (name.startswith(BEST_PREFIXES) and name.endswith(".json")):
+        if not name.endswith(".json") or name.endswith(RESUME_SUFFIX) or \
+                name in (STATS_FILE, STATUS_FILE):
             continue
         record = _read_json(os.path.join(logdir, name))
         if isinstance(record, dict) and record.get("mode") in ("min", "max") and \
