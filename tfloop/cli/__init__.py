@@ -32,8 +32,7 @@ def _parser():
     parser.add_argument("--version", action="version", version=f"tfloop {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        sub = commands.add_parser(name, help=help_text, description=help_text,
-                                  add_help=name != "export")
+        sub = commands.add_parser(name, help=help_text, description=help_text)
         importlib.import_module(f"tfloop.cli.{name}").add_arguments(sub)
     return parser
 
@@ -41,9 +40,6 @@ def _parser():
 def main(argv=None):
     """Entry point of the ``tfloop`` command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["export"]:  # its options, --help first among them, are the exporter's
-        from tfloop.cli.export import run_arguments
-        return run_arguments(argv[1:])
     args = _parser().parse_args(argv)
     return importlib.import_module(f"tfloop.cli.{args.command}").run(args)
 

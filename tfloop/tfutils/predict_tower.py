@@ -110,6 +110,34 @@ def _close_names(tower, name):
                                      cutoff=0.5)
 
 
+_NOT_OUTPUTS = frozenset(["Const", "Placeholder", "PlaceholderWithDefault", "ReadVariableOp",
+                          "VarHandleOp", "VariableV2"])
+
+
+def _unused_outputs(tower, limit=12):
+    """Names of the tower's ops with a floating-point output that nothing in the graph uses:
+    the model's outputs (and its cost), most likely."""
+    graph = tower._graph
+    prefix = tower.ns_name + "/" if tower.ns_name else ""
+    operations = graph.get_operations()
+    used = {t.name for op in operations for t in op.inputs}
+    found = [op.name[len(prefix):] for op in operations
+             if op.name.startswith(prefix) and op.type not in _NOT_OUTPUTS
+             and any(t.dtype.is_floating and t.name not in used for t in op.outputs)]
+    return found[-limit:]
+
+
+def _unknown_name_hint(tower, name):
+    close = _close_names(tower, name)
+    if close:
+        return f" Close matches: {', '.join(close)}."
+    unused = _unused_outputs(tower)
+    if unused:
+        return (f" No close match; the tensors that nothing in the graph uses (its outputs, "
+                f"likely): {', '.join(unused)}.")
+    return ""
+
+
 def lookup_tensors(tower, names: list, what: str) -> list:
     """The tensors ``names`` of ``tower``; an unknown name is an error listing close matches.
 
@@ -123,10 +151,8 @@ def lookup_tensors(tower, names: list, what: str) -> list:
         try:
             tensor = tower.get_tensor(name)
         except UnknownNameError:
-            close = _close_names(tower, name)
-            hint = f" Close matches: {', '.join(close)}." if close else ""
-            raise UnknownNameError(
-                f"{what}: no tensor named {name!r} in the predict graph.{hint}") from None
+            raise UnknownNameError(f"{what}: no tensor named {name!r} in the predict graph."
+                                   f"{_unknown_name_hint(tower, name)}") from None
         if not isinstance(tensor, (tf.Tensor, tfv1.Variable)):
             raise TypeError(f"{what}: {name!r} is the op {tensor.name}, which has no output; give "
                             "the name of a tensor.")
