@@ -171,3 +171,20 @@ def test_best_checkpoint_records_and_the_newest_resume_state(tmp_path):
 def test_stat_names_leave_out_the_position():
     assert stat_names([{"epoch_num": 1, "global_step": 3, "cost": 1},
                        {"epoch_num": 2, "global_step": 6, "acc": 0.5}]) == ["acc", "cost"]
+
+
+def test_an_ended_run_with_a_new_live_owner_is_a_new_run_starting(tmp_path):
+    write_run_status(str(tmp_path), RUNNING)
+    write_run_status(str(tmp_path), FINISHED)
+    record = json.loads((tmp_path / STATUS_FILE).read_text())
+    (tmp_path / STATUS_FILE).write_text(json.dumps(dict(record, pid=dead_pid())))
+    assert read_run_status(str(tmp_path)).state == FINISHED        # nobody holds the lock
+    lock = DirLock(str(tmp_path))
+    lock.acquire()                                                  # the next run, this process
+    status = read_run_status(str(tmp_path))
+    assert status.state == RUNNING and status.record["pid"] == os.getpid()
+    lock.release()
+    (tmp_path / STATUS_FILE).write_text(json.dumps(record))          # the writer holds it: ended
+    lock.acquire()
+    assert read_run_status(str(tmp_path)).state == FINISHED
+    lock.release()

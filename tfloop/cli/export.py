@@ -13,6 +13,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import sys
 
@@ -47,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--signature-name", default="serving_default",
                         help="the SavedModel's signature key")
     parser.add_argument("--tags", nargs="+", default=["serve"], help="the SavedModel's tags")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show tfloop's log lines (the layers built, the variables "
+                             "restored); by default only warnings and the result")
 
 
 def _put_first_on_path(directory):
@@ -148,11 +152,17 @@ def find_checkpoint(logdir: str, which: str = "auto", stat: "str | None" = None)
 
 def run(args: argparse.Namespace) -> int:
     """Export as ``args`` say; returns the exit code. Bad input exits with its one-line reason."""
+    tfloop_logger = logging.getLogger("tfloop")
+    level = tfloop_logger.level
+    if not args.verbose:
+        tfloop_logger.setLevel(logging.WARNING)
     try:
         return _run(args)
     except (OSError, KeyError, ValueError, TypeError) as e:
         message = e.args[0] if type(e) is KeyError and e.args else e
         raise SystemExit(f"tfloop export: {message}") from None
+    finally:
+        tfloop_logger.setLevel(level)
 
 
 def _run(args):

@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from tfloop.utils.dirlock import LOCK_FILE_NAME, is_locked
+from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, is_locked
 from tfloop.utils.fs import atomic_write, read_json_records
 
 __all__ = ["STATS_FILE", "LOG_FILE", "STATUS_FILE", "LOCK_FILE", "CHECKPOINT_PREFIX",
@@ -158,10 +158,21 @@ def _status_from_log(logdir):
     return found
 
 
+def _newer_owner(logdir, record):
+    """What the lock says of a live process other than the one that wrote ``record`` (a new run
+    in the directory, before its training writes ``running``), or None."""
+    owner = DirLock(logdir).read_owner()
+    if not owner or (owner.get("pid"), owner.get("host")) == (record.get("pid"),
+                                                              record.get("host")):
+        return None
+    return owner if is_locked(logdir) else None
+
+
 def read_run_status(logdir):
     """The :class:`RunStatus` of the run in ``logdir``.
 
-    A ``running`` record whose directory lock no live process holds is a run that died. Without
+    A ``running`` record whose directory lock no live process holds is a run that died; an ended
+    record while another live process holds the lock is a new run starting (``running``). Without
     ``status.json`` (older log directories, or a run before its training started), the last line
     of ``log.log`` saying how training ended decides; with none, a held lock means running and a
     log or lock file left behind means the run died.
@@ -169,6 +180,9 @@ def read_run_status(logdir):
     record = _read_status_record(logdir)
     if record is not None:
         if record["state"] != RUNNING:
+            newer = _newer_owner(logdir, record)
+            if newer is not None:
+                return RunStatus(RUNNING, None, newer)
             return RunStatus(record["state"], record.get("reason"), record)
         if is_locked(logdir):
             return RunStatus(RUNNING, None, record)
