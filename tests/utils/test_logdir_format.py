@@ -188,3 +188,10 @@ def test_an_ended_run_with_a_new_live_owner_is_a_new_run_starting(tmp_path):
     lock.acquire()
     assert read_run_status(str(tmp_path)).state == FINISHED
     lock.release()
+
+
+def test_the_run_status_is_public():
+    import tfloop
+    import tfloop.utils
+    assert tfloop.read_run_status is tfloop.utils.read_run_status is read_run_status
+    assert tfloop.RunStatus.__name__ == "RunStatus"

@@ -2,7 +2,7 @@
 
     tfloop stats train_log/mnist          # stats.json as a table (csv, markdown, json)
     tfloop plot train_log/a train_log/b   # curves, overlaid, as PNG/SVG or HTML
-    tfloop watch train_log/mnist          # follow a running training
+    tfloop watch train_log/mnist          # follow a training until it ends (or dies)
     tfloop ckpts train_log/mnist          # checkpoints, best checkpoints, resume point
     tfloop info train_log/mnist           # command, versions, duration, final and best stats
     tfloop export train_log/mnist ...     # a SavedModel or frozen graph (imports TensorFlow)
@@ -20,7 +20,7 @@ __all__ = ["main", "COMMANDS"]
 COMMANDS = {
     "stats": "print stats.json of one or more log directories as a table",
     "plot": "plot the stats of one or more runs (PNG/SVG with matplotlib, or HTML)",
-    "watch": "follow a running training's stats.json",
+    "watch": "follow a training's stats.json until it finishes, stops, fails or dies",
     "ckpts": "list checkpoints, the best ones kept, and the resume point",
     "info": "what a run was: command, versions, duration, final and best stats",
     "export": "export a checkpoint as a SavedModel or a frozen graph (imports TensorFlow)",
