@@ -27,20 +27,23 @@ COMMANDS = {
 }
 
 
-def _parser():
+def _parser(command=None):
+    """The command's parser; only ``command``'s module is imported, for its options (the other
+    commands' modules are not loaded)."""
     parser = argparse.ArgumentParser(prog="tfloop", description="Inspect tfloop log directories.")
     parser.add_argument("--version", action="version", version=f"tfloop {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        importlib.import_module(f"tfloop.cli.{name}").add_arguments(sub)
+        if name == command:
+            importlib.import_module(f"tfloop.cli.{name}").add_arguments(sub)
     return parser
 
 
 def main(argv=None):
     """Entry point of the ``tfloop`` command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = _parser().parse_args(argv)
+    args = _parser(argv[0] if argv else None).parse_args(argv)
     return importlib.import_module(f"tfloop.cli.{args.command}").run(args)
 
 
