@@ -67,8 +67,8 @@ EXPORT = ("export", "Exports a log directory's best checkpoint (kept by `MinSave
                      "compact`. It is the one command that imports TensorFlow, and only to export "
                      "(`tfloop export --help` does not). `--model` is found the way `python -m` "
                      "finds a module, here from the repository's root; an output name that is not "
-                     "in the graph is answered with the names that are. See "
-                     "[predict.md](predict.md) for the options and the Python API:",
+                     "in the graph is answered with close matches or the model's named results. "
+                     "See [predict.md](predict.md) for the options and the Python API:",
           ["export", LOGDIR, "--model", "examples.mnist_convnet:Model", "--output-names", "prob",
            "--output", "export/mnist_convnet/1"])
 

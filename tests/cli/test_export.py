@@ -86,8 +86,8 @@ def test_an_unknown_output_name_gets_the_graphs_outputs(run_dir, tmp_path):
     args = ["export", run_dir, "--output", str(tmp_path / "out"), "--model",
             "support:PredictLinearModel", "--output-names", "probabilities"]
     with pytest.raises(SystemExit, match=r"no tensor named 'probabilities' in the predict graph. "
-                                         r"No close match; the tensors that nothing in the graph "
-                                         r"uses \(its outputs, likely\): err\.$"):
+                                         r"No close match; the model's results in the graph: "
+                                         r"pred, err\.$"):
         main(args)
 
 

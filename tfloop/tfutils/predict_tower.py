@@ -7,6 +7,7 @@ variables, which a checkpoint then fills).
 """
 import contextlib
 import difflib
+import re
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
@@ -114,16 +115,29 @@ _NOT_OUTPUTS = frozenset(["Const", "Placeholder", "PlaceholderWithDefault", "Rea
                           "VarHandleOp", "VariableV2"])
 
 
-def _unused_outputs(tower, limit=12):
-    """Names of the tower's ops with a floating-point output that nothing in the graph uses:
-    the model's outputs (and its cost), most likely."""
+def _named_by_the_model(name, op, used):
+    """Whether an op is one a model names as a result: a layer's ``<layer>/output``, or an op not
+    named after its type (TensorFlow's default) that is at the top level or that nothing uses."""
+    if name.endswith("/output"):
+        return True
+    default = re.sub(r"(?<!^)(?=[A-Z])", "_", op.type).lower()
+    base = re.sub(r"_\d+$", "", name.rpartition("/")[2]).lower()
+    if base in (op.type.lower(), default):       # TensorFlow named it after its type
+        return False
+    return "/" not in name or any(t.name not in used for t in op.outputs)
+
+
+def _likely_outputs(tower, limit=12):
+    """Names of the tower's floating-point tensors that look like the model's results (its
+    outputs, layer outputs, its cost), the last ``limit`` of them in graph order."""
     graph = tower._graph
     prefix = tower.ns_name + "/" if tower.ns_name else ""
     operations = graph.get_operations()
     used = {t.name for op in operations for t in op.inputs}
     found = [op.name[len(prefix):] for op in operations
              if op.name.startswith(prefix) and op.type not in _NOT_OUTPUTS
-             and any(t.dtype.is_floating and t.name not in used for t in op.outputs)]
+             and any(t.dtype.is_floating for t in op.outputs)
+             and _named_by_the_model(op.name[len(prefix):], op, used)]
     return found[-limit:]
 
 
@@ -131,10 +145,9 @@ def _unknown_name_hint(tower, name):
     close = _close_names(tower, name)
     if close:
         return f" Close matches: {', '.join(close)}."
-    unused = _unused_outputs(tower)
-    if unused:
-        return (f" No close match; the tensors that nothing in the graph uses (its outputs, "
-                f"likely): {', '.join(unused)}.")
+    likely = _likely_outputs(tower)
+    if likely:
+        return f" No close match; the model's results in the graph: {', '.join(likely)}."
     return ""
 
 
