@@ -20,11 +20,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGDIR = "train_log/mnist_convnet"
 
 COMMANDS = [
-    ("stats", "The run's `stats.json` as a table, one row per epoch (`--format csv`, "
-              "`markdown` or `json` for other tools; `--last N`, `--columns REGEX` to narrow it):",
+    ("stats", "The run's `stats.json` as a table, one row per epoch, and how the run stands "
+              "(`--format csv`, `markdown` or `json` for other tools, which print float32 values "
+              "with their shortest digits and the run's state on stderr; `--last N`, "
+              "`--columns REGEX` to narrow it). A log directory without records yet is an "
+              "error:",
      ["stats", LOGDIR, "--columns", "entropy|val-error-top1|learning_rate"]),
     ("stats --best", "The best epoch of each stat (the minimum, or the maximum for names like "
-                     "accuracy); several log directories give one table with a `run` column:",
+                     "accuracy); hyper-parameters set by a callback, like `learning_rate`, are "
+                     "shown as `param` and not ranked. Several log directories give one table "
+                     "with a `run` column:",
      ["stats", LOGDIR, "--best"]),
     ("plot", "Curves of every stat, one chart each; several log directories are overlaid. "
              "`-o curves.html` writes one self-contained page instead (no matplotlib needed), "
@@ -33,11 +38,15 @@ COMMANDS = [
     ("ckpts", "Checkpoints with their sizes, the best checkpoints kept by `MinSaver`/`MaxSaver`, "
               "and where a resumed run would start:",
      ["ckpts", LOGDIR]),
-    ("info", "What the run was: its command, versions, duration, how it ended, and the final and "
+    ("info", "What the run was: its command, versions, duration, how it stands (`running`, "
+             "`finished`, `stopped (reason)`, `failed (error)`, or `died` when its process is "
+             "gone without saying how training ended, e.g. after `kill -9`), and the final and "
              "best value of each stat:",
      ["info", LOGDIR]),
-    ("watch", "Follows a training as it runs, one line per epoch, and stops when the run ends "
-              "(here the run has ended, so it prints what there is and returns):",
+    ("watch", "Follows a training as it runs, one line per epoch, and stops when the run ends: "
+              "finished or stopped (exit code 0), failed or died (exit code 1). It waits for a "
+              "log directory that does not exist yet, saying so. Here the run has ended, so it "
+              "prints what there is and returns:",
      ["watch", LOGDIR]),
 ]
 
@@ -53,15 +62,15 @@ Every output below is real: `docs/generate_cli_page.py` trained the main example
 directory to write this page.
 """
 
-EXPORT = """## tfloop export
-
-Exports a log directory's checkpoint for serving, given the model's import path (this command
-imports TensorFlow). See [predict.md](predict.md) for the options and the Python API:
-
-```text
-tfloop export --help
-```
-"""
+EXPORT = ("export", "Exports a log directory's best checkpoint (kept by `MinSaver`/`MaxSaver`), or "
+                     "its latest, for serving: a SavedModel, or a frozen graph with `--format "
+                     "compact`. It is the one command that imports TensorFlow, and only to export "
+                     "(`tfloop export --help` does not). `--model` is found the way `python -m` "
+                     "finds a module, here from the repository's root; an output name that is not "
+                     "in the graph is answered with close matches or the model's named results. "
+                     "See [predict.md](predict.md) for the options and the Python API:",
+          ["export", LOGDIR, "--model", "examples.mnist_convnet:Model", "--output-names", "prob",
+           "--output", "export/mnist_convnet/1"])
 
 
 def run(argv, cwd, env):
@@ -80,18 +89,23 @@ def generate(max_epoch, image):
         run([sys.executable, os.path.join(ROOT, "examples", "mnist_convnet.py"), "--max-epoch",
              str(max_epoch), "--logdir", LOGDIR], work, env)
         for title, text, args in COMMANDS:
-            output = run([sys.executable, "-m", "tfloop"] + args, work, env)
-            for prefix in (os.path.realpath(work), work, ROOT):  # paths as a user would see them
-                output = output.replace(prefix + os.sep, "")
+            sections.append(command_section(title, text, args, work, env))
             if args[0] == "plot":
                 os.replace(os.path.join(work, args[-1]), image)
-            shown = " ".join(["tfloop"] + [shlex.quote(a) for a in args])
-            sections.append(f"## tfloop {title}\n\n{text}\n\n```text\n$ {shown}\n"
-                            f"{output.rstrip()}\n```\n")
-    sections.append("![The curves `tfloop plot` draws for the main example]"
-                    "(images/mnist_convnet.png)\n")
-    sections.append(EXPORT)
+        sections.append("![The curves `tfloop plot` draws for the main example]"
+                        "(images/mnist_convnet.png)\n")
+        os.symlink(os.path.join(ROOT, "examples"), os.path.join(work, "examples"))
+        sections.append(command_section(*EXPORT, work, env))   # as from the repository's root
     return "\n".join(sections)
+
+
+def command_section(title, text, args, work, env):
+    """The page's section of one command: its text, the command line and what it printed."""
+    output = run([sys.executable, "-m", "tfloop"] + args, work, env)
+    for prefix in (os.path.realpath(work), work, ROOT):  # paths as a user would see them
+        output = output.replace(prefix + os.sep, "")
+    shown = " ".join(["tfloop"] + [shlex.quote(a) for a in args])
+    return f"## tfloop {title}\n\n{text}\n\n```text\n$ {shown}\n{output.rstrip()}\n```\n"
 
 
 def main(argv=None):

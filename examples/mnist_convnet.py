@@ -57,6 +57,7 @@ class Model(ModelDesc):
         x = FullyConnected("fc0", x, 128, activation=tf.nn.relu)
         x = Dropout("dropout", x, rate=0.3)
         logits = FullyConnected("fc1", x, 10)
+        tf.nn.softmax(logits, name="prob")   # what to export: tfloop export ... --output-names prob
 
         for k in (1, 5):
             wrong = tf.logical_not(tfv1.nn.in_top_k(logits, label, k))

@@ -1,5 +1,8 @@
 """A log directory written by hand, as a training run leaves it, for the CLI tests."""
+import contextlib
 import json
+
+from tfloop.utils.dirlock import DirLock
 
 RECORDS = [{"epoch_num": 1, "global_step": 3, "cost": 0.5, "val-error": 0.2, "val-accuracy": 0.8},
            {"epoch_num": 2, "global_step": 6, "cost": 0.25, "val-error": 0.1, "lr": 0.01,
@@ -30,3 +33,14 @@ def make_logdir(path, records=RECORDS, log=LOG, checkpoints=(3, 6, 9)):
             {"stat": "val-error", "mode": "min", "checkpoints": [
                 {"rank": 1, "checkpoint": "min-val-error", "global_step": 6, "value": 0.1}]}))
     return str(path)
+
+
+@contextlib.contextmanager
+def live_run(path):
+    """The directory's lock held, as a live run holds it."""
+    lock = DirLock(str(path))
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()

@@ -505,6 +505,11 @@ def _(tmp):
     tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}, output_names=["prediction"]))
 
 
+@case("predict-no-close-name")
+def _(tmp):
+    tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}, output_names=["logits"]))
+
+
 @case("predict-other-model")
 def _(tmp):
     tfloop.OfflinePredictor(_predict_config({"fc/W": np.zeros([3, 1]), "fc/b": np.zeros([1])}))

@@ -6,7 +6,7 @@ import pytest
 from cli_support import make_logdir
 
 from tfloop.cli import main
-from tfloop.cli.plot import collect_series, smooth
+from tfloop.cli.plot import collect_series, make_figure, smooth
 
 
 def test_png_of_one_run(run_dir, tmp_path, capsys):
@@ -67,3 +67,21 @@ def test_missing_matplotlib_is_explained(run_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(SystemExit, match=r"needs matplotlib .* or write an .html file"):
         main(["plot", run_dir, "-o", str(tmp_path / "x.png")])
+
+
+@pytest.mark.parametrize("count, stats", [pytest.param(8, 5, marks=pytest.mark.slow), (2, 1)])
+def test_the_legend_of_many_runs_covers_no_chart_and_no_title(count, stats):
+    from matplotlib import pyplot
+    runs = [(f"train_log/lr-sweep-run-{i}", []) for i in range(count)]
+    series = {f"stat-{s}": [(name, [1, 2, 3], [s, i, 1]) for i, (name, _) in enumerate(runs)]
+              for s in range(stats)}
+    fig = make_figure(series, runs, "global step")
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [name for name, _ in runs]
+    figure_box = fig.bbox
+    assert legend.x0 >= figure_box.x0 and legend.x1 <= figure_box.x1 and legend.y0 >= 0
+    for ax in fig.axes:
+        if ax.get_visible():
+            assert not legend.overlaps(ax.get_tightbbox(renderer)), ax.get_title()
+    pyplot.close(fig)

@@ -5,6 +5,8 @@ import pytest
 from cli_support import make_logdir
 
 from tfloop.cli import main
+from tfloop.cli.logdir import PARAM, best_record, stat_mode
+from tfloop.cli.stats import shortest_float
 
 RECORDS = [{"epoch_num": 1, "global_step": 3, "cost": 0.5, "val-error": 0.2},
            {"epoch_num": 2, "global_step": 6, "cost": 0.25, "val-error": 0.1, "lr": 0.01}]
@@ -28,7 +30,7 @@ def test_stats_last_and_columns(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["epoch_num", "global_step", "val-error"]
     assert lines[2].split() == ["2", "6", "0.1"]
-    assert len(lines) == 3
+    assert lines[3:] == ["", "run: unknown"]
 
 
 def test_stats_errors(tmp_path, capsys):
@@ -59,7 +61,7 @@ def test_best_row_per_stat(run_dir, capsys):
     assert capsys.readouterr().out.splitlines() == [
         "stat,mode,best,epoch_num,global_step,last",
         "cost,min,0.25,2,6,0.3",
-        "lr,min,0.001,3,9,0.001",
+        "lr,param,,,,0.001",
         "val-accuracy,max,0.9,2,6,0.85",
         "val-error,min,0.1,2,6,0.15"]
 
@@ -85,3 +87,37 @@ def test_corrupt_stats_file(tmp_path):
     (tmp_path / "stats.json").write_text("[{")
     with pytest.raises(SystemExit, match="stats.json is not valid JSON"):
         main(["stats", str(tmp_path)])
+
+
+def test_stats_without_records_says_so_and_fails(tmp_path):
+    (tmp_path / "stats.json").write_text("[]")
+    with pytest.raises(SystemExit, match="stats.json in .* has no records yet .* the run is "
+                                         "unknown") as stop:
+        main(["stats", str(tmp_path)])
+    assert stop.value.code not in (0, None)
+
+
+def test_csv_and_json_write_float32_values_shortest(tmp_path, capsys):
+    (tmp_path / "stats.json").write_text(json.dumps(
+        [{"epoch_num": 1, "global_step": 3, "learning_rate": 9.999999747378752e-05,
+          "cost": 0.30000001192092896, "exact": 0.1}]))
+    main(["stats", str(tmp_path), "--format", "csv"])
+    assert capsys.readouterr().out.splitlines() == [
+        "epoch_num,global_step,cost,exact,learning_rate", "1,3,0.3,0.1,0.0001"]
+    main(["stats", str(tmp_path), "--format", "json"])
+    assert json.loads(capsys.readouterr().out) == [
+        {"epoch_num": 1, "global_step": 3, "cost": 0.3, "exact": 0.1, "learning_rate": 1e-4}]
+
+
+def test_shortest_float():
+    assert [shortest_float(v) for v in (9.999999747378752e-05, 0.1, 0.5, 3, "x", 1e300)] == [
+        1e-4, 0.1, 0.5, 3, "x", 1e300]
+    assert shortest_float(float("nan")) != shortest_float(float("nan"))
+
+
+def test_hyper_parameters_are_shown_not_ranked():
+    assert stat_mode("learning_rate") == stat_mode("lr") == PARAM
+    assert stat_mode("lr", params={"learning_rate"}) == "min"        # status.json says so
+    assert stat_mode("val-accuracy") == "max" and stat_mode("cost", params=set()) == "min"
+    records = [{"learning_rate": 0.1}, {"learning_rate": 0.01}]
+    assert best_record(records, "learning_rate") == (None, PARAM)

@@ -5,6 +5,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_one_of, check_positive_number
+from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
 __all__ = ["ModelSaver"]
 
@@ -147,7 +148,7 @@ class ModelSaver(Callback):
 
     def _save(self):
         step = self.global_step
-        prefix = os.path.join(self.checkpoint_dir, f"model-{step}")
+        prefix = os.path.join(self.checkpoint_dir, f"{CHECKPOINT_PREFIX}-{step}")
         try:
             os.makedirs(self.checkpoint_dir, exist_ok=True)
             with self.graph.as_default():
@@ -156,7 +157,7 @@ class ModelSaver(Callback):
                         os.path.join(self.checkpoint_dir, f"graph-{step}.meta"))
                     self._meta_written = True
                 path = self.saver.save(self.trainer.sess,
-                                       os.path.join(self.checkpoint_dir, "model"),
+                                       os.path.join(self.checkpoint_dir, CHECKPOINT_PREFIX),
                                        global_step=step, write_meta_graph=False)
         except IO_ERRORS as e:
             message = f"ModelSaver could not save checkpoint {prefix} (global step {step}): {describe_io_error(e)}."

@@ -1,26 +1,188 @@
-"""``tfloop export``: export a log directory's checkpoint for serving (needs TensorFlow).
+"""``tfloop export LOGDIR --model MODULE:CLASS ...``: export a log directory's best or latest
+checkpoint as a SavedModel (for TF Serving and ``tf.saved_model.load``) or a frozen graph.
 
-Its options are defined next to the exporter, in :mod:`tfloop.predict.export_command`, which is
-imported only when this command runs so that the rest of the CLI starts without TensorFlow.
+    tfloop export train_log/mnist --model mnist_convnet:Model --output-names prob \\
+        --output export/mnist/1
+    tfloop export train_log/mnist --model examples.mnist_convnet:Model --output-names prob \\
+        --checkpoint latest --format compact --output mnist.pb
+
+Only :func:`run` imports TensorFlow (and ``tfloop.predict``), so ``tfloop export --help`` starts
+as fast as the other commands.
 """
 import argparse
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import sys
 
-__all__ = ["add_arguments", "run"]
+from tfloop.utils.logdir_format import best_checkpoint_records
+
+__all__ = ["add_arguments", "run", "import_model_module", "load_model", "find_checkpoint"]
 
 
-def add_arguments(parser):
-    parser.add_argument("arguments", nargs=argparse.REMAINDER,
-                        help="LOGDIR and the export options; see 'tfloop export --help'")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``tfloop export`` to ``parser``."""
+    parser.add_argument("logdir", metavar="LOGDIR", help="the log directory of a training run")
+    parser.add_argument("--model", required=True,
+                        help="the model, MODULE:NAME (a ModelDesc class, or a function returning "
+                             "a ModelDesc); MODULE is found as 'python -m' finds it, from the "
+                             "current directory (examples.mnist_convnet), or is a file "
+                             "(examples/mnist_convnet.py); its own directory is importable too")
+    parser.add_argument("--model-args", default="{}",
+                        help="keyword arguments of the model's constructor, as JSON")
+    parser.add_argument("--output", required=True,
+                        help="the SavedModel directory (new or empty) or the .pb file")
+    parser.add_argument("--output-names", nargs="+", required=True,
+                        help="the tensors to export as outputs (an unknown name is answered "
+                             "with the graph's close matches)")
+    parser.add_argument("--input-names", nargs="+",
+                        help="the tensors to feed (default: the model's inputs)")
+    parser.add_argument("--checkpoint", default="auto",
+                        help="'best' (kept by MinSaver/MaxSaver), 'latest', 'auto' (best when "
+                             "kept, else latest; the default), or a checkpoint path")
+    parser.add_argument("--stat", help="with several best checkpoints: the stat to choose by")
+    parser.add_argument("--format", choices=["serving", "compact"], default="serving",
+                        help="a SavedModel (default) or a frozen GraphDef")
+    parser.add_argument("--signature-name", default="serving_default",
+                        help="the SavedModel's signature key")
+    parser.add_argument("--tags", nargs="+", default=["serve"], help="the SavedModel's tags")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show tfloop's log lines (the layers built, the variables "
+                             "restored); by default only warnings and the result")
 
 
-def run(args):
-    return run_arguments(args.arguments)
+def _put_first_on_path(directory):
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
 
 
-def run_arguments(arguments):
-    """Parse ``tfloop export``'s own options (``--help`` included) and export."""
-    from tfloop.predict import export_command
-    parser = argparse.ArgumentParser(prog="tfloop export",
-                                     description="Export a log directory's checkpoint.")
-    export_command.add_arguments(parser)
-    return export_command.run(parser.parse_args(arguments))
+def import_model_module(name: str, option: str = "--model"):
+    """Import the module of ``--model`` as ``python -m`` would run it, or from a file path.
+
+    The current directory comes first on ``sys.path`` (``examples.mnist_convnet`` from a
+    repository's root), and the module's own directory is added too, so that it imports its
+    neighbours as it does when run as a script (``from digits import ...``).
+    """
+    if name.endswith(".py") or os.sep in name:
+        path = os.path.abspath(name)
+        if not os.path.isfile(path):
+            raise SystemExit(f"{option}: no file {name}.")
+        directory, module_name = os.path.split(path[:-len(".py")] if path.endswith(".py")
+                                               else path)
+        _put_first_on_path(directory)
+        name = module_name
+    _put_first_on_path(os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as e:
+        raise SystemExit(f"{option}: cannot import {name}: {e}.") from None
+    if spec is None:
+        raise SystemExit(f"{option}: cannot import {name}: no such module from "
+                         f"{os.getcwd()} (give MODULE as 'python -m' takes it, or a .py file).")
+    if spec.has_location and spec.origin:
+        directory = os.path.dirname(spec.origin)
+        if directory not in sys.path:
+            sys.path.insert(1, directory)
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise SystemExit(f"{option}: cannot import {name}: {e}.") from None
+
+
+def load_model(path: str, kwargs: dict):
+    """Import ``MODULE:NAME`` and call it with ``kwargs``: the model to export."""
+    module_name, sep, attr = path.rpartition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise SystemExit(f"--model {path!r}: give MODULE:NAME, e.g. mnist_convnet:Model.")
+    module = import_model_module(module_name, f"--model {path!r}")
+    factory = getattr(module, attr, None)
+    if factory is None:
+        names = sorted(n for n in dir(module) if not n.startswith("_"))
+        raise SystemExit(f"--model {path!r}: {module.__name__} has no {attr!r}; it has "
+                         f"{', '.join(names)}.")
+    from tfloop.model_desc import ModelDescBase
+    model = factory(**kwargs)
+    if not isinstance(model, ModelDescBase):
+        raise SystemExit(f"--model {path!r} gave {model!r}, not a ModelDesc.")
+    return model
+
+
+def _kept_best(logdir):
+    return [r for r in best_checkpoint_records(logdir) if r["checkpoints"]]
+
+
+def find_checkpoint(logdir: str, which: str = "auto", stat: "str | None" = None):
+    """The checkpoint to export and a sentence saying which it is.
+
+    Args:
+        logdir (str): the log directory.
+        which (str): ``"best"``, ``"latest"``, ``"auto"`` or a checkpoint path.
+        stat (str): the stat whose best checkpoint to take, when several are kept.
+    """
+    from tfloop.tfutils.varmanip import get_checkpoint_path
+    if which not in ("best", "latest", "auto"):
+        return get_checkpoint_path(which), f"checkpoint {which}"
+    if not os.path.isdir(logdir):
+        raise SystemExit(f"{logdir} is not a directory: give the log directory of a run.")
+    records = _kept_best(logdir)
+    if stat is not None:
+        records = [r for r in records if r.get("stat") == stat]
+        if not records:
+            raise SystemExit(f"No best checkpoint for the stat {stat!r} in {logdir} (kept: "
+                             f"{', '.join(r.get('stat', '?') for r in _kept_best(logdir))}"
+                             " or none).")
+    if which == "best" or (which == "auto" and records):
+        if not records:
+            raise SystemExit(f"No best checkpoint in {logdir} (MinSaver/MaxSaver keep them); use "
+                             "--checkpoint latest.")
+        if len(records) > 1:
+            raise SystemExit(f"{logdir} keeps best checkpoints for several stats: "
+                             f"{', '.join(r['stat'] for r in records)}; choose one with --stat.")
+        best = min(records[0]["checkpoints"], key=lambda c: c.get("rank", 1))
+        path = get_checkpoint_path(os.path.join(logdir, best["checkpoint"]))
+        return path, (f"the best checkpoint by {records[0]['stat']} ({records[0]['mode']}: "
+                      f"{best.get('value')} at global step {best.get('global_step')})")
+    path = get_checkpoint_path(logdir)
+    return path, f"the latest checkpoint {os.path.basename(path)}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export as ``args`` say; returns the exit code. Bad input exits with its one-line reason."""
+    tfloop_logger = logging.getLogger("tfloop")
+    level = tfloop_logger.level
+    if not args.verbose:
+        tfloop_logger.setLevel(logging.WARNING)
+    try:
+        return _run(args)
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        message = e.args[0] if type(e) is KeyError and e.args else e
+        raise SystemExit(f"tfloop export: {message}") from None
+    finally:
+        tfloop_logger.setLevel(level)
+
+
+def _run(args):
+    try:
+        kwargs = json.loads(args.model_args)
+    except ValueError as e:
+        raise SystemExit(f"--model-args must be a JSON object: {e}.") from None
+    if not isinstance(kwargs, dict):
+        raise SystemExit(f"--model-args must be a JSON object, got {args.model_args!r}.")
+    checkpoint, description = find_checkpoint(args.logdir, args.checkpoint, args.stat)
+    model = load_model(args.model, kwargs)
+    from tfloop.predict.config import PredictConfig
+    from tfloop.tfutils.export import ModelExporter
+    config = PredictConfig(model=model, session_init=checkpoint, input_names=args.input_names,
+                           output_names=args.output_names)
+    exporter = ModelExporter(config)
+    if args.format == "compact":
+        exporter.export_compact(args.output)
+    else:
+        exporter.export_serving(args.output, tags=args.tags, signature_name=args.signature_name)
+    kind = "frozen graph" if args.format == "compact" else "SavedModel"
+    print(f"Exported {description} as a {kind} to {args.output}.")
+    return 0

@@ -1,26 +1,27 @@
-"""Reading a log directory without TensorFlow: stats, checkpoints, resume points and the log file.
+"""The ``tfloop`` command's view of a log directory: its files read through
+:mod:`tfloop.utils.logdir_format`, with one-line reasons (``SystemExit``) for what cannot be read,
+and which stats are better high, better low, or hyper-parameters that are not ranked.
 
 Everything here reads files only, so that the ``tfloop`` command starts in a fraction of a second.
 """
-import glob
-import json
 import os
 import re
 from datetime import datetime
 
-from tfloop.utils.fs import read_json_records
+from tfloop.utils import logdir_format as fmt
+from tfloop.utils.logdir_format import STATS_FILE, stat_names
 
-__all__ = ["STATS_FILE", "load_records", "load_runs", "run_name", "list_checkpoints", "best_checkpoints",
-           "resume_point", "read_log", "stat_names", "is_maximized", "best_record"]
+__all__ = ["STATS_FILE", "load_records", "load_runs", "run_name", "list_checkpoints",
+           "best_checkpoints", "resume_point", "read_log", "run_status", "stat_names",
+           "is_maximized", "stat_mode", "hyper_params", "best_record", "PARAM"]
 
-STATS_FILE = "stats.json"
-LOG_FILE = "log.log"
-RESUME_SUFFIX = ".resume.json"
-_STEP = re.compile(r"-(\d+)$")
+PARAM = "param"     # the mode of a hyper-parameter: shown, never ranked
 _LOG_LINE = re.compile(r"^\[(\d{4} \d\d:\d\d:\d\d) @[^\]]*\] (.*)$")
 _MAXIMIZED = re.compile(r"acc|precision|recall|f1|auc|iou|map\b|score|reward|psnr|ssim|throughput",
                         re.I)
-_POSITION = ("epoch_num", "global_step")
+# Log directories from before status.json listed its hyper-parameters: judged by the name.
+_HYPER_PARAM = re.compile(r"^(learning_rate|lr|momentum|weight_decay|wd|beta\d?|epsilon|"
+                          r"dropout|keep_prob|temperature)(_\d+)?$", re.I)
 
 
 def _check_dir(logdir):
@@ -35,9 +36,10 @@ def load_records(logdir):
     path = os.path.join(logdir, STATS_FILE)
     if not os.path.isfile(path):
         raise SystemExit(f"No stats.json in {logdir}: is it a tfloop log directory with a "
-                         f"JSONWriter (one of the default monitors)?")
+                         f"JSONWriter (one of the default monitors)? The run is "
+                         f"{fmt.read_run_status(logdir).describe()}.")
     try:
-        return read_json_records(path)
+        return fmt.read_stats(logdir)
     except (ValueError, OSError) as e:
         raise SystemExit(f"Cannot read {path}: {e}.") from None
 
@@ -56,12 +58,17 @@ def load_runs(logdirs):
     return runs
 
 
-def stat_names(records):
-    """Every scalar name in ``records`` except the position fields, sorted."""
-    names = set()
-    for record in records:
-        names.update(record)
-    return sorted(names - set(_POSITION))
+def run_status(logdir):
+    """The run's :class:`~tfloop.utils.logdir_format.RunStatus` (died included)."""
+    _check_dir(logdir)
+    return fmt.read_run_status(logdir)
+
+
+def hyper_params(logdir):
+    """The names of the hyper-parameters the run's setters recorded in ``status.json``, or None
+    when it does not say (older runs, or a run still going)."""
+    names = fmt.read_run_status(logdir).record.get("hyper_params")
+    return set(names) if isinstance(names, list) else None
 
 
 def is_maximized(name):
@@ -69,78 +76,46 @@ def is_maximized(name):
     return bool(_MAXIMIZED.search(name))
 
 
-def best_record(records, name):
-    """``(record, "min" | "max")``: the record holding the best finite value of ``name``."""
-    mode = "max" if is_maximized(name) else "min"
+def stat_mode(name, params=None):
+    """``"max"``, ``"min"`` or :data:`PARAM` (a hyper-parameter: ``name`` is in ``params``, or,
+    when ``params`` is None, named like one: ``learning_rate``, ``momentum``, ...)."""
+    if (name in params) if params is not None else bool(_HYPER_PARAM.match(name)):
+        return PARAM
+    return "max" if is_maximized(name) else "min"
+
+
+def best_record(records, name, params=None):
+    """``(record, mode)``: the record holding the best finite value of ``name``; None as the
+    record for a hyper-parameter or a stat without numbers."""
+    mode = stat_mode(name, params)
     candidates = [r for r in records if isinstance(r.get(name), (int, float))
                   and r[name] == r[name] and abs(r[name]) != float("inf")]
-    if not candidates:
+    if not candidates or mode == PARAM:
         return None, mode
     pick = max if mode == "max" else min
     return pick(candidates, key=lambda r: r[name]), mode
 
 
-def _files_size(prefix):
-    return sum(os.path.getsize(p) for p in glob.glob(glob.escape(prefix) + ".*")
-               if not p.endswith((RESUME_SUFFIX, ".json")))
-
-
 def list_checkpoints(logdir):
-    """Checkpoints ``model-<step>`` (or any ``<name>-<step>``) with an index file, oldest first.
-
-    Returns:
-        list[dict]: ``name``, ``step``, ``bytes``, ``time`` (modification time) and ``resumable``
-        (a resume state was saved with it).
-    """
+    """The checkpoints of ``logdir``, oldest first (see
+    :func:`tfloop.utils.logdir_format.list_checkpoints`)."""
     _check_dir(logdir)
-    found = []
-    for index in glob.glob(os.path.join(glob.escape(logdir), "*.index")):
-        prefix = index[:-len(".index")]
-        name = os.path.basename(prefix)
-        step = _STEP.search(name)
-        if step is None or name.startswith(("min-", "max-")):
-            continue
-        found.append({"name": name, "step": int(step.group(1)), "bytes": _files_size(prefix),
-                      "time": os.path.getmtime(index),
-                      "resumable": os.path.isfile(prefix + RESUME_SUFFIX)})
-    return sorted(found, key=lambda c: (c["step"], c["name"]))
+    return fmt.list_checkpoints(logdir)
 
 
 def best_checkpoints(logdir):
     """The checkpoints kept by ``MinSaver``/``MaxSaver``: one dict per kept checkpoint with
     ``stat``, ``mode``, ``rank``, ``checkpoint``, ``global_step``, ``value``."""
     _check_dir(logdir)
-    kept = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(logdir), "*.json"))):
-        if os.path.basename(path) == STATS_FILE or path.endswith(RESUME_SUFFIX):
-            continue
-        try:
-            with open(path, encoding="utf-8") as f:
-                record = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("checkpoints"), list):
-            continue
-        for entry in record["checkpoints"]:
-            if isinstance(entry, dict):
-                kept.append(dict(entry, stat=record.get("stat"), mode=record.get("mode")))
-    return kept
+    return [dict(entry, stat=record.get("stat"), mode=record.get("mode"))
+            for record in fmt.best_checkpoint_records(logdir)
+            for entry in record["checkpoints"] if isinstance(entry, dict)]
 
 
 def resume_point(logdir):
-    """The newest resume state (``model-<step>.resume.json``) as a dict with its ``checkpoint``,
-    or None when the directory has none."""
+    """The newest resume state as a dict with its ``checkpoint``, or None."""
     _check_dir(logdir)
-    states = []
-    for path in glob.glob(os.path.join(glob.escape(logdir), "*" + RESUME_SUFFIX)):
-        try:
-            with open(path, encoding="utf-8") as f:
-                state = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if isinstance(state, dict) and isinstance(state.get("global_step"), int):
-            states.append(dict(state, checkpoint=os.path.basename(path)[:-len(RESUME_SUFFIX)]))
-    return max(states, key=lambda s: s["global_step"]) if states else None
+    return fmt.newest_resume_state(logdir)
 
 
 def _parse_time(stamp, year):
@@ -148,10 +123,9 @@ def _parse_time(stamp, year):
 
 
 def read_log(logdir):
-    """What ``log.log`` says about the run: ``argv``, ``versions``, ``start``/``end`` (datetimes of
-    the first and last line), ``status`` (the line saying how the latest run ended, absent while
-    it runs), or an empty dict without a log file."""
-    path = os.path.join(logdir, LOG_FILE)
+    """What ``log.log`` says about the latest run: ``argv``, ``versions``, ``start``/``end``
+    (datetimes of its first and last line), or an empty dict without a log file."""
+    path = os.path.join(logdir, fmt.LOG_FILE)
     if not os.path.isfile(path):
         return {}
     info = {}
@@ -167,10 +141,6 @@ def read_log(logdir):
             info["end"] = when
             if message.startswith("Argv: "):
                 info["argv"] = message[len("Argv: "):]
-                info.pop("status", None)
             elif message.startswith("Versions: "):
                 info["versions"] = message[len("Versions: "):]
-            elif message.startswith(("Training has finished", "Training stopped", "Ctrl-C",
-                                     "Training failed")):
-                info["status"] = message
     return info

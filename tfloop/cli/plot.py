@@ -13,7 +13,8 @@ import sys
 from tfloop.cli.logdir import load_runs, stat_names
 from tfloop.cli.stats import compile_pattern
 
-__all__ = ["add_arguments", "run", "collect_series", "smooth", "write_html", "write_image"]
+__all__ = ["add_arguments", "run", "collect_series", "smooth", "write_html", "write_image",
+           "make_figure"]
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
           "#bcbd22", "#17becf"]
@@ -139,8 +140,7 @@ def write_html(series, path, runs, xlabel):
         f.write(page)
 
 
-def write_image(series, path, runs, xlabel):
-    """One matplotlib figure with a subplot per stat, saved as PNG, SVG or PDF."""
+def _matplotlib():
     try:
         import matplotlib
     except ImportError:
@@ -148,12 +148,24 @@ def write_image(series, path, runs, xlabel):
                          "pip install matplotlib (or pip install 'tfloop[plot]'), or write an "
                          ".html file, which needs nothing.") from None
     matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    from matplotlib import pyplot
+    from matplotlib.lines import Line2D
+    return pyplot, Line2D
+
+
+def make_figure(series, runs, xlabel):
+    """A matplotlib figure with a subplot per stat and, for several runs, their legend in a band
+    of its own below the charts (never over a chart or its title, however many runs)."""
+    plt, Line2D = _matplotlib()
     names = [name for name, _ in runs]
     stats = sorted(series)
     cols = min(3, len(stats))
     rows = math.ceil(len(stats) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.4 * rows), squeeze=False)
+    legend_cols = min(len(names), max(1, cols * 2))
+    legend_rows = math.ceil(len(names) / legend_cols) if len(names) > 1 else 0
+    legend_height = 0.3 * legend_rows + 0.2 * bool(legend_rows)    # inches
+    height = 3.4 * rows + legend_height
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, height), squeeze=False)
     for ax, stat in zip(axes.flat, _progress(stats, "charts")):
         for name, xs, ys in series[stat]:
             color = COLORS[names.index(name) % len(COLORS)]
@@ -163,9 +175,19 @@ def write_image(series, path, runs, xlabel):
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(stats):]:
         ax.set_visible(False)
-    if len(names) > 1:
-        fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper right")
-    fig.tight_layout()
+    if legend_rows:
+        handles = [Line2D([], [], color=COLORS[i % len(COLORS)], label=name)
+                   for i, name in enumerate(names)]
+        fig.legend(handles=handles, loc="lower center", ncol=legend_cols, frameon=False,
+                   bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, legend_height / height, 1, 1))
+    return fig
+
+
+def write_image(series, path, runs, xlabel):
+    """One matplotlib figure (:func:`make_figure`) saved as PNG, SVG or PDF."""
+    plt, _ = _matplotlib()
+    fig = make_figure(series, runs, xlabel)
     fig.savefig(path)
     plt.close(fig)
 

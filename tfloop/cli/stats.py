@@ -7,13 +7,17 @@
 import csv
 import io
 import json
+import math
 import re
+import struct
+import sys
 
 from tabulate import tabulate
 
-from tfloop.cli.logdir import best_record, load_runs, stat_names
+from tfloop.cli.logdir import best_record, hyper_params, load_runs, run_status, stat_names
 
-__all__ = ["add_arguments", "run", "stats_rows", "best_rows", "render"]
+__all__ = ["add_arguments", "run", "stats_rows", "best_rows", "render", "shortest_float",
+           "status_line"]
 
 FORMATS = ("table", "csv", "markdown", "json")
 
@@ -70,13 +74,18 @@ def stats_rows(runs, pattern=None, last=None):
     return headers, rows
 
 
-def best_rows(runs, pattern=None):
-    """``(headers, rows)``: for each run and stat, the best value and where it was reached."""
+def best_rows(runs, pattern=None, params=None):
+    """``(headers, rows)``: for each run and stat, the best value and where it was reached.
+
+    Args:
+        params (list): for each run, the names of its hyper-parameters (shown, not ranked), or
+            None to judge them by name.
+    """
     headers = ["run", "stat", "mode", "best", "epoch_num", "global_step", "last"]
     rows = []
-    for name, records in runs:
+    for (name, records), run_params in zip(runs, params or [None] * len(runs)):
         for stat in _selected(stat_names(records), pattern):
-            record, mode = best_record(records, stat)
+            record, mode = best_record(records, stat, run_params)
             last = next((r[stat] for r in reversed(records) if stat in r), "")
             if record is None:
                 rows.append([name, stat, mode, "", "", "", last])
@@ -88,8 +97,33 @@ def best_rows(runs, pattern=None):
     return headers, rows
 
 
+def _as_float32(value):
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def shortest_float(value):
+    """A float that is exactly a float32 (as TensorFlow's scalars are, widened to float64 in
+    ``stats.json``) as the shortest decimal giving the same float32: ``9.999999747378752e-05``
+    becomes ``0.0001``. Other values are returned as they are."""
+    if not isinstance(value, float) or not math.isfinite(value):
+        return value
+    try:
+        if _as_float32(value) != value:
+            return value
+    except OverflowError:
+        return value
+    for digits in range(1, 10):
+        shorter = float(f"{value:.{digits}g}")
+        if _as_float32(shorter) == value:
+            return shorter
+    return value
+
+
 def render(headers, rows, fmt):
-    """The table in one of :data:`FORMATS`."""
+    """The table in one of :data:`FORMATS`; CSV and JSON write float32 values without the
+    digits of their float64 widening."""
+    if fmt in ("json", "csv"):
+        rows = [[shortest_float(v) for v in row] for row in rows]
     if fmt == "json":
         return json.dumps([{h: v for h, v in zip(headers, row) if v != ""} for row in rows],
                           indent=1)
@@ -103,14 +137,31 @@ def render(headers, rows, fmt):
                     tablefmt="github" if fmt == "markdown" else "simple")
 
 
+def status_line(logdirs, names):
+    """``run: finished`` (one run) or ``runs: a finished, b died (...)``."""
+    states = [run_status(d).describe() for d in logdirs]
+    if len(states) == 1:
+        return f"run: {states[0]}"
+    return "runs: " + ", ".join(f"{name} {state}" for name, state in zip(names, states))
+
+
 def run(args):
     if args.last is not None and args.last <= 0:
         raise SystemExit(f"--last must be a positive number, got {args.last}.")
     pattern = compile_pattern(args.columns)
     runs = load_runs(args.logdirs)
+    for logdir, (_, records) in zip(args.logdirs, runs):
+        if not records:
+            raise SystemExit(f"stats.json in {logdir} has no records yet (one is written per "
+                             f"epoch); the run is {run_status(logdir).describe()}.")
     if args.best:
-        headers, rows = best_rows(runs, pattern)
+        headers, rows = best_rows(runs, pattern, [hyper_params(d) for d in args.logdirs])
     else:
         headers, rows = stats_rows(runs, pattern, args.last)
     print(render(headers, rows, args.format))
+    status = status_line(args.logdirs, [name for name, _ in runs])
+    if args.format in ("table", "markdown"):
+        print(f"\n{status}")
+    else:   # machine formats: stdout stays parseable
+        print(status, file=sys.stderr)
     return 0

@@ -1,15 +1,20 @@
 """``tfloop watch``: follow a training's ``stats.json`` as it grows, one line per new record.
 
+It ends with the run: finished, stopped, failed, or died (its process gone without a final
+status, e.g. after ``kill -9``); it waits for a directory that does not exist yet.
+
     tfloop watch train_log/mnist                  # until the run ends (or Ctrl-C)
     tfloop watch train_log/mnist --columns 'cost|val-' --interval 5
 """
 import os
+import sys
 import time
 
-from tfloop.cli.logdir import STATS_FILE, load_records, read_log
+from tfloop.cli.logdir import STATS_FILE, load_records
 from tfloop.cli.stats import compile_pattern
+from tfloop.utils.logdir_format import DIED, FAILED, LOG_FILE, read_run_status
 
-__all__ = ["add_arguments", "run", "format_record"]
+__all__ = ["add_arguments", "run", "format_record", "follow"]
 
 
 def add_arguments(parser):
@@ -36,15 +41,65 @@ def format_record(record, pattern=None):
     return " · ".join(parts)
 
 
-def _wait_for_stats(logdir, interval, deadline):
-    path = os.path.join(logdir, STATS_FILE)
-    while not os.path.isfile(path):
-        if not os.path.isdir(logdir):
-            load_records(logdir)
-        if read_log(logdir).get("status") or (deadline and time.monotonic() > deadline):
+def _note(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def _wait_for_directory(logdir, interval, deadline):
+    """Whether ``logdir`` exists, or came to exist before the deadline."""
+    if os.path.isdir(logdir):
+        return True
+    _note(f"Waiting for {logdir} to be created (a training run creates it when it starts; "
+          "Ctrl-C to give up) ...")
+    while not os.path.isdir(logdir):
+        if deadline and time.monotonic() > deadline:
             return False
         time.sleep(interval)
     return True
+
+
+def _records_so_far(logdir):
+    """The records of stats.json, or [] before the run has written it."""
+    if not os.path.isfile(os.path.join(logdir, STATS_FILE)):
+        return []
+    return load_records(logdir)
+
+
+def _waiting_note(logdir):
+    missing = "stats.json or log.log" if not os.path.isfile(os.path.join(logdir, LOG_FILE)) \
+        else "stats.json"
+    return (f"Waiting for the run in {logdir}: no {missing} there yet (stats.json gets a record "
+            "at the end of each epoch) ...")
+
+
+def follow(logdir, pattern, interval, deadline):
+    """Print each new record of ``logdir``'s stats.json until the run ends or the deadline.
+
+    Returns:
+        int: 0 when the run finished or stopped (or the deadline came first), 1 when it failed or
+        died, or when the directory never appeared.
+    """
+    if not _wait_for_directory(logdir, interval, deadline):
+        _note(f"{logdir} did not appear before the --timeout.")
+        return 1
+    shown, waiting = 0, False
+    while True:
+        status = read_run_status(logdir)   # before the records: the last ones are then printed
+        records = _records_so_far(logdir)
+        if len(records) < shown:
+            shown = 0
+        for record in records[shown:]:
+            print(format_record(record, pattern), flush=True)
+        shown = len(records)
+        if status.ended:
+            print(f"The run {status.describe()}.", flush=True)
+            return 1 if status.state in (FAILED, DIED) else 0
+        if not records and not waiting:
+            _note(_waiting_note(logdir))
+            waiting = True
+        if deadline and time.monotonic() > deadline:
+            return 0
+        time.sleep(interval)
 
 
 def run(args):
@@ -52,23 +107,7 @@ def run(args):
         raise SystemExit(f"--interval must be positive, got {args.interval}.")
     pattern = compile_pattern(args.columns)
     deadline = time.monotonic() + args.timeout if args.timeout else None
-    shown = 0
     try:
-        if not _wait_for_stats(args.logdir, args.interval, deadline):
-            load_records(args.logdir)
-        while True:
-            records = load_records(args.logdir)
-            if len(records) < shown:
-                shown = 0
-            for record in records[shown:]:
-                print(format_record(record, pattern), flush=True)
-            shown = len(records)
-            status = read_log(args.logdir).get("status")
-            if status:
-                print(status)
-                return 0
-            if deadline and time.monotonic() > deadline:
-                return 0
-            time.sleep(args.interval)
+        return follow(args.logdir, pattern, args.interval, deadline)
     except KeyboardInterrupt:
         return 0

@@ -5,6 +5,7 @@ import os
 from tfloop.monitors.records import RecordMonitor
 from tfloop.utils import logger
 from tfloop.utils.fs import read_json_records
+from tfloop.utils.logdir_format import STATS_FILE
 
 __all__ = ["JSONWriter"]
 
@@ -31,7 +32,7 @@ class JSONWriter(RecordMonitor):
         >>> JSONWriter.load_existing_json("train_log/run1")[-1]["val-error"]
     """
 
-    FILENAME = "stats.json"
+    FILENAME = STATS_FILE
 
     def __init__(self, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir,

@@ -15,6 +15,7 @@ from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tfv1
 from tfloop.resume.saver import ResumeStateSaver
 from tfloop.utils import logger
+from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
 __all__ = ["SignalHandler", "HANDLED_SIGNALS"]
 
@@ -98,7 +99,7 @@ class SignalHandler:
 
     def _save(self):
         trainer = self.trainer
-        path = os.path.join(self._logdir, "model")
+        path = os.path.join(self._logdir, CHECKPOINT_PREFIX)
         try:
             with trainer.graph.as_default():
                 prefix = self._saver.save(trainer.sess, path, global_step=trainer.global_step,

@@ -20,13 +20,12 @@ import re
 
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
+from tfloop.utils.logdir_format import ITERATOR_SUFFIX, RESUME_SUFFIX
 
 __all__ = ["IteratorState", "callback_keys", "collect_callback_states",
            "apply_callback_states", "read_resume_state", "resume_state_path",
            "RESUME_SUFFIX", "ITERATOR_SUFFIX"]
 
-RESUME_SUFFIX = ".resume.json"
-ITERATOR_SUFFIX = ".iterator"
 FORMAT_VERSION = 1
 _STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)")
 

@@ -7,6 +7,7 @@ variables, which a checkpoint then fills).
 """
 import contextlib
 import difflib
+import re
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
@@ -110,6 +111,46 @@ def _close_names(tower, name):
                                      cutoff=0.5)
 
 
+_NOT_OUTPUTS = frozenset(["Const", "Placeholder", "PlaceholderWithDefault", "ReadVariableOp",
+                          "VarHandleOp", "VariableV2"])
+
+
+def _named_by_the_model(name, op, used):
+    """Whether an op is one a model names as a result: a layer's ``<layer>/output``, or an op not
+    named after its type (TensorFlow's default) that is at the top level or that nothing uses."""
+    if name.endswith("/output"):
+        return True
+    default = re.sub(r"(?<!^)(?=[A-Z])", "_", op.type).lower()
+    base = re.sub(r"_\d+$", "", name.rpartition("/")[2]).lower()
+    if base in (op.type.lower(), default):       # TensorFlow named it after its type
+        return False
+    return "/" not in name or any(t.name not in used for t in op.outputs)
+
+
+def _likely_outputs(tower, limit=12):
+    """Names of the tower's floating-point tensors that look like the model's results (its
+    outputs, layer outputs, its cost), the last ``limit`` of them in graph order."""
+    graph = tower._graph
+    prefix = tower.ns_name + "/" if tower.ns_name else ""
+    operations = graph.get_operations()
+    used = {t.name for op in operations for t in op.inputs}
+    found = [op.name[len(prefix):] for op in operations
+             if op.name.startswith(prefix) and op.type not in _NOT_OUTPUTS
+             and any(t.dtype.is_floating for t in op.outputs)
+             and _named_by_the_model(op.name[len(prefix):], op, used)]
+    return found[-limit:]
+
+
+def _unknown_name_hint(tower, name):
+    close = _close_names(tower, name)
+    if close:
+        return f" Close matches: {', '.join(close)}."
+    likely = _likely_outputs(tower)
+    if likely:
+        return f" No close match; the model's results in the graph: {', '.join(likely)}."
+    return ""
+
+
 def lookup_tensors(tower, names: list, what: str) -> list:
     """The tensors ``names`` of ``tower``; an unknown name is an error listing close matches.
 
@@ -123,10 +164,8 @@ def lookup_tensors(tower, names: list, what: str) -> list:
         try:
             tensor = tower.get_tensor(name)
         except UnknownNameError:
-            close = _close_names(tower, name)
-            hint = f" Close matches: {', '.join(close)}." if close else ""
-            raise UnknownNameError(
-                f"{what}: no tensor named {name!r} in the predict graph.{hint}") from None
+            raise UnknownNameError(f"{what}: no tensor named {name!r} in the predict graph."
+                                   f"{_unknown_name_hint(tower, name)}") from None
         if not isinstance(tensor, (tf.Tensor, tfv1.Variable)):
             raise TypeError(f"{what}: {name!r} is the op {tensor.name}, which has no output; give "
                             "the name of a tensor.")

@@ -24,6 +24,7 @@ from tfloop.train.defaults import (
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.loop import TrainLoop
+from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
 from tfloop.utils.checks import check_list_of
 
@@ -48,6 +49,8 @@ class Trainer:
         training_error (BaseException): what ended the main loop with an error, set before
             ``after_train`` runs (None when training finished or a callback raised StopTraining),
             so ``after_train`` can tell a failed run (e.g. a NaN loss) from a clean end.
+        stop_reason (str): the message of the ``StopTraining`` that ended training cleanly (set
+            before ``after_train`` runs), or None.
         is_chief (bool): whether this process is the chief worker.
 
     Example:
@@ -88,6 +91,7 @@ class Trainer:
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
         self.training_error: BaseException | None = None
+        self.stop_reason: str | None = None
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -261,14 +265,15 @@ class Trainer:
               steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999) -> None:
         """Set up callbacks, create the session and run the main loop; closes the session at the end."""
         self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
-        self.setup_callbacks(callbacks, monitors)
-        signals = SignalHandler(self)
-        self.initialize(session_creator, session_init)
-        try:
-            with signals:
-                self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
-        finally:
-            self.sess.close()
+        with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
+            self.setup_callbacks(callbacks, monitors)
+            signals = SignalHandler(self)
+            self.initialize(session_creator, session_init)
+            try:
+                with signals:
+                    self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
+            finally:
+                self.sess.close()
 
     def train_with_defaults(self, callbacks: Callback | Iterable[Callback] | None = None,
                             extra_callbacks: Callback | Iterable[Callback] | None = None,

@@ -75,7 +75,8 @@ class TrainingErrorPolicy:
         if exc is None:
             return None
         if isinstance(exc, StopTraining):
-            logger.info(f"Training stopped: {str(exc) or type(exc).__name__}")
+            self.trainer.stop_reason = str(exc) or type(exc).__name__
+            logger.info(f"Training stopped: {self.trainer.stop_reason}")
             return None
         if isinstance(exc, KeyboardInterrupt):
             logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")

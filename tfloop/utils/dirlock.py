@@ -15,7 +15,7 @@ import sys
 import time
 from typing import ClassVar
 
-__all__ = ["LOCK_FILE_NAME", "DirLock", "LogDirInUseError"]
+__all__ = ["LOCK_FILE_NAME", "DirLock", "LogDirInUseError", "is_locked"]
 
 LOCK_FILE_NAME = ".tfloop.lock"
 
@@ -166,3 +166,36 @@ class DirLock:
 
 
 os.register_at_fork(after_in_child=DirLock._forget_after_fork)
+
+
+def is_locked(dirname: str) -> bool:
+    """Whether a live process holds the lock of ``dirname`` (without taking it).
+
+    A lock file naming a process of this host that no longer runs is free without a look at the
+    lock; otherwise a shared ``flock`` is tried and given back at once (where ``flock`` does not
+    work, the owner named in the file is taken to hold it, as :meth:`DirLock.acquire` does).
+
+    Example:
+        >>> is_locked("train_log/run1")     # False once the run's process is gone, kill -9 too
+    """
+    lock = DirLock(dirname)
+    owner = lock.read_owner() or {}
+    same_host = owner.get("host") == socket.gethostname()
+    pid = owner.get("pid")
+    if same_host and isinstance(pid, int) and not _pid_alive(pid):
+        return False
+    try:
+        fd = os.open(lock.path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        # Held; or no flock here, where the owner named in the file (alive, or of another host)
+        # is taken to hold it, as DirLock.acquire does.
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

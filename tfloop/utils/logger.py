@@ -17,6 +17,7 @@ import tempfile
 from datetime import datetime
 
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
+from tfloop.utils.logdir_format import LOG_FILE
 
 __all__ = ["set_logger_dir", "get_logger_dir", "path_in_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
            "exception", "debug", "LOG_DIR_ACTIONS", "console_stream", "set_console_stream",
@@ -79,7 +80,7 @@ addFilter = _LOGGER.addFilter  # noqa: N816
 LOG_DIR = None
 _FILE_HANDLER = None
 _LOCK = None
-LOG_FILE_NAME = "log.log"
+LOG_FILE_NAME = LOG_FILE
 
 LOG_DIR_ACTIONS = {
     "k": "keep", "keep": "keep",

@@ -1,6 +1,7 @@
 """``tfloop export``: a log directory's best or latest checkpoint, from the model's import path."""
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from support import make_regression_data
 
 import tfloop
 from tfloop.cli import main
+from tfloop.cli.export import import_model_module, load_model
 from tfloop.compat import tf
 
 
@@ -78,3 +80,52 @@ def test_not_empty_output_and_no_best(tmp_path, logdir):
         main(args + ["--output", str(busy)])
     with pytest.raises(SystemExit, match="No best checkpoint in"):
         main(args + ["--output", str(tmp_path / "o"), "--checkpoint", "best"])
+
+
+def test_an_unknown_output_name_gets_the_graphs_outputs(run_dir, tmp_path):
+    args = ["export", run_dir, "--output", str(tmp_path / "out"), "--model",
+            "support:PredictLinearModel", "--output-names", "probabilities"]
+    with pytest.raises(SystemExit, match=r"no tensor named 'probabilities' in the predict graph. "
+                                         r"No close match; the model's results in the graph: "
+                                         r"pred, err\.$"):
+        main(args)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def clean_imports(monkeypatch):
+    """sys.path and the imported modules as they were before the test."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("model", ["examples.mnist_convnet:Model",
+                                   "examples/mnist_convnet.py:Model"])
+def test_the_model_module_is_found_as_python_dash_m_finds_it(model, monkeypatch, clean_imports):
+    monkeypatch.chdir(ROOT)     # the example imports its neighbour: from digits import ...
+    module = import_model_module(model.rpartition(":")[0])
+    assert module.__file__ == os.path.join(ROOT, "examples", "mnist_convnet.py")
+    assert isinstance(load_model(model, {}), tfloop.ModelDesc)
+
+
+def test_a_module_that_imports_its_neighbours(run_dir, tmp_path, monkeypatch, clean_imports):
+    package = tmp_path / "project" / "models"
+    package.mkdir(parents=True)
+    (package / "settings.py").write_text("LR = 0.1\n")
+    (package / "linear.py").write_text(
+        "from settings import LR\nfrom support import LinearModel\n\n\n"
+        "def make():\n    return LinearModel(LR)\n")
+    monkeypatch.chdir(tmp_path / "project")
+    assert main(["export", run_dir, "--output", str(tmp_path / "out"), "--model",
+                 "models.linear:make", "--output-names", "pred", "--input-names", "x"]) == 0
+    x, _ = make_regression_data(4, seed=2)
+    np.testing.assert_allclose(exported_pred(str(tmp_path / "out"), x),
+                               expected(run_dir, "model-3", x), rtol=1e-6)
+    with pytest.raises(SystemExit, match="cannot import models.nope: no such module from"):
+        main(["export", run_dir, "--output", str(tmp_path / "o2"), "--model", "models.nope:M",
+              "--output-names", "pred"])

@@ -1,0 +1,17 @@
+"""How a training's end becomes the state written into status.json: the pure decision."""
+import pytest
+
+from tfloop.train.run_status import training_outcome
+
+
+@pytest.mark.parametrize("exc, stop_reason, expected", [
+    (None, None, ("finished", None)),
+    (None, "EarlyStopping: no improvement", ("stopped", "EarlyStopping: no improvement")),
+    (KeyboardInterrupt(), None, ("stopped", "Ctrl-C (SIGINT) at global step 7")),
+    (SystemExit(143), "a callback requested a stop", ("stopped", "SIGTERM at global step 7")),
+    (SystemExit(1), None, ("failed", "SystemExit: 1")),
+    (SystemExit(200), None, ("failed", "SystemExit: 200")),
+    (ValueError("the loss is NaN"), None, ("failed", "ValueError: the loss is NaN")),
+])
+def test_training_outcome(exc, stop_reason, expected):
+    assert training_outcome(exc, stop_reason, 7) == expected
