@@ -121,9 +121,9 @@ def markdown(data, info):
         "# Where a step's time goes ({}, model {})".format(info["date"], info["model"]), "",
         report.machine_line(info), "",
         "## Raw step and its kernels", "",
-        f"Raw `sess.run(train_op)`: {1e6 * wall:.0f} us wall, {1e6 * cpu:.0f} us CPU per step. Sum of op execution "
-        f"times in a traced step: {kernel_total:.0f} us (ops run partly in parallel, so this can exceed the "
-        "wall time).", "",
+        f"Raw `sess.run(train_op)`: {1e6 * wall:.0f} us wall, {1e6 * cpu:.0f} us CPU per step. "
+        f"Sum of op execution times in a traced step: {kernel_total:.0f} us (ops run partly in "
+        "parallel, so this can exceed the wall time).", "",
         report.table(["op type", "us per step"],
                      [[k, f"{v:.0f}"] for k, v in top_kernels]), "",
         "## One session call with nothing to do", "",

@@ -10,7 +10,8 @@ batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on th
 * ``tfloop_feed``: ``FeedInput(loader)`` (the loader runs in the training thread), no callbacks;
 * ``tfloop_buffer``: ``QueueInput(loader, queue=50)``: the loader thread fills a Python buffer
   and each step feeds from it (QueueInput's other mode);
-* ``(a) raw_feed_sync``: a raw session loop, ``next(loader)`` then ``sess.run(train_op, feed_dict)``;
+* ``(a) raw_feed_sync``: a raw session loop, ``next(loader)`` then
+  ``sess.run(train_op, feed_dict)``;
 * ``(b) raw_prefetch``: a raw loop fed by ``feed_dict`` from a ``queue.Queue(50)`` that a thread
   fills from the loader;
 * ``(c) raw_from_generator``: ``tf.data.Dataset.from_generator(loader).prefetch(AUTOTUNE)`` in
@@ -366,7 +367,8 @@ def summarize(runs, methods):
     for m in methods:
         mine = [r for r in runs if r["method"] == m]
         times = [1e3 * r["wall_s"] / r["steps"] for r in mine]
-        rows.append({"method": m, "rounds": len(mine), "ms_per_step_median": statistics.median(times),
+        rows.append({"method": m, "rounds": len(mine),
+                     "ms_per_step_median": statistics.median(times),
                      "ms_per_step_min": min(times), "ms_per_step_max": max(times),
                      "cpu_ms_per_step": statistics.median(1e3 * r["cpu_s"] / r["steps"]
                                                           for r in mine),

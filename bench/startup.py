@@ -94,7 +94,8 @@ def spawn(method, model, timeout):
     t0 = time.time()
     env["BENCH_T0"] = repr(t0)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", method,
-                           "--model", model], capture_output=True, env=env, timeout=timeout, text=True)
+                           "--model", model],
+                          capture_output=True, env=env, timeout=timeout, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{method} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])

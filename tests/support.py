@@ -252,9 +252,11 @@ def train_linear(callbacks=(), data=None, steps_per_epoch=None, max_epoch=2, mon
     x, y = make_regression_data(12)
     if data is None:
         data = tfloop.FeedInput(batches(x, y, 4))
-    config = tfloop.TrainConfig(model=model or LinearModel(), data=data, callbacks=list(callbacks),
-                                monitors=list(monitors), extra_callbacks=list(extra_callbacks),
-                                steps_per_epoch=steps_per_epoch, max_epoch=max_epoch, **config_kwargs)
+    config = tfloop.TrainConfig(model=model or LinearModel(), data=data,
+                                callbacks=list(callbacks), monitors=list(monitors),
+                                extra_callbacks=list(extra_callbacks),
+                                steps_per_epoch=steps_per_epoch, max_epoch=max_epoch,
+                                **config_kwargs)
     trainer = trainer or tfloop.SimpleTrainer()
     tfloop.launch_train_with_config(config, trainer)
     return trainer

@@ -13,13 +13,15 @@ class ModelDescBase:
 
     def inputs(self) -> list[Any]:
         """Return the model's inputs as a list of ``tf.TensorSpec`` with names."""
-        raise TypeError(f"{type(self).__name__} must define inputs() returning a list of tf.TensorSpec.")
+        raise TypeError(f"{type(self).__name__} must define inputs() returning a list of "
+                        "tf.TensorSpec.")
 
     def get_input_signature(self) -> list[Any]:
         """The checked input signature; placeholders are accepted and turned into TensorSpecs."""
         specs = self.inputs()
         if not isinstance(specs, (list, tuple)):
-            raise TypeError(f"{type(self).__name__}.inputs() must return a list of tf.TensorSpec, got {specs!r}.")
+            raise TypeError(f"{type(self).__name__}.inputs() must return a list of tf.TensorSpec, "
+                            f"got {specs!r}.")
         specs = [tf.TensorSpec(s.shape, s.dtype, name=s.op.name)
                  if isinstance(s, tf.Tensor) and s.op.type == "Placeholder" else s for s in specs]
         return check_input_signature(specs)

@@ -30,7 +30,8 @@ class RunOnly(tfloop.Callback):
         return ["cost:0"]
 
     def _after_run(self, ctx, values):
-        self.log.append(("RunOnly", "after_run", self.global_step, round(float(values.results[0]), 4)))
+        self.log.append(("RunOnly", "after_run", self.global_step,
+                         round(float(values.results[0]), 4)))
 
 
 class KerasStyle(tfloop.Callback):
@@ -247,8 +248,8 @@ def test_steps_per_run_checks_any_callback_by_its_step_period():
         def _trigger_step(self):
             pass
 
-    with pytest.raises(ValueError, match=r"ProxyCallback\(EveryThird\) runs every 3 steps, which is not a "
-                                         r"multiple of steps_per_run=2"):
+    with pytest.raises(ValueError, match=r"ProxyCallback\(EveryThird\) runs every 3 steps, which "
+                                         r"is not a multiple of steps_per_run=2"):
         check_callbacks_for_steps_per_run([Idle(), tfloop.ProxyCallback(EveryThird())], 2)
     check_callbacks_for_steps_per_run([EveryThird()], 3)
     check_callbacks_for_steps_per_run([EveryThird()], 1)

@@ -1,4 +1,4 @@
-"""DumpTensors and DumpTensorAsImage: files on disk hold exactly the values fetched with the step."""
+"""DumpTensors and DumpTensorAsImage: files on disk hold the exact values fetched with the step."""
 import os
 
 import numpy as np

@@ -25,7 +25,8 @@ def expected_sequence(name, epochs=2, steps=3, extra=None):
         for local in range(steps):
             seq.append((name, "before_run", epoch, gs, local, None))
             gs += 1
-            seq.append((name, "after_run", epoch, gs, local, extra(epoch, local) if extra else None))
+            seq.append((name, "after_run", epoch, gs, local,
+                        extra(epoch, local) if extra else None))
             seq.append((name, "trigger_step", epoch, gs, local, None))
         seq.append((name, "after_epoch", epoch, gs, steps - 1, None))
         seq.append((name, "trigger", epoch, gs, steps - 1, None))

@@ -56,7 +56,8 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
         f.write("learning_rate:0.2\n")
     schedule = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
     human = tfloop.HumanHyperParamSetter("learning_rate")
-    lrs, puts = train_recording_lr([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human], max_epoch=3)
+    lrs, puts = train_recording_lr([schedule, Editor(path, {2: "learning_rate:0.3\n"}), human],
+                                   max_epoch=3)
     assert lrs == [0.2, 0.05, 0.3]
     # both setters put the value in force when each epoch starts
     assert puts == [(0, 0.2), (0, 0.2), (3, 0.05), (3, 0.05), (6, 0.3), (6, 0.3)]
@@ -65,7 +66,8 @@ def test_a_schedule_change_is_not_undone_by_an_old_line(logdir):
 def test_absolute_path_without_log_dir(tmp_path, log_warnings):
     path = tmp_path / "lr.txt"
     path.write_text("learning_rate:0.3\n")
-    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))], max_epoch=2)
+    setter = tfloop.HumanHyperParamSetter("learning_rate", file_name=str(path))
+    lrs, _ = train_recording_lr([setter], max_epoch=2)
     assert lrs == [0.3, 0.3]
     assert log_warnings == []
 
@@ -77,7 +79,8 @@ def test_relative_file_without_log_dir_fails_at_setup():
 
 
 def test_missing_file_is_quiet_and_unreadable_file_warns_once(logdir, log_warnings):
-    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")], max_epoch=2)
+    lrs, _ = train_recording_lr([tfloop.HumanHyperParamSetter("learning_rate", "absent.txt")],
+                                max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert log_warnings == []
     os.mkdir(os.path.join(logdir, "hyper.txt"))
@@ -104,15 +107,17 @@ def test_a_fifo_is_never_opened_and_training_goes_on(logdir, log_warnings):
     lrs, _ = train_recording_lr([setter], max_epoch=2)
     assert lrs == [0.1, 0.1]
     assert log_warnings == [
-        f"HumanHyperParamSetter('learning_rate'): {path} is not a regular file (a FIFO, a directory or "
-        "a device), so it is not read; the value stays as it is. Write a plain text file there."
+        f"HumanHyperParamSetter('learning_rate'): {path} is not a regular file (a FIFO, a "
+        "directory or a device), so it is not read; the value stays as it is. Write a plain text "
+        "file there."
         ]
 
 
 def test_a_value_infinite_in_float32_is_ignored_with_a_warning(logdir, log_warnings):
     path = os.path.join(logdir, "hyper.txt")
     editor = Editor(path, {1: "learning_rate:1e39\n", 2: "learning_rate:0.05\n"})
-    lrs, _ = train_recording_lr([editor, tfloop.HumanHyperParamSetter("learning_rate")], max_epoch=3)
+    lrs, _ = train_recording_lr([editor, tfloop.HumanHyperParamSetter("learning_rate")],
+                                max_epoch=3)
     assert lrs == [0.1, 0.1, 0.05]
     assert len(log_warnings) == 1
     assert "line 'learning_rate:1e+39' ignored" in log_warnings[0]

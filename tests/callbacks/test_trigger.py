@@ -100,5 +100,6 @@ def test_periodic_trigger_rejects_bad_periods(kwargs, message):
 def test_wrappers_reject_non_callbacks():
     with pytest.raises(TypeError, match="wraps a Callback"):
         tfloop.PeriodicTrigger(lambda: None, every_k_steps=1)
-    with pytest.raises(TypeError, match=r"EnableCallbackIf: pred must be callable as pred\(self\) -> bool"):
+    with pytest.raises(TypeError,
+                       match=r"EnableCallbackIf: pred must be callable as pred\(self\) -> bool"):
         tfloop.EnableCallbackIf(tfloop.Callback(), pred=True)

@@ -16,8 +16,9 @@ def test_keras_example_trains_a_few_steps_and_saves_a_keras_model(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TF_CPP_MIN_LOG_LEVEL="2")
     out = subprocess.run([sys.executable, EXAMPLE, "--max-epoch", "2", "--steps-per-epoch", "3",
-                          "--logdir", "log"], check=False, cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=scaled_timeout(90), stdin=subprocess.DEVNULL)
+                          "--logdir", "log"], check=False, cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=scaled_timeout(90),
+                         stdin=subprocess.DEVNULL)
     output = out.stdout + out.stderr
     assert out.returncode == 0, output[-4000:]
     logdir = tmp_path / "log"

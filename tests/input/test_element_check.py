@@ -120,7 +120,7 @@ def _loose(x, y):
 def test_a_batch_of_another_shape_from_a_loose_dataset_stops_training_naming_the_input(
         tfloop_log):
     x, y = make_regression_data(12)
-    # (4, 1) would broadcast against (3, 1) weights' output: silent wrong training without the check.
+    # (4, 1) would broadcast against (3, 1) weights' output: silent wrong training without the check
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         train_linear([], data=_loose(x[:, :1], y), steps_per_epoch=3, max_epoch=1)
     message = info.value.message

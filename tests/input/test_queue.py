@@ -248,7 +248,7 @@ def test_a_queue_of_ones_own_built_by_a_function_and_bad_queues():
         tfloop.QueueInput(5)
 
 
-# ---- exact resume ---------------------------------------------------------------------------------
+# ---- exact resume --------------------------------------------------------------------------------
 @pytest.mark.parametrize("length, queue", [
     (True, None), pytest.param(False, 50, marks=pytest.mark.slow), (True, "tf")])
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, length, queue):
@@ -271,7 +271,7 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
     assert {**first, **second} == reference
 
 
-# ---- tfloop.dataflow ------------------------------------------------------------------------------
+# ---- tfloop.dataflow -----------------------------------------------------------------------------
 def test_a_batched_dataflow_trains_like_the_same_batches_fed():
     from tfloop.dataflow import BatchData, DataFromList
     x, y = make_regression_data(12)

@@ -97,7 +97,8 @@ def test_feed_datapoint_shape_mismatch_names_the_input():
         train_linear([], data=tfloop.FeedInput([(x[:4, :2], y[:4])]), max_epoch=1)
     with pytest.raises(ValueError, match="must be a list of 2 components"):
         train_linear([], data=tfloop.FeedInput([(x[:4],)]), max_epoch=1)
-    with pytest.raises(ValueError, match=r"is a dict with keys \['x'\] but inputs\(\) needs \['y'\]"):
+    with pytest.raises(ValueError,
+                       match=r"is a dict with keys \['x'\] but inputs\(\) needs \['y'\]"):
         train_linear([], data=tfloop.FeedInput([{"x": x[:4]}]), max_epoch=1)
 
 

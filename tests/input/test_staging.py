@@ -110,9 +110,11 @@ def test_staging_input_refuses_feeds_steps_per_run_and_bad_arguments():
 def test_staged_datapoints_are_not_counted_as_trained_when_resuming(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)
-    _, reference = train_resumable(str(tmp_path / "reference"), tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2))
+    _, reference = train_resumable(str(tmp_path / "reference"),
+                                   tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2))
     logdir = str(tmp_path / "log")
-    _, first = train_resumable(logdir, tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2), stop_at=4)
+    _, first = train_resumable(logdir, tfloop.StagingInput(tfloop.QueueInput(items), nr_stage=2),
+                               stop_at=4)
     with open(os.path.join(logdir, "model-4.resume.json")) as f:
         state = json.load(f)
     assert state["callbacks"]["_QueueFeeder#0"] == {"pass": 0, "index": 4, "consumed": 4}

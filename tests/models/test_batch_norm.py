@@ -81,7 +81,8 @@ def test_ema_update_modes(mode):
         inp = tfv1.placeholder(tf.float32, x.shape)
         with TowerContext("", is_training=True):
             y = BatchNorm("bn", inp, ema_update=mode, decay=0.5)   # decay: old name of momentum
-        assert len(tfv1.get_collection(tfv1.GraphKeys.UPDATE_OPS)) == (2 if mode == "collection" else 0)
+        assert len(tfv1.get_collection(tfv1.GraphKeys.UPDATE_OPS)) == \
+            (2 if mode == "collection" else 0)
         with tfv1.Session() as sess:
             sess.run(tfv1.global_variables_initializer())
             sess.run(y, {inp: x})

@@ -117,7 +117,8 @@ def test_restore_from_a_dict_and_missing_names():
     desc.restore_keras_weights(values)
     assert all(np.all(w == 0.5) for w in model.get_weights())
     del values["dense_1/bias"]
-    with pytest.raises(ValueError, match=r"no value for the model's variable\(s\) \['dense_1/bias'\]"):
+    with pytest.raises(ValueError,
+                       match=r"no value for the model's variable\(s\) \['dense_1/bias'\]"):
         desc.restore_keras_weights(values)
 
 
@@ -194,7 +195,8 @@ def test_subclassed_model_needs_inputs():
     _, capture = train(desc, (x, y.astype(np.float32)[:, None]))
     assert sorted(desc.graph_variable_names().values()) == ["linear/dense/bias",
                                                            "linear/dense/kernel"]
-    assert not np.allclose(capture.before["linear/dense/kernel"], capture.after["linear/dense/kernel"])
+    assert not np.allclose(capture.before["linear/dense/kernel"],
+                           capture.after["linear/dense/kernel"])
 
 
 def test_two_inputs_and_two_outputs_with_a_loss_each():

@@ -28,7 +28,8 @@ def normalized(x, axes):
 def test_layer_norm(shape, data_format):
     x = RNG.rand(*shape).astype(np.float32)
     init = tf.constant_initializer(2.0)
-    y, variables = evaluate(lambda t: LayerNorm("ln", t, data_format=data_format, gamma_init=init), x)
+    y, variables = evaluate(
+        lambda t: LayerNorm("ln", t, data_format=data_format, gamma_init=init), x)
     assert sorted(variables) == ["ln/beta", "ln/gamma"] and variables["ln/gamma"].shape == (5,)
     np.testing.assert_allclose(y, 2 * normalized(x, tuple(range(1, len(shape)))), atol=1e-4)
     y, variables = evaluate(lambda t: LayerNorm("ln", t, use_bias=False, use_scale=False,

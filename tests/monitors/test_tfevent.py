@@ -165,8 +165,8 @@ class _FullDisk:
 
     def _check(self):
         if _FullDisk.full:
-            raise tf.errors.ResourceExhaustedError(None, None, f"{self.path}; No space left on device"
-                                                   )
+            raise tf.errors.ResourceExhaustedError(None, None,
+                                                   f"{self.path}; No space left on device")
 
     def write(self, record):
         self._check()

@@ -11,8 +11,8 @@ X, Y = make_regression_data(10, seed=6)
 
 
 def config():
-    return tfloop.PredictConfig(model=PredictLinearModel(), session_init={"w": W}, output_names=["pred", "err"],
-                                return_input=False)
+    return tfloop.PredictConfig(model=PredictLinearModel(), session_init={"w": W},
+                                output_names=["pred", "err"], return_input=False)
 
 
 def test_each_call_predicts_the_next_batch_until_the_end():

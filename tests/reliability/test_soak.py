@@ -159,7 +159,8 @@ def test_twenty_thousand_steps_with_default_callbacks_stay_flat(tmp_path):
     warm = usage.samples[4]       # after 5 epochs: caches, first files and threads exist
     last = usage.samples[-1]
     growth_mb = (max(s[1] for s in usage.samples[4:]) - warm[1]) / 2 ** 20
-    print(f"soak: 20000 steps in {elapsed:.1f} s; RSS {warm[1] / 2 ** 20:.1f} MB at epoch 5, growth {growth_mb:.2f} MB after; "
+    print(f"soak: 20000 steps in {elapsed:.1f} s; RSS {warm[1] / 2 ** 20:.1f} MB at epoch 5, "
+          f"growth {growth_mb:.2f} MB after; "
           f"fds {warm[2]} -> {last[2]}; threads {warm[3]} -> {last[3]}")
     assert growth_mb < 16
     assert {s[2] for s in usage.samples[4:]} == {warm[2]}

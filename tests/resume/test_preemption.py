@@ -280,8 +280,8 @@ def test_unwritable_checkpoint_dir_is_never_silent(tmp_path, caplog, on_error):
     assert any(m.startswith(f"ResumeStateSaver could not write the resume state of {ckpt}/model-2"
                             ) for m in errors), errors
     if on_error == "log":
-        assert any(m.startswith(f"ModelSaver could not save checkpoint {ckpt}/model-3 (global step 3)"
-                                ) for m in errors), errors
+        assert any(m.startswith(f"ModelSaver could not save checkpoint {ckpt}/model-3 "
+                                "(global step 3)") for m in errors), errors
     # model-2 has no resume state: a resumed run starts from model-1.
     assert find_resume_checkpoint(ckpt) == os.path.join(ckpt, "model-1")
 

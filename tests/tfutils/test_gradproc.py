@@ -122,7 +122,8 @@ def test_summary_gradient_adds_a_histogram_and_the_rms_moving_average():
 
 
 def test_print_gradient_prints_each_matching_gradient(capfd):
-    values, _ = one_step([gradproc.FilterNoneGrad(verbose=False), gradproc.PrintGradient("layer/b")])
+    values, _ = one_step([gradproc.FilterNoneGrad(verbose=False),
+                          gradproc.PrintGradient("layer/b")])
     np.testing.assert_allclose(values["layer/b"], B0 - LR * GB, rtol=1e-6)
     err = capfd.readouterr().err
     assert "layer/b-grad: shape [2] mean 1.5 rms" in err
@@ -153,5 +154,6 @@ def test_bad_arguments_are_refused_early(make, message):
 
 
 def test_process_refuses_what_is_not_a_list_of_pairs():
-    with tf.Graph().as_default(), pytest.raises(TypeError, match="list of \\(gradient, variable\\) pairs"):
+    with tf.Graph().as_default(), \
+            pytest.raises(TypeError, match="list of \\(gradient, variable\\) pairs"):
         gradproc.FilterNoneGrad().process([tf.constant(1.0)])

@@ -93,7 +93,8 @@ def test_session_update_errors_name_the_variable():
 
 def test_get_model_loader_ignore_mismatch_skips_wrong_shapes(tmp_path):
     path = str(tmp_path / "model.npz")
-    save_checkpoint_vars({"fc/W": np.ones([2, 3], np.float32), "fc/b": np.ones(5, np.float32)}, path)
+    save_checkpoint_vars({"fc/W": np.ones([2, 3], np.float32), "fc/b": np.ones(5, np.float32)},
+                         path)
     graph, sess, w, b = _graph_with_variables()
     with graph.as_default():
         loader = get_model_loader(path, ignore_mismatch=True)

@@ -40,8 +40,9 @@ class ReturnsTheOp(SingleCostTrainer):
         return get_opt_fn().apply_gradients(grads, global_step=get_global_step_var())
 
 
-@pytest.mark.parametrize("make", [lambda log: TensorpackStyleTrainer([RecordingCallback("cb", log)]),
-                                  lambda log: ReturnsTheOp()])
+@pytest.mark.parametrize("make", [
+    lambda log: TensorpackStyleTrainer([RecordingCallback("cb", log)]),
+    lambda log: ReturnsTheOp()])
 def test_custom_single_cost_trainer_trains_like_simple_trainer(make):
     log = []
     weights = []

@@ -2,8 +2,9 @@
 
 ``mypy --config-file mypy.ini`` checks these calls against the annotated signatures of tfloop's
 public surface, so a wrong argument type (``max_epoch="10"``, a callback given as a monitor, a
-trainer class instead of a trainer, a tensor name where a list of names goes) fails the check. tests/typecheck/test_public_api_usage.py runs
-the same functions, so the code checked is code that works.
+trainer class instead of a trainer, a tensor name where a list of names goes) fails the check.
+tests/typecheck/test_public_api_usage.py runs the same functions, so the code checked is code that
+works.
 """
 from __future__ import annotations
 

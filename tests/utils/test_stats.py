@@ -53,7 +53,8 @@ def test_binary_statistics_match_the_definitions():
     assert (stats.nr_pos, stats.nr_neg) == (np.sum(label == 1), np.sum(label == 0))
     assert stats.corr_neg == np.sum((pred == 0) & (label == 0))
     empty = BinaryStatistics()
-    assert (empty.precision, empty.recall, empty.false_positive, empty.false_negative) == (0, 0, 0, 0)
+    assert (empty.precision, empty.recall, empty.false_positive,
+            empty.false_negative) == (0, 0, 0, 0)
     with pytest.raises(ValueError, match="pred has shape \\(2,\\) but label has \\(3,\\)"):
         stats.feed(np.zeros(2), np.zeros(3))
 

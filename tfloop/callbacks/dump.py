@@ -27,8 +27,8 @@ def encode_png(image):
     if image.ndim == 2:
         image = image[:, :, np.newaxis]
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPES:
-        raise ValueError("encode_png needs a uint8 image of shape HW or HWC with 1, 3 or 4 channels, "
-                         f"got {image.dtype} of shape {image.shape}.")
+        raise ValueError("encode_png needs a uint8 image of shape HW or HWC with 1, 3 or 4 "
+                         f"channels, got {image.dtype} of shape {image.shape}.")
     height, width, channels = image.shape
     rows = np.ascontiguousarray(image).reshape(height, width * channels)
     raw = np.concatenate([np.zeros((height, 1), np.uint8), rows], axis=1).tobytes()
@@ -88,7 +88,7 @@ class DumpTensors(_StepDumper):
         every_step (bool): dump along with every step instead of the last step of each epoch.
 
     Example:
-        >>> DumpTensors(["cost", "logits"])   # train_log/x/DumpTensor-300.npz, DumpTensor-600.npz...
+        >>> DumpTensors(["cost", "logits"])  # train_log/x/DumpTensor-300.npz, DumpTensor-600.npz...
     """
 
     def __init__(self, names, every_step=False):

@@ -18,7 +18,8 @@ class RunOp(Callback):
         verbose (bool): log each time it runs outside the step.
 
     Example:
-        >>> RunOp(lambda: tf.compat.v1.assign(ema_decay, 0.99), run_before=True, run_as_trigger=False)
+        >>> RunOp(lambda: tf.compat.v1.assign(ema_decay, 0.99), run_before=True,
+        ...       run_as_trigger=False)
     """
 
     _chief_only = False
@@ -83,7 +84,8 @@ class RunUpdateOps(RunOp):
         ops = tfv1.get_collection(self._collection)
         self.run_step = bool(ops)
         if ops:
-            logger.info(f"Running {len(ops)} op(s) of collection {self._collection} with every step.")
+            logger.info(f"Running {len(ops)} op(s) of collection {self._collection} with every "
+                        "step.")
         return tf.group(*ops, name="update_ops")
 
 
@@ -105,7 +107,8 @@ class ProcessTensors(Callback):
         self._fn = fn
 
     def _setup_graph(self):
-        self._fetches = tfv1.train.SessionRunArgs(fetches=self.get_tensors_maybe_in_tower(self._names))
+        self._fetches = tfv1.train.SessionRunArgs(
+            fetches=self.get_tensors_maybe_in_tower(self._names))
 
     def _before_run(self, ctx):
         return self._fetches

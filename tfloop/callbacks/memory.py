@@ -12,14 +12,15 @@ try:
 except ImportError:  # Windows
     resource = None
 
-__all__ = ["HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker", "current_rss_bytes", "peak_rss_bytes"]
+__all__ = ["HostMemoryTracker", "PeakMemoryTracker", "GPUMemoryTracker", "current_rss_bytes",
+           "peak_rss_bytes"]
 
 _MB = float(1 << 20)
 _GPU_DEVICE = re.compile(r"/?(?:device:)?gpu:(\d+)", re.IGNORECASE)
 
 
 def current_rss_bytes():
-    """This process's resident memory in bytes, from ``/proc/self/statm``; None where unavailable."""
+    """This process's resident memory in bytes, from ``/proc/self/statm``; None if unavailable."""
     try:
         with open("/proc/self/statm") as f:
             resident_pages = int(f.read().split()[1])

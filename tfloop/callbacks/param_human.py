@@ -73,7 +73,8 @@ class HumanHyperParamSetter(HyperParamSetter):
     def __init__(self, param, file_name="hyper.txt"):
         super().__init__(param)
         if not isinstance(file_name, str) or not file_name:
-            raise ValueError(f"file_name must be a file name such as 'hyper.txt', got {file_name!r}.")
+            raise ValueError(
+                f"file_name must be a file name such as 'hyper.txt', got {file_name!r}.")
         self.file_name = file_name
         self.path = None
         self._warned_about = None
@@ -81,7 +82,8 @@ class HumanHyperParamSetter(HyperParamSetter):
     def _setup_graph(self):
         super()._setup_graph()
         self.path = self._resolve_path()
-        logger.info(f"{self}: write '{self.param.readable_name}:<value>' to {self.path} to change it during training.")
+        logger.info(f"{self}: write '{self.param.readable_name}:<value>' to {self.path} to change "
+                    "it during training.")
 
     def _resolve_path(self):
         return logger.path_in_logger_dir(
@@ -97,18 +99,21 @@ class HumanHyperParamSetter(HyperParamSetter):
         except FileNotFoundError:
             return None
         except OSError as e:
-            self._warn_once(str(e), [f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
+            self._warn_once(str(e), [
+                f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
             return None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 self._warn_once("not a file", [
-                    f"{self}: {self.path} is not a regular file (a FIFO, a directory or a device), so it is not "
-                    "read; the value stays as it is. Write a plain text file there."])
+                    f"{self}: {self.path} is not a regular file (a FIFO, a directory or a "
+                    "device), so it is not read; the value stays as it is. Write a plain text "
+                    "file there."])
                 return None
             with os.fdopen(fd, encoding="utf-8", closefd=False) as f:
                 return f.read()
         except (OSError, UnicodeDecodeError) as e:
-            self._warn_once(str(e), [f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
+            self._warn_once(str(e), [
+                f"{self}: cannot read {self.path}: {e}; the value stays as it is."])
             return None
         finally:
             os.close(fd)
@@ -126,9 +131,11 @@ class HumanHyperParamSetter(HyperParamSetter):
             return None
         values, problems, names = parse_hyper_file(text)
         name = self.param.readable_name
-        messages = [f"{self}: {self.path} line {number}: {line!r} ignored: {reason}; write lines like '{name}:0.01'." for number, line, reason in problems]
+        messages = [f"{self}: {self.path} line {number}: {line!r} ignored: {reason}; write lines "
+                    f"like '{name}:0.01'." for number, line, reason in problems]
         if name not in names:
-            messages.append(f"{self}: {self.path} has no line '{name}:<value>'; the value stays as it is.")
+            messages.append(f"{self}: {self.path} has no line '{name}:<value>'; the value stays as "
+                            "it is.")
         value = values.get(name)
         check = getattr(self.param, "check_value", None)
         if value is not None and check is not None:

@@ -15,24 +15,24 @@ _SCHEDULE_EXAMPLE = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
 
 def _check_schedule(schedule):
     if not isinstance(schedule, (list, tuple)) or not schedule:
-        raise ValueError(f"schedule must be a non-empty list of (epoch or step, value) pairs, {_SCHEDULE_EXAMPLE}; "
-                         f"got {schedule!r}.")
+        raise ValueError(f"schedule must be a non-empty list of (epoch or step, value) pairs, "
+                         f"{_SCHEDULE_EXAMPLE}; got {schedule!r}.")
     checked = []
     for i, entry in enumerate(schedule):
         where = f"schedule entry {i} ({entry!r})"
         if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-            raise ValueError(f"{where} is not an (epoch or step, value) pair; a valid schedule: {_SCHEDULE_EXAMPLE}."
-                             )
+            raise ValueError(f"{where} is not an (epoch or step, value) pair; a valid schedule: "
+                             f"{_SCHEDULE_EXAMPLE}.")
         point, value = entry
         if not is_int(point) or point < 0:
-            raise ValueError(f"{where}: the epoch or step must be an int >= 0, got {point!r}; a valid "
-                             f"schedule: {_SCHEDULE_EXAMPLE}.")
+            raise ValueError(f"{where}: the epoch or step must be an int >= 0, got {point!r}; a "
+                             f"valid schedule: {_SCHEDULE_EXAMPLE}.")
         if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{where}: the value must be a finite number, got {value!r}; a valid "
                              f"schedule: {_SCHEDULE_EXAMPLE}.")
         if checked and point <= checked[-1][0]:
-            raise ValueError(f"{where}: epochs/steps must be strictly increasing, but {point} follows {checked[-1][0]}; "
-                             f"a valid schedule: {_SCHEDULE_EXAMPLE}.")
+            raise ValueError(f"{where}: epochs/steps must be strictly increasing, but {point} "
+                             f"follows {checked[-1][0]}; a valid schedule: {_SCHEDULE_EXAMPLE}.")
         checked.append((int(point), float(value)))
     return checked
 
@@ -181,7 +181,8 @@ class HyperParamSetterWithFunc(HyperParamSetter):
             try:
                 check(value)
             except ValueError as e:
-                raise ValueError(f"{self}: func({point}, {current!r}) returned {value!r}, which is refused: {e}") from None
+                raise ValueError(f"{self}: func({point}, {current!r}) returned {value!r}, which is "
+                                 f"refused: {e}") from None
         return value
 
     def _reads_along_with_step(self):

@@ -147,8 +147,8 @@ class GPUUtilizationTracker(Callback):
                 devices = [devices]
             devices = [str(d) for d in devices]
             if not devices:
-                raise ValueError("GPUUtilizationTracker devices must be a non-empty list of GPU ids "
-                                 "or None (all visible GPUs), got [].")
+                raise ValueError("GPUUtilizationTracker devices must be a non-empty list of GPU "
+                                 "ids or None (all visible GPUs), got [].")
         check_positive_number(interval, "GPUUtilizationTracker interval", unit="seconds")
         check_callable(sampler, "GPUUtilizationTracker sampler", allow_none=True)
         self.devices = devices
@@ -204,11 +204,12 @@ class GPUUtilizationTracker(Callback):
                           f"{self._proc.returncode}{': ' + stderr if stderr else ''}")
             return
         if self._averager.bad_lines and not self._warned_bad_lines:
-            logger.warning(f"GPUUtilizationTracker: ignored sampler output lines such as {self._averager.bad_lines[0]!r}.")
+            logger.warning("GPUUtilizationTracker: ignored sampler output lines such as "
+                           f"{self._averager.bad_lines[0]!r}.")
             self._warned_bad_lines = True
         if not self._means:
-            logger.info(f"GPUUtilizationTracker: no sample during epoch {self.epoch_num} (shorter than the {self.interval} s "
-                        "interval?).")
+            logger.info(f"GPUUtilizationTracker: no sample during epoch {self.epoch_num} (shorter "
+                        f"than the {self.interval} s interval?).")
             return
         for gpu, mean in sorted(self._means.items()):
             self.trainer.monitors.put_scalar(f"GPUUtil/{gpu}", mean)
@@ -250,8 +251,8 @@ class GraphProfiler(Callback):
 
     def __init__(self, dump_metadata=False, dump_tracing=True, dump_event=False):
         if not (dump_metadata or dump_tracing or dump_event):
-            raise ValueError("GraphProfiler would write nothing: set dump_metadata, dump_tracing or "
-                             "dump_event.")
+            raise ValueError("GraphProfiler would write nothing: set dump_metadata, dump_tracing "
+                             "or dump_event.")
         self.dump_metadata = dump_metadata
         self.dump_tracing = dump_tracing
         self.dump_event = dump_event
@@ -278,7 +279,8 @@ class GraphProfiler(Callback):
         step = self.global_step
         try:
             if self.dump_tracing:
-                trace = self._timeline(step_stats=metadata.step_stats).generate_chrome_trace_format()
+                step_timeline = self._timeline(step_stats=metadata.step_stats)
+                trace = step_timeline.generate_chrome_trace_format()
                 atomic_write(os.path.join(self.log_dir, f"chrome-trace-{step}.json"),
                              trace.encode("utf-8"))
             if self.dump_metadata:

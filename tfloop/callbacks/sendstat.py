@@ -20,8 +20,8 @@ def _placeholders(command):
     try:
         return {field for _, field, _, _ in string.Formatter().parse(command) if field is not None}
     except ValueError as e:
-        raise ValueError(f"SendStat command {command!r} is not a valid format string ({e}); write a literal "
-                         "brace as {{ or }}.") from None
+        raise ValueError(f"SendStat command {command!r} is not a valid format string ({e}); write "
+                         "a literal brace as {{ or }}.") from None
 
 
 def needs_shell(command):
@@ -42,11 +42,11 @@ def _tail(text):
 class SendStat(Callback):
     """At each trigger, run a command filled in with the latest values of some stats.
 
-    The command is a ``str.format`` template whose ``{name}`` placeholders are stat names (dashes are
-    fine: ``{val-error-top1}``; format specs too: ``{val-error-top1:.4f}``); write a literal brace
-    as ``{{`` or ``}}``. It runs directly (split with ``shlex``) unless it uses shell syntax --
-    pipes, redirections, ``;``, ``&&``, ``||``, ``&``, ``$`` or backquotes -- in which case it runs
-    through ``/bin/sh``. Its stdout goes to the console; its stdin is empty.
+    The command is a ``str.format`` template whose ``{name}`` placeholders are stat names (dashes
+    are fine: ``{val-error-top1}``; format specs too: ``{val-error-top1:.4f}``); write a literal
+    brace as ``{{`` or ``}}``. It runs directly (split with ``shlex``) unless it uses shell syntax
+    -- pipes, redirections, ``;``, ``&&``, ``||``, ``&``, ``$`` or backquotes -- in which case it
+    runs through ``/bin/sh``. Its stdout goes to the console; its stdin is empty.
 
     Training never stops because of the command: when a stat has not been put yet the command is
     skipped with a warning; a non-zero exit logs the exit code and stderr; a command running
@@ -69,8 +69,8 @@ class SendStat(Callback):
             names = [names]
         names = list(names)
         if not names or not all(isinstance(n, str) and n for n in names):
-            raise ValueError(f"SendStat names must be stat names (a str or a list of str), got {names!r}."
-                             )
+            raise ValueError("SendStat names must be stat names (a str or a list of str), got "
+                             f"{names!r}.")
         unknown = sorted(_placeholders(command) - set(names))
         if unknown:
             raise ValueError(f"SendStat command {command!r} uses {unknown} which "
@@ -80,8 +80,8 @@ class SendStat(Callback):
         try:
             self.use_shell = needs_shell(command)
         except ValueError as e:
-            raise ValueError(f"SendStat command {command!r} cannot be split into arguments ({e}); check its "
-                             "quotes.") from None
+            raise ValueError(f"SendStat command {command!r} cannot be split into arguments ({e}); "
+                             "check its quotes.") from None
         self.command = command
         self.names = names
         self.timeout = timeout
@@ -116,10 +116,12 @@ class SendStat(Callback):
             except ProcessLookupError:
                 pass
             _, stderr = proc.communicate()
-            logger.error(f"SendStat: {command!r} did not finish within {self.timeout} s and was killed.{self._stderr_note(stderr)}")
+            logger.error(f"SendStat: {command!r} did not finish within {self.timeout} s and was "
+                         f"killed.{self._stderr_note(stderr)}")
             return None
         if proc.returncode != 0:
-            logger.error(f"SendStat: {command!r} failed with exit code {proc.returncode}.{self._stderr_note(stderr)}")
+            logger.error(f"SendStat: {command!r} failed with exit code "
+                         f"{proc.returncode}.{self._stderr_note(stderr)}")
         elif stderr and stderr.strip():
             logger.info(f"SendStat: {command!r} wrote to stderr: {_tail(stderr)}")
         return proc.returncode

@@ -17,7 +17,8 @@ class TensorPrinter(Callback):
         names (list[str]): tensor names, in the graph or in the first training tower.
 
     Example:
-        >>> callbacks = [PeriodicCallback(TensorPrinter(["cost", "learning_rate"]), every_k_steps=100)]
+        >>> callbacks = [PeriodicCallback(TensorPrinter(["cost", "learning_rate"]),
+        ...                               every_k_steps=100)]
     """
 
     def __init__(self, names):

@@ -149,4 +149,5 @@ class EstimatedTimeLeft(Callback):
         if epochs_left <= 0:
             return
         average = statistics.median if self._median else statistics.fmean
-        logger.info(f"Estimated time left: {format_duration(average(self._durations) * epochs_left)}")
+        left = average(self._durations) * epochs_left
+        logger.info(f"Estimated time left: {format_duration(left)}")

@@ -25,14 +25,15 @@ class DummyConstantInput(InputSource):
         if shapes is None:
             shapes = [s.shape for s in input_signature]
         if len(shapes) != len(input_signature):
-            raise ValueError(f"DummyConstantInput got {len(shapes)} shapes for {len(input_signature)} inputs.")
+            raise ValueError(f"DummyConstantInput got {len(shapes)} shapes for "
+                             f"{len(input_signature)} inputs.")
         self._tensors = []
         with tf.name_scope("DummyConstantInput"):
             for shape, spec in zip(shapes, input_signature):
                 shape = tf.TensorShape(shape)
                 if not shape.is_fully_defined() or not shape.is_compatible_with(spec.shape):
-                    raise ValueError(f"DummyConstantInput needs a full shape compatible with input {describe_spec(spec)}, "
-                                     f"got {shape}.")
+                    raise ValueError("DummyConstantInput needs a full shape compatible with input "
+                                     f"{describe_spec(spec)}, got {shape}.")
                 if spec.dtype.is_floating:
                     init = tfv1.random_uniform(shape, dtype=spec.dtype)
                 elif spec.dtype.is_integer:

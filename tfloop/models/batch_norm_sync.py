@@ -71,8 +71,8 @@ def _register(ctx, device):
     if layer is None:
         layer = registry.layers[name] = _LayerSync(registry.new_key())
     if ctx.index in layer.devices:
-        raise ValueError(f"BatchNorm {name!r} with sync_statistics is built twice in training tower "
-                         f"{ctx.index} ({ctx.name!r}): give each call its own layer name.")
+        raise ValueError(f"BatchNorm {name!r} with sync_statistics is built twice in training "
+                         f"tower {ctx.index} ({ctx.name!r}): give each call its own layer name.")
     if device in layer.devices.values():
         raise ValueError(f"BatchNorm {name!r} with sync_statistics: training towers "
                          f"{sorted(i for i, d in layer.devices.items() if d == device)} and "

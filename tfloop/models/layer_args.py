@@ -86,7 +86,7 @@ def shape2d(value, what, layer):
 
 
 def shape4d(value, data_format):
-    """A 2D ``value`` as the 4D strides/ksize/dilations of ``data_format`` (``'NHWC'``/``'NCHW'``)."""
+    """A 2D ``value`` as 4D strides/ksize/dilations of ``data_format`` (``'NHWC'``/``'NCHW'``)."""
     return [1] + value + [1] if data_format == "NHWC" else [1, 1] + value
 
 

@@ -1,4 +1,4 @@
-"""LayerNorm and InstanceNorm (tensorpack's): per-example statistics, variables ``beta``, ``gamma``."""
+"""LayerNorm, InstanceNorm (tensorpack's): per-example statistics, variables ``beta``, ``gamma``."""
 from tfloop.compat import tf, tfv1
 from tfloop.models.layer_args import convert_args, data_format_of
 from tfloop.models.registry import VariableHolder, layer_register

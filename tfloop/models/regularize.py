@@ -67,7 +67,7 @@ def regularize_cost(regex: str, func, name: str = "regularize_cost") -> tf.Tenso
 
     Args:
         regex (str): searched in each variable's name, e.g. ``'conv.*/W'``.
-        func: a tensor -> scalar tensor function, e.g. ``l2_regularizer(1e-4)`` or ``tf.nn.l2_loss``.
+        func: tensor -> scalar tensor function, e.g. ``l2_regularizer(1e-4)`` or ``tf.nn.l2_loss``.
         name (str): the name of the result.
 
     Example:

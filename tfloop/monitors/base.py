@@ -1,4 +1,4 @@
-"""Monitors: callbacks that receive data (scalars, images, summaries, events) and write it somewhere.
+"""Monitors: callbacks that receive data (scalars, images, summaries, events) and write it out.
 
 A backend subclasses :class:`MonitorBase` and implements any of the ``process_*`` methods. The
 :class:`Monitors` dispatcher, available as ``trainer.monitors``, is how everything else puts data:
@@ -66,16 +66,17 @@ def _as_scalar(name, value):
     if not isinstance(value, numbers.Real):
         shape = f" of shape {np.shape(original)}" if isinstance(original, np.ndarray) \
             else ""
-        raise TypeError(f"put_scalar({name!r}) needs one real number (int, float or a numpy scalar), got "
-                        f"{original!r} ({type(original).__name__}{shape}); put each value under a name of its own, or convert it with "
-                        "float(...).")
+        raise TypeError(f"put_scalar({name!r}) needs one real number (int, float or a numpy "
+                        f"scalar), got {original!r} ({type(original).__name__}{shape}); put each "
+                        "value under a name of its own, or convert it with float(...).")
     if isinstance(value, int):
         try:
             float(value)
         except OverflowError:
-            raise ValueError(f"put_scalar({name!r}) got the int {str(value)[:6]}...{str(value)[-3:]} ({len(str(abs(value)))} digits), too large for a "
-                             "float64; put a smaller value.")\
-                from None
+            as_text = str(value)
+            raise ValueError(f"put_scalar({name!r}) got the int {as_text[:6]}...{as_text[-3:]} "
+                             f"({len(str(abs(value)))} digits), too large for a float64; put a "
+                             "smaller value.") from None
         return value
     return float(value)
 
@@ -106,7 +107,8 @@ class Monitors(Callback):
     def __init__(self, monitors):
         for m in monitors:
             if not isinstance(m, MonitorBase):
-                raise TypeError(f"Every monitor must be a MonitorBase, got {m!r} ({type(m).__name__}).")
+                raise TypeError(f"Every monitor must be a MonitorBase, got {m!r} "
+                                f"({type(m).__name__}).")
         self._monitors = list(monitors)
         self._scalar_history = {}
         self._scalar_receivers = self._receivers("process_scalar")
@@ -131,8 +133,8 @@ class Monitors(Callback):
             ValueError: ``value`` is an int too large for a float64.
         """
         if not isinstance(name, str) or not name:
-            raise TypeError(f"put_scalar needs a non-empty str as the scalar's name, got {name!r} ({type(name).__name__}) "
-                            f"for the value {value!r}.")
+            raise TypeError(f"put_scalar needs a non-empty str as the scalar's name, got {name!r} "
+                            f"({type(name).__name__}) for the value {value!r}.")
         value = _as_scalar(name, value)
         step = self.trainer.global_step if self.trainer is not None else 0
         history = self._scalar_history.get(name)
@@ -146,16 +148,16 @@ class Monitors(Callback):
         """Put images: an array of HW, HWC or NHWC; floats are scaled from [0, 1] to uint8."""
         images = np.asarray(images)
         if images.dtype.kind not in "biuf":
-            raise TypeError(f"put_image({name!r}) needs an array of numbers (uint8, or floats in [0, 1]), "
-                            f"got dtype {images.dtype} ({type(images).__name__}); convert it, e.g. np.asarray(images, "
-                            "np.float32).")
+            raise TypeError(f"put_image({name!r}) needs an array of numbers (uint8, or floats in "
+                            f"[0, 1]), got dtype {images.dtype} ({type(images).__name__}); convert "
+                            "it, e.g. np.asarray(images, np.float32).")
         if images.ndim == 2:
             images = images[np.newaxis, :, :, np.newaxis]
         elif images.ndim == 3:
             images = images[np.newaxis]
         if images.ndim != 4 or images.shape[-1] not in (1, 3, 4):
-            raise ValueError(f"put_image({name!r}) needs HW, HWC or NHWC images with 1, 3 or 4 channels; "
-                             f"got shape {images.shape}.")
+            raise ValueError(f"put_image({name!r}) needs HW, HWC or NHWC images with 1, 3 or 4 "
+                             f"channels; got shape {images.shape}.")
         if images.dtype != np.uint8:
             images = np.clip(images * 255.0 if images.dtype.kind == "f" else images, 0, 255)
             images = images.astype(np.uint8)
@@ -171,7 +173,8 @@ class Monitors(Callback):
         if isinstance(summary, bytes):
             summary = tfv1.Summary.FromString(summary)
         if not isinstance(summary, tfv1.Summary):
-            raise TypeError(f"put_summary needs a tf.compat.v1.Summary or its bytes, got {type(summary).__name__}.")
+            raise TypeError("put_summary needs a tf.compat.v1.Summary or its bytes, got "
+                            f"{type(summary).__name__}.")
         for value in summary.value:
             if value.WhichOneof("value") == "simple_value":
                 value.tag = _strip_tower_prefix(value.tag)

@@ -66,13 +66,14 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def __init__(self, filename, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(logdir)
         if on_error not in ("log", "raise"):
-            raise ValueError(f"{type(self).__name__}: on_error must be 'log' or 'raise', got {on_error!r}.")
+            raise ValueError(f"{type(self).__name__}: on_error must be 'log' or 'raise', got "
+                             f"{on_error!r}.")
         if not isinstance(filename, str) or not filename or os.path.basename(filename) != filename:
-            raise ValueError(f"{type(self).__name__}: filename must be a plain file name (no directory), got {filename!r}."
-                             )
+            raise ValueError(f"{type(self).__name__}: filename must be a plain file name (no "
+                             f"directory), got {filename!r}.")
         self.filename = filename
-        self.every_k_steps = check_positive_int(every_k_steps, f"{type(self).__name__}: every_k_steps",
-                                                allow_none=True)
+        self.every_k_steps = check_positive_int(
+            every_k_steps, f"{type(self).__name__}: every_k_steps", allow_none=True)
         self.path = None
         self.records = []
         self._since_record = {}
@@ -99,9 +100,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
                 if other is self:
                     break
                 if isinstance(other, RecordMonitor) and other.path == self.path:
-                    raise ValueError(f"Two monitors write {self.path} ({other} and {self}): each would overwrite the "
-                                     "other's records. Keep one, or give one a logdir= of its own."
-                                     )
+                    raise ValueError(f"Two monitors write {self.path} ({other} and {self}): each "
+                                     "would overwrite the other's records. Keep one, or give one "
+                                     "a logdir= of its own.")
 
     def _before_train(self):
         if self.path is not None:
@@ -109,8 +110,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
 
     def process_scalar(self, name, value):
         if name in RECORD_KEYS:
-            raise ValueError(f"{self}: a scalar cannot be named {name!r}: records use that key for the "
-                             "training position.")
+            raise ValueError(f"{self}: a scalar cannot be named {name!r}: records use that key for "
+                             "the training position.")
         self._since_record[name] = value
         self._epoch_values[name] = value
 
@@ -165,7 +166,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             if self._on_error == "raise":
                 raise
             if not self._failing:  # once per burst of failures, not once per record
-                logger.error(f"{self} could not write {self.path} at global step {self.global_step}: {e}. Its {len(self.records)} record(s) are "
+                logger.error(f"{self} could not write {self.path} at global step "
+                             f"{self.global_step}: {e}. Its {len(self.records)} record(s) are "
                              "kept in memory and written with the next record; training "
                              "continues.")
             self._failing = True
@@ -178,9 +180,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         if not os.path.exists(self.path):
             return []
         if not os.path.isfile(self.path):
-            logger.error(f"{self}: {self.path} exists but is not a file (a directory?), so no record can be "
-                         "written there; training continues with the records in memory. Remove "
-                         f"it, or give {self} a logdir= of its own.")
+            logger.error(f"{self}: {self.path} exists but is not a file (a directory?), so no "
+                         "record can be written there; training continues with the records in "
+                         f"memory. Remove it, or give {self} a logdir= of its own.")
             return []
         try:
             records = self.read_records(self.path)
@@ -188,8 +190,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             self._backup(f"it cannot be read ({e})")
             return []
         except OSError as e:
-            logger.error(f"{self}: cannot read {self.path} ({e}); training continues, and its records will "
-                         "replace the file.")
+            logger.error(f"{self}: cannot read {self.path} ({e}); training continues, and its "
+                         "records will replace the file.")
             return []
         if not records:
             return []
@@ -204,8 +206,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             # written (the record of an epoch that ended in after_train), belong to it too.
             later = [r for r in records[keep:] if isinstance(r.get("global_step"), int)
                      and r["global_step"] <= self.global_step and r["epoch_num"] <= predecessor]
-            logger.info(f"Found {self.path} with {len(records)} records, {keep + len(later)} of them written before the checkpoint this "
-                        "run resumes from: continuing after those.")
+            logger.info(f"Found {self.path} with {len(records)} records, {keep + len(later)} of "
+                        "them written before the checkpoint this run resumes from: continuing "
+                        "after those.")
             return records[:keep] + later
         last = records[-1]
         last_epoch, last_step = last.get("epoch_num"), last.get("global_step")
@@ -213,10 +216,11 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         resumed_mid_epoch = last_epoch == predecessor + 1 and isinstance(last_step, int) and \
             0 < last_step <= self.global_step
         if last_epoch == predecessor or resumed_mid_epoch:
-            logger.info(f"Found {self.path} with {len(records)} records up to epoch {last_epoch}: appending to it.")
+            logger.info(f"Found {self.path} with {len(records)} records up to epoch {last_epoch}: "
+                        "appending to it.")
             return records
-        self._backup(f"its last record is from epoch {last_epoch} (global step {last_step}), but training starts at "
-                     f"epoch {predecessor + 1} (global step {self.global_step})")
+        self._backup(f"its last record is from epoch {last_epoch} (global step {last_step}), but "
+                     f"training starts at epoch {predecessor + 1} (global step {self.global_step})")
         return []
 
     def _state_dict(self):
@@ -228,7 +232,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def _backup(self, reason):
         backup = backup_path(self.path)
         os.replace(self.path, backup)
-        logger.warning(f"{self}: {self.path} exists but {reason}; moved it to {backup} and starting a new one.")
+        logger.warning(f"{self}: {self.path} exists but {reason}; moved it to {backup} and "
+                       "starting a new one.")
 
     def __str__(self):
         return type(self).__name__

@@ -29,8 +29,8 @@ def encode_png(image):
     """
     image = np.asarray(image)
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPES:
-        raise ValueError(f"encode_png needs an HWC uint8 array with 1, 3 or 4 channels, got {image.dtype} of "
-                         f"shape {image.shape}.")
+        raise ValueError("encode_png needs an HWC uint8 array with 1, 3 or 4 channels, got "
+                         f"{image.dtype} of shape {image.shape}.")
     height, width, channels = image.shape
     rows = image.reshape(height, width * channels)
     # Each PNG scanline starts with its filter type; 0 means unfiltered.
@@ -152,7 +152,8 @@ class TFEventWriter(LogDirMonitor):
             return False
         if wrote and self._failing:
             self._failing = False
-            logger.info(f"TFEventWriter: writing events again, to {self._file.path if self._file is not None else self.logdir}.")
+            where = self._file.path if self._file is not None else self.logdir
+            logger.info(f"TFEventWriter: writing events again, to {where}.")
         return True
 
     def _add(self, event):

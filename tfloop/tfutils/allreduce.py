@@ -71,7 +71,8 @@ def _check_tower_grads(tower_grads, devices):
         raise ValueError(f"Got gradients of {len(tower_grads)} towers for {len(devices)} devices.")
     lengths = {len(grads) for grads in tower_grads}
     if len(lengths) != 1:
-        raise ValueError(f"Every tower must have the same number of gradients, got {[len(grads) for grads in tower_grads]}.")
+        raise ValueError("Every tower must have the same number of gradients, got "
+                         f"{[len(grads) for grads in tower_grads]}.")
 
 
 def allreduce_grads(tower_grads, devices, average=True, mode="add_n", group=None):
@@ -100,8 +101,9 @@ def allreduce_grads(tower_grads, devices, average=True, mode="add_n", group=None
     tower_grads = [[densify(g) for g in grads] for grads in tower_grads]
     if mode == "add_n":
         if group is not None and group.group_size != len(devices):
-            raise ValueError(f"mode 'add_n' reduces inside one graph only; a group of {group.group_size} towers "
-                             "over several workers needs mode 'collective'.")
+            raise ValueError(f"mode 'add_n' reduces inside one graph only; a group of "
+                             f"{group.group_size} towers over several workers needs mode "
+                             "'collective'.")
         return _add_n_allreduce(tower_grads, devices, average)
     if group is None:
         group = CollectiveGroup(len(devices),

@@ -27,7 +27,7 @@ _ARG_SCOPES = []
 
 
 def shape_str(tensors) -> str:
-    """``[?, 28, 28, 1]`` for a tensor (``?`` for unknown dimensions); joined by ``, `` for a list."""
+    """``[?, 28, 28, 1]`` for a tensor (``?`` for unknown dims); joined by ``, `` for a list."""
     if isinstance(tensors, (list, tuple)):
         return ", ".join(shape_str(t) for t in tensors)
     return str(tensors.shape.as_list() if tensors.shape.rank is not None else "<unknown rank>") \

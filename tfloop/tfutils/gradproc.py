@@ -85,7 +85,8 @@ def _check_pairs(grads, who):
     try:
         pairs = [tuple(p) for p in grads]
     except TypeError:
-        raise TypeError(f"{who} takes a list of (gradient, variable) pairs, got {grads!r}.") from None
+        raise TypeError(f"{who} takes a list of (gradient, variable) pairs, got "
+                        f"{grads!r}.") from None
     for p in pairs:
         if len(p) != 2 or not isinstance(p[1], tf.Variable):
             raise TypeError(f"{who} takes a list of (gradient, variable) pairs; one item is {p!r}.")

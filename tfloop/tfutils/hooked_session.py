@@ -123,7 +123,7 @@ class HookedSession:
         return len(self._cache)
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        """Run ``fetches`` with every hook's extra fetches and feeds; returns ``fetches``' values."""
+        """Run ``fetches`` with every hook's extra fetches and feeds; return ``fetches``' values."""
         hooks = self._hooks
         ctx = SessionRunContext(SessionRunArgs(fetches, feed_dict, options), self.sess)
         extra_fetches = []

@@ -199,7 +199,8 @@ class AccumGradOptimizer(ProxyOptimizer):
             slots = [self._zeros_slot(v, "accum", self._name) for _, v in grads_and_vars]
         counter = self._counter()
         with tf.name_scope("AccumGradOptimizer"):
-            adds = [s.assign_add(tf.convert_to_tensor(g)) for s, (g, _) in zip(slots, grads_and_vars)]
+            adds = [s.assign_add(tf.convert_to_tensor(g))
+                    for s, (g, _) in zip(slots, grads_and_vars)]
             count = tfv1.assign_add(counter, 1, name="update_counter")
             with tf.control_dependencies(adds):
                 count = tf.identity(count)

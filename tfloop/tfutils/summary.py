@@ -225,8 +225,8 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
         if t.graph is not graph:
             raise ValueError(f"add_moving_summary: {t.name} is not in the graph being built.")
         if t.shape.rank != 0:
-            raise ValueError(f"add_moving_summary takes scalar tensors; {t.name} has shape {t.shape}: reduce it "
-                             "first, e.g. with tf.reduce_mean.")
+            raise ValueError(f"add_moving_summary takes scalar tensors; {t.name} has shape "
+                             f"{t.shape}: reduce it first, e.g. with tf.reduce_mean.")
     if not _in_main_training_tower():
         return []
     existing = {moving_summary_name(t) for t in graph.get_collection(collection)}

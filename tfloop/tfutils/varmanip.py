@@ -85,8 +85,8 @@ def list_checkpoints(directory):
     try:
         state = tf.train.get_checkpoint_state(directory)
     except (tf.errors.OpError, ValueError) as e:
-        logger.warning(f"Checkpoint state file in {directory} is unreadable ({e}); looking at the files "
-                       "instead.")
+        logger.warning(f"Checkpoint state file in {directory} is unreadable ({e}); looking at the "
+                       "files instead.")
         state = None
     if state is not None:
         for path in list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]:
@@ -146,8 +146,8 @@ def get_checkpoint_path(path):
         prefix = find_latest_checkpoint(path)
         if prefix is None:
             raise FileNotFoundError(
-                f"No complete checkpoint in directory {path}: expected files like model-<step>.index "
-                "and model-<step>.data-00000-of-00001.")
+                f"No complete checkpoint in directory {path}: expected files like "
+                "model-<step>.index and model-<step>.data-00000-of-00001.")
         return prefix
     prefix = _FILE_SUFFIX.sub("", path)
     if not os.path.exists(prefix + ".index"):
@@ -161,8 +161,8 @@ def get_checkpoint_path(path):
             f"or a directory holding checkpoints.{nearby}")
     ok, why = is_complete_checkpoint(prefix)
     if not ok:
-        raise ValueError(f"Checkpoint {prefix} is incomplete: {why}. Use an earlier checkpoint or its "
-                         "directory (which resolves to the latest complete one).")
+        raise ValueError(f"Checkpoint {prefix} is incomplete: {why}. Use an earlier checkpoint or "
+                         "its directory (which resolves to the latest complete one).")
     return prefix
 
 

@@ -54,8 +54,8 @@ def _device_of(item):
     if is_int(item):
         available = _gpu_count()
         if not 0 <= item < available:
-            raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to use "
-                             "logical CPU devices, give gpus as an int or as '/cpu:i' "
+            raise ValueError(f"GPU {item} does not exist: this machine has {available} GPU(s) (to "
+                             "use logical CPU devices, give gpus as an int or as '/cpu:i' "
                              "strings).")
         return f"/device:GPU:{item}"
     if not isinstance(item, str):
@@ -87,8 +87,8 @@ def check_session_devices(sess, devices, who):
             hint = ""
             if dtype == "CPU":
                 hint = (" For logical CPU devices, the session needs tf.compat.v1.ConfigProto("
-                        f"device_count={{'CPU': {index + 1}}}) (the trainer's default session config has "
-                        f"it), a worker's server create_server(..., num_cpu_devices={index + 1})."
-                        )
+                        f"device_count={{'CPU': {index + 1}}}) (the trainer's default session "
+                        "config has it), a worker's server create_server(..., "
+                        f"num_cpu_devices={index + 1}).")
             raise ValueError(f"{who}: tower device {device} is not in the session, which has "
                              f"{', '.join(have)}.{hint}")

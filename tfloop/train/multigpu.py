@@ -259,8 +259,8 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         """Raise unless every copy equals tower 0's variable (one ``session.run``)."""
         difference = float(self.sess.run(self.replica_difference))
         if difference != 0.0:
-            raise RuntimeError(f"{type(self).__name__}: the variable copies differ from tower 0's by up to {difference} after "
-                               "the broadcast.")
+            raise RuntimeError(f"{type(self).__name__}: the variable copies differ from tower 0's "
+                               f"by up to {difference} after the broadcast.")
         return difference
 
 
@@ -333,7 +333,8 @@ class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
         elif isinstance(ps_device, str):
             ps_devices = resolve_devices([ps_device])
         else:
-            raise ValueError(f"ps_device must be 'cpu', 'gpu' or a device string, got {ps_device!r}.")
+            raise ValueError("ps_device must be 'cpu', 'gpu' or a device string, got "
+                             f"{ps_device!r}.")
         self.ps_devices = ps_devices
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):

@@ -97,7 +97,8 @@ class QueueInputTrainer(SimpleTrainer):
     type checks; ``SimpleTrainer`` trains from a ``QueueInput`` just as well).
 
     Example:
-        >>> launch_train_with_config(TrainConfig(model=M(), data=QueueInput(df)), QueueInputTrainer())
+        >>> launch_train_with_config(TrainConfig(model=M(), data=QueueInput(df)),
+        ...                          QueueInputTrainer())
     """
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):

@@ -60,7 +60,8 @@ def set_steps_per_run(trainer, steps_per_run):
     ``SimpleTrainer``) whose graph is not built yet."""
     steps_per_run = check_steps_per_run(steps_per_run)
     if steps_per_run != 1 and not getattr(trainer, "supports_steps_per_run", False):
-        raise TypeError(f"{type(trainer).__name__} does not support steps_per_run > 1 (got {steps_per_run}); use SimpleTrainer.")
+        raise TypeError(f"{type(trainer).__name__} does not support steps_per_run > 1 (got "
+                        f"{steps_per_run}); use SimpleTrainer.")
     if getattr(trainer, "tower_func", None) is not None:
         raise RuntimeError("steps_per_run must be set before the trainer builds its graph.")
     trainer.loop.steps_per_run = steps_per_run
@@ -205,5 +206,5 @@ def check_callbacks_for_steps_per_run(callbacks, steps_per_run):
             late = [p for p, _ in cb.schedule if p % steps_per_run]
             if late:
                 logger.warning(
-                    f"{cb}: step-based schedule points {late} are not multiples of steps_per_run={steps_per_run}; "
-                    "each takes effect at the next multiple.")
+                    f"{cb}: step-based schedule points {late} are not multiples of "
+                    f"steps_per_run={steps_per_run}; each takes effect at the next multiple.")

@@ -22,8 +22,9 @@ import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["repeated", "check_list_of", "check_names", "is_int", "is_number", "check_int", "check_positive_int", "check_number",
-           "check_positive_number", "check_bool", "check_one_of", "check_name", "check_callable"]
+__all__ = ["repeated", "check_list_of", "check_names", "is_int", "is_number", "check_int",
+           "check_positive_int", "check_number", "check_positive_number", "check_bool",
+           "check_one_of", "check_name", "check_callable"]
 
 
 def is_int(value: Any) -> bool:
