@@ -203,7 +203,7 @@ class Trainer:
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
         self.graph.finalize()
-        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_callbacks)
+        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
     # ---- running -----------------------------------------------------------------------------------
     def run_step(self) -> None:
