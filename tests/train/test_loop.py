@@ -183,3 +183,17 @@ def test_a_run_resumed_between_the_steps_of_a_run_fails_after_before_train():
     assert [entry[1:5] for entry in log] == [("setup_graph",), ("before_train", 0, 0, -1),
                                              ("after_train", 0, 0, -1)]
     assert trainer.training_error is info.value
+
+
+def test_a_loop_counts_only_the_first_run_of_each_training_step():
+    loop = tfloop.TrainLoop()
+    loop.configure(steps_per_epoch=2, starting_epoch=1, max_epoch=1)
+    loop.count_run()                               # before training: not a training step
+    counted = []
+    for _ in loop.epochs():
+        for _ in loop.runs_of_epoch():
+            loop.count_run()
+            loop.count_run()                       # a second run in the same step
+            counted.append(loop.global_step)
+        loop.count_run()                           # after the epoch's steps
+    assert counted == [1, 2] and loop.global_step == 2

@@ -22,7 +22,9 @@ class TrainLoop:
     stays True when an error leaves the steps: it tells an error raised by a step apart.
 
     The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
-    ``epoch_num`` and ``local_step``; ``global_step`` is moved by the step counter callback.
+    ``epoch_num`` and ``local_step``; ``global_step`` is moved by :meth:`count_run`, which the
+    step counter callback calls after every session run that carries the callbacks: only the
+    first such run of each training step counts (a callback's own ``hooked_sess.run`` does not).
 
     Example:
         >>> loop = TrainLoop()
@@ -43,6 +45,7 @@ class TrainLoop:
         self.starting_local_step = 0
         self.epoch_first_global_step = 0
         self.running_steps = False
+        self._run_uncounted = False
 
     def configure(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Check (see :meth:`check_bounds`) and set the loop's bounds."""
@@ -103,5 +106,17 @@ class TrainLoop:
         for last_step in range(self.local_step + self.steps_per_run, self.steps_per_epoch,
                                self.steps_per_run):
             self.local_step = last_step
-            yield last_step
+            self._run_uncounted = True
+            try:
+                yield last_step
+            finally:
+                self._run_uncounted = False
         self.running_steps = False
+
+    def count_run(self) -> None:
+        """Count a session run that carried the callbacks: the first one of a training step
+        (inside :meth:`runs_of_epoch`) advances ``global_step`` by ``steps_per_run``; any other
+        (a callback running the hooked session itself, in a trigger) counts nothing."""
+        if self._run_uncounted:
+            self._run_uncounted = False
+            self.global_step += self.steps_per_run
