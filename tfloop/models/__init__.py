@@ -8,7 +8,6 @@ from tfloop.models.argscope import (
 from tfloop.models.batch_norm import BatchNorm, BatchRenorm
 from tfloop.models.conv2d import Conv2D, Conv2DTranspose, Deconv2D
 from tfloop.models.fc import FullyConnected
-from tfloop.models.keras_graph import KerasTowerScope
 from tfloop.models.keras_model import KerasModelDesc
 from tfloop.models.layer_norm import InstanceNorm, LayerNorm
 from tfloop.models.linearwrap import LinearWrap
@@ -24,6 +23,7 @@ from tfloop.models.regularize import (
 )
 from tfloop.models.shapes import ConcatWith
 from tfloop.models.tflayer import rename_tflayer_get_variable
+from tfloop.tfutils.keras_scope import KerasTowerScope
 
 __all__ = ["argscope", "get_arg_scope", "enable_argscope_for_function",
            "enable_argscope_for_module", "layer_register", "VariableHolder",

@@ -1,7 +1,6 @@
 """The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,7 +29,21 @@ def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
     return check_list_of(callbacks, what, Callback) or []
 
 
-class Trainer:
+class _ConstructedInItsGraph(type):
+    """The metaclass of :class:`Trainer`: ``SomeTrainer(...)`` makes the trainer's own graph,
+    then runs the whole constructor (every subclass's ``__init__``) with that graph as the default
+    graph, so a trainer that builds its model in its constructor, as tensorpack's GAN trainers
+    do, builds it there."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        trainer = cls.__new__(cls)
+        trainer.graph = tf.Graph()
+        with trainer.graph.as_default():
+            trainer.__init__(*args, **kwargs)
+        return trainer
+
+
+class Trainer(metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -54,23 +67,6 @@ class Trainer:
     """
 
     is_chief: bool = True
-
-    def __init_subclass__(cls, **kwargs):
-        """Run every subclass's ``__init__`` with the trainer's graph as the default graph, so a
-        trainer that builds its model in the constructor (as tensorpack's GAN trainers do)
-        builds it in that graph."""
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            return
-
-        @functools.wraps(init)
-        def init_in_graph(self, *args, **kwargs):
-            if "graph" not in self.__dict__:
-                self.graph = tf.Graph()
-            with self.graph.as_default():
-                init(self, *args, **kwargs)
-        cls.__init__ = init_in_graph
 
     def __init__(self) -> None:
         if "graph" not in self.__dict__:
