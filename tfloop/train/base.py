@@ -79,7 +79,6 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         self._input_source: InputSource | None = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
-        self.training_error: BaseException | None = None
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -93,6 +92,10 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     @property
     def local_step(self) -> int:
         return self.loop.local_step
+
+    @property
+    def training_error(self) -> BaseException | None:
+        return self.loop.training_error
 
     @property
     def steps_per_epoch(self) -> int:
@@ -213,7 +216,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         :class:`TrainingErrorPolicy`."""
         loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        ending = TrainingErrorPolicy(self, callbacks, self._input_source)
+        ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
         with self.graph.as_default(), self.sess.as_default(), ending:
             callbacks.before_train()
             for _ in loop.epochs():

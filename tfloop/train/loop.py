@@ -20,6 +20,9 @@ class TrainLoop:
     finished are ``global_step - epoch_first_global_step``, even when a hook raised mid-step.
     ``running_steps`` is True from an epoch's first session run until its last one finished, and
     stays True when an error leaves the steps: it tells an error raised by a step apart.
+    ``training_error`` is the error that ended training, set by
+    :class:`~tfloop.train.error_policy.TrainingErrorPolicy` before ``after_train`` runs (None
+    while training runs and after a clean end).
 
     The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
     ``epoch_num`` and ``local_step``; ``global_step`` is moved by :meth:`count_run`, which the
@@ -46,6 +49,7 @@ class TrainLoop:
         self.epoch_first_global_step = 0
         self.running_steps = False
         self._run_uncounted = False
+        self.training_error: BaseException | None = None
 
     def configure(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Check (see :meth:`check_bounds`) and set the loop's bounds."""
