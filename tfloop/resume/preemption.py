@@ -1,7 +1,7 @@
 """Stopping cleanly on SIGTERM (pre-emption) and SIGINT (Ctrl-C).
 
-The first signal only sets the hooked session's ``stop_requested`` flag, which the main loop
-already checks after every step: the current step finishes, training stops as if a callback had
+The first signal only requests a stop (``trainer.request_stop``), which the main loop already
+checks after every step: the current step finishes, training stops as if a callback had
 asked, every ``after_train`` runs (``ModelSaver`` saves the final checkpoint there, monitors
 flush), and then the process exits with ``128 + signal`` (143 for SIGTERM) or, for SIGINT, with
 ``KeyboardInterrupt``. Nothing is checked per step that was not checked before. A second signal
@@ -75,9 +75,7 @@ class SignalHandler:
         self.received = signum
         logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the current step, then saving and "
                        "stopping (send it again to stop at once).")
-        hooked = self.trainer.hooked_sess
-        if hooked is not None:
-            hooked.stop_requested = True
+        self.trainer.request_stop(f"{name} received")
 
     def _restore_handlers(self):
         for signum, previous in self._previous.items():

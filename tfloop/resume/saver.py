@@ -5,11 +5,11 @@ import os
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
+from tfloop.input.base import NO_POSITION
 from tfloop.resume.state import (
     FORMAT_VERSION,
     ITERATOR_SUFFIX,
     RESUME_SUFFIX,
-    IteratorState,
     collect_callback_states,
     resume_state_path,
 )
@@ -34,7 +34,6 @@ class ResumeStateSaver(Callback):
             a ``QueueInput``'s or ``FeedInput``'s position is its feeder callback's state.
 
     Attributes:
-        iterator_state (IteratorState): saves the input position, or None when it cannot.
         input_note (str): why the input position is not saved, or None.
         written (list[str]): the checkpoints whose resume state this run wrote.
 
@@ -48,31 +47,24 @@ class ResumeStateSaver(Callback):
 
     def __init__(self, input_source=None):
         self._source = input_source
-        self.iterator_state = None
         self.input_note = None
+        self._saves_input = False
         self._savers = []
         self._seen = ()
-        self._ended_epoch = None
         self.written = []
 
     def _setup_graph(self):
-        if getattr(self._source, "position_in_callback_state", False):
-            # QueueInput, FeedInput: their callback's state_dict() holds the position.
+        note = NO_POSITION.format(self._source) if self._source is None else \
+            self._source.setup_state()
+        if note is None:
+            self._saves_input = True
             return
-        iterator = getattr(self._source, "iterator", None)
-        if iterator is None:
-            self.input_note = f"the input {self._source} has no saveable position"
-            logger.info(f"ResumeStateSaver: {self.input_note}; a resumed run restarts it from its beginning."
-                        )
-            return
-        state = IteratorState(iterator)
-        if not state.savable:
-            self.input_note = f"the input pipeline cannot be saved ({state.reason})"
-            logger.warning(f"ResumeStateSaver: {self.input_note}, so a resumed run restarts the input from its "
-                           "beginning: resuming is exact only for a stateless pipeline.")
-            return
-        state.build_save()
-        self.iterator_state = state
+        self.input_note = note
+        if note == NO_POSITION.format(self._source):
+            logger.info(f"ResumeStateSaver: {note}; a resumed run restarts it from its beginning.")
+        else:
+            logger.warning(f"ResumeStateSaver: {note}, so a resumed run restarts the input from "
+                           "its beginning: resuming is exact only for a stateless pipeline.")
 
     def _before_train(self):
         self._savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
@@ -85,31 +77,19 @@ class ResumeStateSaver(Callback):
     def _latest(self):
         return tuple(ms.last_checkpoint for ms in self._savers)
 
-    def _after_epoch(self):
-        self._ended_epoch = self.epoch_num
-
     def _before_run(self, ctx):
         if self._latest() != self._seen:
-            # local_step is the last step of the run about to start (steps_per_run may be > 1).
-            self._write_new(self.epoch_num, self.local_step - self.trainer.loop.steps_per_run + 1)
+            self._write_new(*self.position_after_training())
 
     def _after_train(self):
         if self._latest() != self._seen:
             self._write_new(*self.position_after_training())
 
     def position_after_training(self):
-        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``.
-
-        The epoch counter moves on before ``before_epoch``; when training ended there (a callback
-        raised, a second Ctrl-C), none of that epoch's steps ran, so it is where to continue. The
-        step is the number of the epoch's steps that finished (by the global step), so a hook that
-        raised in the middle of a step does not skip it.
-        """
-        if self._ended_epoch == self.epoch_num:
-            return self.epoch_num + 1, 0
-        # Counted from the global step: a hook that raised before or during a step leaves
-        # local_step at a step that did not finish.
-        return self.epoch_num, self.global_step - self.trainer.loop.epoch_first_global_step
+        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``,
+        from the trainer's loop (:meth:`~tfloop.train.loop.TrainLoop.state_dict`)."""
+        state = self.trainer.loop_state()
+        return state["epoch"], state["local_step"]
 
     def _write_new(self, epoch, local_step):
         latest = self._latest()
@@ -134,8 +114,8 @@ class ResumeStateSaver(Callback):
                  "callbacks": collect_callback_states(self.trainer.callbacks),
                  "iterator": None, "input_note": self.input_note}
         try:
-            if self.iterator_state is not None:
-                blob = self.iterator_state.save(self.trainer.sess)
+            blob = self._source.state_dict(self.trainer.sess) if self._saves_input else None
+            if blob is not None:
                 atomic_write(prefix + ITERATOR_SUFFIX, blob)
                 state["iterator"] = {"file": os.path.basename(prefix) + ITERATOR_SUFFIX,
                                      "bytes": len(blob)}

@@ -2,6 +2,7 @@
 import os
 
 from tfloop.compat import tf
+from tfloop.input.base import InputSource
 from tfloop.resume.state import RESUME_SUFFIX, apply_callback_states, resume_state_path
 from tfloop.tfutils.sessinit import SaverRestore, SessionInit
 from tfloop.tfutils.varmanip import checkpoint_step, find_latest_checkpoint
@@ -60,31 +61,30 @@ class ResumeInit(SessionInit):
         blob = (self.state or {}).get("iterator_bytes")
         if blob is None:
             return
-        iterator_state = self.state_saver.iterator_state
-        if iterator_state is None:
+        note = self.state_saver.input_note
+        if note is None and type(self.source).load_state_dict is InputSource.load_state_dict:
+            note = f"{self.source} keeps no position of this kind"
+        if note is not None:
             logger.warning(f"{resume_state_path(self.prefix)} has an input position, but this run's input cannot be saved or "
-                           f"restored ({self.state_saver.input_note}); the input restarts from its beginning.")
+                           f"restored ({note}); the input restarts from its beginning.")
             return
-        iterator_state.build_restore()
-        self._iterator = (iterator_state, blob)
+        self._iterator = blob
 
     def _run_init(self, sess):
         self._restore.init(sess)
         if self._iterator is not None:
-            iterator_state, blob = self._iterator
             try:
-                iterator_state.restore(sess, blob)
+                self.source.load_state_dict(sess, self._iterator)
             except tf.errors.OpError as e:
                 raise ValueError(
                     f"The input position saved in {self.prefix + '.iterator'} does not fit this "
                     f"run's input pipeline ({e.message.splitlines()[0]}). Resume with the same "
                     f"dataset definition, or delete {resume_state_path(self.prefix)} to restart "
                     "the input from its beginning.") from None
-            self.source.iterator_restored = True
             logger.info(f"Restored the input position of {self.prefix}.")
         trainer = self.state_saver.trainer
         if self.state is not None and trainer is not None:
             apply_callback_states(trainer.callbacks, self.state.get("callbacks", {}),
                                   resume_state_path(self.prefix))
         if trainer is not None:
-            trainer.loop.starting_local_step = self.position[1]
+            trainer.load_loop_state({"epoch": self.position[0], "local_step": self.position[1]})

@@ -8,7 +8,7 @@ from typing import Any
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
-from tfloop.compat import tf, tfv1
+from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
@@ -96,6 +96,30 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     @property
     def training_error(self) -> BaseException | None:
         return self.loop.training_error
+
+    @property
+    def steps_per_run(self) -> int:
+        """Training steps per session call (1 unless the trainer loops in the graph)."""
+        return self.loop.steps_per_run
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether a stop was requested (:meth:`request_stop`); the main loop stops after the
+        step in flight."""
+        return self.loop.stop_requested
+
+    def request_stop(self, reason: str) -> None:
+        """Stop training after the step in flight, as if a callback raised ``StopTraining``."""
+        self.loop.request_stop(reason)
+
+    def loop_state(self) -> dict[str, Any]:
+        """Where a run resumed from a checkpoint saved now continues (see
+        :meth:`TrainLoop.state_dict`)."""
+        return self.loop.state_dict()
+
+    def load_loop_state(self, state: dict[str, Any]) -> None:
+        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
+        self.loop.load_state_dict(state)
 
     @property
     def steps_per_epoch(self) -> int:
@@ -227,28 +251,16 @@ class Trainer(metaclass=_ConstructedInItsGraph):
                     self.run_step()
                     callbacks.trigger_step()
                     if hooked_sess.stop_requested:
-                        raise StopTraining(
+                        loop.request_stop(
                             f"a callback requested a stop after step {loop.global_step}")
+                    if loop.stop_requested:
+                        raise StopTraining(loop.stop_reason)
                 callbacks.after_epoch()
+                loop.end_epoch()
                 logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                             f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
             logger.info("Training has finished.")
-
-    def _dataset_is_empty(self):
-        """Whether the input is a tf.data pipeline whose cardinality is 0 (its size is then
-        unknown to the input source, like an infinite one's)."""
-        iterator = getattr(self._input_source, "iterator", None)
-        initializer = getattr(iterator, "initializer", None)
-        if initializer is None or not initializer.inputs:
-            return False
-        with self.graph.as_default(), tf.name_scope("EmptyInputCheck"):
-            cardinality = tf.raw_ops.DatasetCardinality(input_dataset=initializer.inputs[0])
-        try:
-            with tfv1.Session(graph=self.graph) as sess:
-                return int(sess.run(cardinality)) == 0
-        except tf.errors.OpError:
-            return False
 
     def train(self, callbacks: Callback | Iterable[Callback] | None,
               monitors: MonitorBase | Iterable[MonitorBase] | None,
@@ -288,7 +300,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None
-            if size is None and self._dataset_is_empty():
+            if size is None and self._input_source is not None and self._input_source.is_empty():
                 raise ValueError(f"The input {self._input_source} is an empty dataset: it has no elements to train on. "
                                  "Check what builds it (a take(0), a filter that drops everything, "
                                  "an empty file list).")

@@ -205,7 +205,8 @@ class AutoResumeTrainConfig(TrainConfig):
         if spe is None:
             raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to resume from {prefix} (it "
                              "has no resume state, and the data's size is unknown).")
-        epoch, local_step = global_step // spe + 1, global_step % spe
+        position = TrainLoop.position_of_step(global_step, spe)
+        epoch, local_step = position["epoch"], position["local_step"]
         if state is not None:
             logger.warning(f"{resume_state_path(prefix)} was written with steps_per_epoch="
                            f"{state['steps_per_epoch']}, this run has {spe}: continuing at global "
