@@ -13,7 +13,6 @@ import threading
 
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tfv1
-from tfloop.resume.saver import ResumeStateSaver
 from tfloop.utils import logger
 
 __all__ = ["SignalHandler", "HANDLED_SIGNALS"]
@@ -46,7 +45,6 @@ class SignalHandler:
         self._previous = {}
         self._saver = None
         callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
-        self._state_savers = [cb for cb in callbacks if isinstance(cb, ResumeStateSaver)]
         self._logdir = logger.get_logger_dir()
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
                 and trainer.is_chief:
@@ -105,5 +103,5 @@ class SignalHandler:
             logger.error(f"Could not save a checkpoint on the signal: {type(e).__name__}: {e}.")
             return
         logger.info(f"Saved {prefix} on the signal.")
-        for saver in self._state_savers:
-            saver.write(prefix, *saver.position_after_training())
+        trainer.checkpoint_saved(prefix)
+        trainer.announce_checkpoints()

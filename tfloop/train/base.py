@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining
@@ -12,6 +12,7 @@ from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
+from tfloop.resume.saver import ResumeStateSaver
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
@@ -79,6 +80,9 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         self._input_source: InputSource | None = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
+        # Called with each checkpoint's prefix once the trigger round that saved it is over.
+        self.checkpoint_listeners: list[Callable[[str], None]] = []
+        self._unannounced: list[str] = []
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -111,6 +115,21 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     def request_stop(self, reason: str) -> None:
         """Stop training after the step in flight, as if a callback raised ``StopTraining``."""
         self.loop.request_stop(reason)
+
+    def checkpoint_saved(self, prefix: str) -> None:
+        """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
+        :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
+        the next session run, or when :meth:`announce_checkpoints` is called), so that what they
+        record with it includes what every callback did in that round."""
+        self._unannounced.append(prefix)
+
+    def announce_checkpoints(self) -> None:
+        """Give every checkpoint saved since the last call to each of
+        :attr:`checkpoint_listeners`, in the order they were saved."""
+        prefixes, self._unannounced = self._unannounced, []
+        for prefix in prefixes:
+            for listener in self.checkpoint_listeners:
+                listener(prefix)
 
     def loop_state(self) -> dict[str, Any]:
         """Where a run resumed from a checkpoint saved now continues (see
@@ -225,6 +244,11 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         session_init.check_holds_the_model()
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
+        for cb in (inner for outer in self._callbacks for inner in outer.walk()):
+            if isinstance(cb, ResumeStateSaver):
+                position = cb.restore(self.sess)
+                if position is not None:
+                    self.loop.load_state_dict(position)
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
@@ -248,6 +272,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
                 callbacks.before_epoch()
                 start = time.perf_counter()
                 for _ in loop.runs_of_epoch():
+                    if self._unannounced:
+                        self.announce_checkpoints()
                     self.run_step()
                     callbacks.trigger_step()
                     if hooked_sess.stop_requested:

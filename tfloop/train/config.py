@@ -188,8 +188,8 @@ class AutoResumeTrainConfig(TrainConfig):
             if kwargs.get(name) is not None:
                 logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."
                             )
-        self.session_init = ResumeInit(prefix, state, self.data, self.state_saver,
-                                       (epoch, local_step))
+        self.session_init = ResumeInit(prefix)
+        self.state_saver.resume_from(prefix, state, (epoch, local_step))
         self.starting_epoch = epoch
         self.starting_local_step = local_step
         self.resume_from = prefix
