@@ -196,7 +196,7 @@ def _block_for_signal(marker, arg):
             if self.global_step == int(arg):
                 open(marker, "w").close()
                 deadline = time.monotonic() + 120
-                while not self.trainer.hooked_sess.stop_requested and \
+                while not self.trainer.stop_requested and \
                         time.monotonic() < deadline:
                     time.sleep(0.01)
 

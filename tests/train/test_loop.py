@@ -183,3 +183,74 @@ def test_a_run_resumed_between_the_steps_of_a_run_fails_after_before_train():
     assert [entry[1:5] for entry in log] == [("setup_graph",), ("before_train", 0, 0, -1),
                                              ("after_train", 0, 0, -1)]
     assert trainer.training_error is info.value
+
+
+def test_a_loop_counts_only_the_first_run_of_each_training_step():
+    loop = tfloop.TrainLoop()
+    loop.configure(steps_per_epoch=2, starting_epoch=1, max_epoch=1)
+    loop.count_run()                               # before training: not a training step
+    counted = []
+    for _ in loop.epochs():
+        for _ in loop.runs_of_epoch():
+            loop.count_run()
+            loop.count_run()                       # a second run in the same step
+            counted.append(loop.global_step)
+        loop.count_run()                           # after the epoch's steps
+    assert counted == [1, 2] and loop.global_step == 2
+
+
+def test_the_state_of_a_loop_is_the_step_after_the_last_finished_one():
+    loop = make_loop(3, max_epoch=3)
+    states = []
+    for _ in loop.epochs():
+        states.append(("epoch start", loop.state_dict()["epoch"], loop.state_dict()["local_step"]))
+        for _ in loop.runs_of_epoch():
+            loop.count_run()
+            states.append(("step", loop.state_dict()["epoch"], loop.state_dict()["local_step"]))
+        loop.end_epoch()
+        states.append(("epoch end", loop.state_dict()["epoch"], loop.state_dict()["local_step"]))
+        if loop.epoch_num == 2:
+            break
+    assert states == [("epoch start", 1, 0), ("step", 1, 1), ("step", 1, 2), ("step", 1, 3),
+                      ("epoch end", 2, 0),
+                      ("epoch start", 2, 0), ("step", 2, 1), ("step", 2, 2), ("step", 2, 3),
+                      ("epoch end", 3, 0)]
+    assert loop.state_dict() == {"epoch": 3, "local_step": 0, "global_step": 6,
+                                 "steps_per_epoch": 3}
+
+
+def test_a_loop_continues_where_its_state_says():
+    first = make_loop(4, max_epoch=3, steps_per_run=2)
+
+    def train_until_step_6():
+        for _ in first.epochs():
+            for _ in first.runs_of_epoch():
+                first.count_run()
+                if first.global_step == 6:
+                    return
+            first.end_epoch()
+
+    train_until_step_6()
+    state = first.state_dict()
+    assert state == {"epoch": 2, "local_step": 2, "global_step": 6, "steps_per_epoch": 4}
+    second = make_loop(4, max_epoch=3, steps_per_run=2, global_step=6)
+    second.load_state_dict(state)
+    assert (second.starting_epoch, second.starting_local_step) == (2, 2)
+    second.configure(4, second.starting_epoch, 3)
+    assert [(epoch, list(second.runs_of_epoch())) for epoch in second.epochs()] == \
+        [(2, [3]), (3, [1, 3])]
+
+
+def test_the_position_of_a_step_without_a_resume_state():
+    assert tfloop.TrainLoop.position_of_step(7, 3) == {
+        "epoch": 3, "local_step": 1, "global_step": 7, "steps_per_epoch": 3}
+    assert tfloop.TrainLoop.position_of_step(6, 3) == {
+        "epoch": 3, "local_step": 0, "global_step": 6, "steps_per_epoch": 3}
+
+
+def test_a_stop_request_keeps_its_first_reason():
+    loop = tfloop.TrainLoop()
+    assert not loop.stop_requested and loop.stop_reason is None
+    loop.request_stop("SIGTERM received")
+    loop.request_stop("a callback requested a stop after step 3")
+    assert loop.stop_requested and loop.stop_reason == "SIGTERM received"

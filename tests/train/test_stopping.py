@@ -22,8 +22,8 @@ def raising_callback(hook, exc_factory, at_step=2):
                 {hook: raiser})()
 
 
-@pytest.mark.parametrize("hook", HOOKS)
-def test_stop_training_from_each_hook_ends_cleanly_and_runs_after_train(hook):
+@pytest.mark.parametrize("hook", HOOKS + ["_trigger_epoch"])
+def test_stop_training_from_each_hook_ends_cleanly_and_runs_after_train(hook, tfloop_log):
     log = []
     recorder = RecordingCallback("rec", log)
     trainer = train_linear([raising_callback(hook, lambda: tfloop.StopTraining("enough")),
@@ -32,6 +32,9 @@ def test_stop_training_from_each_hook_ends_cleanly_and_runs_after_train(hook):
     assert hooks_seen[-1] == "after_train"
     assert hooks_seen.count("after_train") == 1
     assert trainer.global_step < 9
+    # A clean stop is never an error, whichever hook raised it.
+    assert [entry for entry in tfloop_log if entry[0] == "ERROR"] == []
+    assert ("INFO", "Training stopped: enough") in tfloop_log
 
 
 def test_stop_training_after_step_two_stops_exactly_there():

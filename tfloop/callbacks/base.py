@@ -27,11 +27,24 @@ from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils import logger
 
-__all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
+__all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining", "HOOKS"]
 
 _Hook = Callable[["CallbackFactory"], object]  # a CallbackFactory function: fn(self)
 _RUN_HOOKS = ("_before_run", "_after_run", "before_run", "after_run")
 _STEP_HOOKS = ("_trigger_step", "trigger_step")
+
+# Every public hook after ``setup_graph``, and when it runs: "train" once per training, "epoch"
+# once per epoch (``trigger`` too: by default from ``trigger_epoch``), "run" with the step's
+# session run, "step" after each step, "state" when a checkpoint is saved or restored. Wrappers
+# (ProxyCallback, EnableCallbackIf) forward and gate hooks from this table: a new hook point is
+# added here.
+HOOKS = {
+    "before_train": "train", "after_train": "train",
+    "before_epoch": "epoch", "after_epoch": "epoch", "trigger_epoch": "epoch", "trigger": "epoch",
+    "before_run": "run", "after_run": "run",
+    "trigger_step": "step",
+    "state_dict": "state", "load_state_dict": "state",
+}
 
 
 def _attaching_first(setup_graph: Callable[..., Any]) -> Callable[..., Any]:
@@ -55,7 +68,9 @@ class StopTraining(Exception):
 
 
 def annotate_exception(exc: BaseException, callback: Callback, hook: str) -> None:
-    """Log which callback and hook raised ``exc`` (once), and attach it as a note to the exception."""
+    """Log which callback and hook raised ``exc`` (once), and attach it as a note to the
+    exception. Only the :class:`~tfloop.callbacks.group.Callbacks` dispatcher calls it, and never
+    for :class:`StopTraining`, which is a clean stop."""
     if getattr(exc, "_tfloop_annotated", False):
         return
     exc._tfloop_annotated = True  # type: ignore[attr-defined]
@@ -129,19 +144,12 @@ class Callback:
         self._after_epoch()
 
     def before_run(self, ctx: Any) -> Any:
-        """Return the callback's extra fetches/feeds for this step as ``SessionRunArgs`` (or None)."""
-        try:
-            return as_run_args(self._before_run(ctx), self.graph, self)
-        except Exception as e:
-            annotate_exception(e, self, "before_run")
-            raise
+        """Return the callback's extra fetches/feeds for this step as ``SessionRunArgs`` (or
+        None)."""
+        return as_run_args(self._before_run(ctx), self.graph, self)
 
     def after_run(self, ctx: Any, values: Any) -> None:
-        try:
-            self._after_run(ctx, values)
-        except Exception as e:
-            annotate_exception(e, self, "after_run")
-            raise
+        self._after_run(ctx, values)
 
     def trigger_step(self) -> None:
         self._trigger_step()
@@ -326,43 +334,24 @@ class ProxyCallback(Callback):
         with self.graph.name_scope(None):
             self.cb.setup_graph(self.trainer)
 
-    def _before_train(self):
-        self.cb.before_train()
-
-    def _after_train(self):
-        self.cb.after_train()
-
-    def _before_epoch(self):
-        self.cb.before_epoch()
-
-    def _after_epoch(self):
-        self.cb.after_epoch()
-
-    def _before_run(self, ctx):
-        return self.cb.before_run(ctx)
-
-    def _after_run(self, ctx, values):
-        self.cb.after_run(ctx, values)
-
-    def _trigger_step(self):
-        self.cb.trigger_step()
-
-    def _trigger_epoch(self):
-        self.cb.trigger_epoch()
-
-    def _trigger(self):
-        self.cb.trigger()
-
-    def _state_dict(self):
-        return self.cb.state_dict()
-
-    def _load_state_dict(self, state):
-        self.cb.load_state_dict(state)
-
     def __str__(self) -> str:
         return f"{type(self).__name__}({self.cb})"
 
     __repr__ = __str__
+
+
+def _forwarding(hook: str) -> Callable[..., Any]:
+    """``ProxyCallback``'s underscore hook ``_<hook>``: call the wrapped callback's ``hook``."""
+    def forward(self: ProxyCallback, *args: Any) -> Any:
+        return getattr(self.cb, hook)(*args)
+    forward.__name__ = forward.__qualname__ = f"_{hook}"
+    forward.__doc__ = f"Forward to the wrapped callback's ``{hook}``."
+    return forward
+
+
+for _hook in HOOKS:
+    setattr(ProxyCallback, f"_{_hook}", _forwarding(_hook))
+del _hook
 
 
 class CallbackFactory(Callback):

@@ -58,53 +58,53 @@ class Callbacks(Callback, dispatcher=True):
             yield from cb.walk()
 
     @staticmethod
-    def _call(cb, hook, *args):
+    def _call(cb: Callback, hook: str, *args: Any) -> Any:
+        """Call ``cb``'s public ``hook``: every hook the group dispatches goes through here, the
+        one place that names the callback and hook of an error. ``StopTraining`` is a clean
+        stop, passed on as it is."""
         try:
-            getattr(cb, hook)(*args)
+            return getattr(cb, hook)(*args)
         except StopTraining:
             raise
         except Exception as e:
             annotate_exception(e, cb, hook)
             raise
 
+    def _call_each(self, callbacks: Sequence[Callback], hook: str) -> None:
+        for cb in callbacks:
+            self._call(cb, hook)
+
+    def run_hooks(self) -> tuple[_RunHook, ...]:
+        """The hooks a :class:`~tfloop.tfutils.hooked_session.HookedSession` runs with each
+        step: ``before_run``/``after_run`` of each of :attr:`run_callbacks`, through
+        :meth:`_call`."""
+        return tuple(_RunHook(cb) for cb in self.run_callbacks)
+
     def _before_train(self):
-        for cb in self.cbs:
-            self._call(cb, "before_train")
+        self._call_each(self.cbs, "before_train")
 
     def _after_train(self):
         first_error = None
         for cb in self.cbs:
             try:
-                cb.after_train()
+                self._call(cb, "after_train")
             except BaseException as e:
-                if isinstance(e, Exception):
-                    annotate_exception(e, cb, "after_train")
                 if first_error is None:
                     first_error = e
         if first_error is not None:
             raise first_error
 
     def _before_epoch(self):
-        for cb in self.cbs:
-            self._call(cb, "before_epoch")
+        self._call_each(self.cbs, "before_epoch")
 
     def _after_epoch(self):
-        for cb in self.cbs:
-            self._call(cb, "after_epoch")
+        self._call_each(self.cbs, "after_epoch")
 
     def trigger_step(self) -> None:
-        for cb in self.step_callbacks:
-            try:
-                cb.trigger_step()
-            except StopTraining:
-                raise
-            except Exception as e:
-                annotate_exception(e, cb, "trigger_step")
-                raise
+        self._call_each(self.step_callbacks, "trigger_step")
 
     def _trigger_epoch(self):
-        for cb in self.cbs:
-            self._call(cb, "trigger_epoch")
+        self._call_each(self.cbs, "trigger_epoch")
 
     def __iter__(self) -> Iterator[Callback]:
         return iter(self.cbs)
@@ -114,3 +114,22 @@ class Callbacks(Callback, dispatcher=True):
 
     def __str__(self) -> str:
         return f"Callbacks({', '.join(str(cb) for cb in self.cbs)})"
+
+
+class _RunHook:
+    """One callback's ``before_run``/``after_run``, called by the session through
+    :meth:`Callbacks._call` (so that its errors are annotated as every other hook's)."""
+
+    __slots__ = ("cb",)
+
+    def __init__(self, cb: Callback) -> None:
+        self.cb = cb
+
+    def before_run(self, ctx: Any) -> Any:
+        return Callbacks._call(self.cb, "before_run", ctx)
+
+    def after_run(self, ctx: Any, values: Any) -> None:
+        Callbacks._call(self.cb, "after_run", ctx, values)
+
+    def __str__(self) -> str:
+        return str(self.cb)

@@ -171,6 +171,7 @@ class ModelSaver(Callback):
         self._covered_step = step
         self.last_checkpoint = path
         logger.info(f"Model saved to {path}.")
+        self.trainer.checkpoint_saved(path)
 
     def checkpoint_at(self, step):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when

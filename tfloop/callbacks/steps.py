@@ -9,8 +9,9 @@ class MaintainStepCounter(Callback):
     """Keep the trainer's Python ``global_step`` in step with the graph's ``global_step`` variable.
 
     The training op increments the variable; this callback reads it once before training (so a
-    restored run continues counting) and advances the Python counter after every step, before any
-    other callback's ``after_run`` sees it.
+    restored run continues counting) and advances the Python counter after every training step,
+    before any other callback's ``after_run`` sees it. A callback's own
+    ``trainer.hooked_sess.run`` (in a trigger) runs no training step and counts nothing.
     """
 
     _chief_only = False
@@ -22,4 +23,4 @@ class MaintainStepCounter(Callback):
         self.trainer.loop.global_step = int(self.trainer.sess.run(self.gs_var))
 
     def _after_run(self, ctx, values):
-        self.trainer.loop.global_step += self.trainer.loop.steps_per_run
+        self.trainer.loop.count_run()

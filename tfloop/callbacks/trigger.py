@@ -1,5 +1,5 @@
 """Wrappers that decide *when* a callback's work runs; the callback itself says *what*."""
-from tfloop.callbacks.base import ProxyCallback
+from tfloop.callbacks.base import HOOKS, ProxyCallback
 from tfloop.utils.checks import check_callable, check_positive_number
 from tfloop.utils.timer import Clock
 
@@ -112,28 +112,25 @@ class EnableCallbackIf(ProxyCallback):
     def uses_step_hook(self):
         return self.cb.uses_step_hook()
 
-    def _before_epoch(self):
-        if self._pred(self):
-            self.cb.before_epoch()
-
-    def _after_epoch(self):
-        if self._pred(self):
-            self.cb.after_epoch()
-
-    def _trigger_step(self):
-        if self._pred(self):
-            self.cb.trigger_step()
-
-    def _trigger_epoch(self):
-        if self._pred(self):
-            self.cb.trigger_epoch()
-
-    def _trigger(self):
-        if self._pred(self):
-            self.cb.trigger()
-
     def __str__(self):
         return f"EnableCallbackIf({self.cb})"
+
+
+def _gated(hook):
+    """``EnableCallbackIf``'s underscore hook ``_<hook>``: the wrapped callback's ``hook`` when
+    ``pred(self)`` is true."""
+    def gate(self):
+        if self._pred(self):
+            getattr(self.cb, hook)()
+    gate.__name__ = gate.__qualname__ = f"_{hook}"
+    return gate
+
+
+# The per-epoch and per-step hooks (the run hooks are gated together, above).
+for _hook, _when in HOOKS.items():
+    if _when in ("epoch", "step"):
+        setattr(EnableCallbackIf, f"_{_hook}", _gated(_hook))
+del _hook, _when
 
 
 class PeriodicCallback(EnableCallbackIf):

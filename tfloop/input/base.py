@@ -7,7 +7,10 @@ from tfloop.compat import tf
 from tfloop.input.casting import SAFE, UNSAFE, cast_kind, note_fed_cast
 from tfloop.utils.checks import repeated
 
-__all__ = ["InputSource", "check_input_signature"]
+__all__ = ["InputSource", "check_input_signature", "NO_POSITION"]
+
+# InputSource.setup_state's answer for a source without a position (format it with the source).
+NO_POSITION = "the input {} has no saveable position"
 
 
 def check_input_signature(signature):
@@ -131,6 +134,38 @@ class InputSource:
     def size(self) -> int | None:
         """Datapoints (steps) in one pass over the data, or None when unknown."""
         return None
+
+    def is_empty(self) -> bool:
+        """Whether the source is known to hold no datapoint (e.g. ``size() == 0``)."""
+        return self.size() == 0
+
+    # ---- the position, for a resumed run --------------------------------------------------------
+    def setup_state(self) -> str | None:
+        """Prepare :meth:`state_dict` and :meth:`load_state_dict` (graph ops: call it after
+        :meth:`setup`, before the graph is finalized). Returns None when the source's position
+        can be saved, else why not (a resumed run then restarts the source from its beginning).
+
+        A Python source (``QueueInput``, ``FeedInput``) keeps its position in the state of its
+        feeder callback (the datapoint after the last one trained), saved with the callbacks'
+        states: it returns None and its :meth:`state_dict` is None.
+        """
+        return NO_POSITION.format(self)
+
+    def state_dict(self, sess: Any) -> bytes | None:
+        """The source's position beyond its callbacks' states, as bytes (a tf.data iterator's),
+        or None. Needs :meth:`setup_state`."""
+        return None
+
+    def load_state_dict(self, sess: Any, state: bytes) -> None:
+        """Move the source to the position ``state`` from :meth:`state_dict` (in a session
+        whose variables are initialized, before training starts).
+
+        Example:
+            >>> source.setup_state()                # before the graph is finalized
+            >>> blob = source.state_dict(sess)      # saved with a checkpoint
+            >>> source.load_state_dict(sess, blob)  # in the resumed run
+        """
+        raise ValueError(f"{self} has no position to restore.")
 
     def _setup(self, input_signature):
         """Create the graph part of the source."""

@@ -8,6 +8,7 @@ from tfloop.input.graph_dataset import (
     as_graph_dataset,
     built_eagerly,
 )
+from tfloop.input.iterator_state import IteratorState
 
 __all__ = ["DatasetInput"]
 
@@ -19,8 +20,7 @@ class _InitializeIterator(Callback):
         self._source = source
 
     def _before_train(self):
-        if not self._source.iterator_restored:
-            self.trainer.sess.run(self._source.iterator.initializer)
+        self._source.start(self.trainer.sess)
 
     def __str__(self):
         return f"InitializeIterator[{self._source}]"
@@ -64,8 +64,10 @@ class DatasetInput(InputSource):
         self._dataset_or_fn = dataset
         self.repeat = bool(repeat)
         self._size = None
+        self._empty = False
         self.iterator = None
-        self.iterator_restored = False
+        self._iterator_state = None
+        self._restored = False
 
     _label = "DatasetInput"  # names the source in its errors and graph scope
 
@@ -77,6 +79,7 @@ class DatasetInput(InputSource):
             raise ValueError(f"{self._label}(repeat=False) needs a finite dataset, but this one "
                              "is infinite (does it call .repeat()?).")
         self._size = cardinality if cardinality is not None and cardinality > 0 else None
+        self._empty = cardinality == 0
         if self._size is not None and self.repeat:
             ds = ds.repeat()
         with tf.name_scope(self._label):
@@ -106,5 +109,42 @@ class DatasetInput(InputSource):
     def _get_callbacks(self):
         return [_InitializeIterator(self)]
 
+    def start(self, sess):
+        """Initialize the iterator before training, unless :meth:`load_state_dict` moved it to a
+        saved position already."""
+        if not self._restored:
+            sess.run(self.iterator.initializer)
+
+    def setup_state(self):
+        """Build the ops that save and restore the iterator's position; the reason when the
+        pipeline has a stateful op (``py_function``, an unseeded random op, a generator)."""
+        state = IteratorState(self.iterator)
+        if not state.savable:
+            return f"the input pipeline cannot be saved ({state.reason})"
+        state.build_save()
+        state.build_restore()
+        self._iterator_state = state
+        return None
+
+    def state_dict(self, sess):
+        """The iterator's position, serialized by TensorFlow (None without :meth:`setup_state`)."""
+        return None if self._iterator_state is None else self._iterator_state.save(sess)
+
+    def load_state_dict(self, sess, state):
+        """Initialize the iterator and move it to the position ``state``.
+
+        Raises:
+            tf.errors.OpError: ``state`` does not fit this pipeline.
+        """
+        if self._iterator_state is None:
+            raise ValueError(f"{self}: setup_state() must build the restore ops first.")
+        self._iterator_state.restore(sess, state)
+        self._restored = True
+
     def size(self):
         return self._size
+
+    def is_empty(self):
+        """Whether the dataset has no element at all (its size is then None, as an infinite
+        one's)."""
+        return self._empty

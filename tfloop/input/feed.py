@@ -63,7 +63,6 @@ class FeedInput(InputSource):
         >>> TrainConfig(model=MyModel(), data=FeedInput(batches), max_epoch=5)
     """
 
-    position_in_callback_state = True
 
     def __init__(self, df, infinite=True):
         self._data = check_iterable(df, "FeedInput")
@@ -92,6 +91,11 @@ class FeedInput(InputSource):
 
     def _get_callbacks(self):
         return [_FeedNext(self)]
+
+    def setup_state(self):
+        """None: the position (the datapoint after the last one trained) is the state of the
+        feeder callback."""
+        return None
 
     def size(self):
         return data_length(self._data)

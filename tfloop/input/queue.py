@@ -52,7 +52,7 @@ class _QueueFeeder(Callback):
         self._wait_s = 0.0
 
     def _setup_graph(self):
-        self._need = self._source.dequeues_per_run(self.trainer.loop.steps_per_run)
+        self._need = self._source.dequeues_per_run(self.trainer.steps_per_run)
 
     def _before_train(self):
         source = self._source
@@ -69,8 +69,7 @@ class _QueueFeeder(Callback):
         self._reset_epoch_stats()
 
     def _should_stop(self):
-        hooked = self.trainer.hooked_sess
-        return hooked is not None and hooked.stop_requested
+        return self.trainer.stop_requested
 
     def _before_run(self, ctx):
         thread = self._thread
@@ -174,7 +173,6 @@ class QueueInput(InputSource):
 
     name = "QueueInput"
     default_capacity = 50
-    position_in_callback_state = True
 
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
@@ -300,6 +298,11 @@ class QueueInput(InputSource):
             sess.run(self._close_op)
         except (tf.errors.OpError, RuntimeError) as e:
             logger.warning(f"{self} could not close its queue: {type(e).__name__}: {e}")
+
+    def setup_state(self):
+        """None: the position (the datapoint after the last one trained) is the state of the
+        feeder callback."""
+        return None
 
     def size(self):
         return data_length(self.data)

@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
+from tfloop.input.queue import QueueInput
 from tfloop.utils.checks import check_int
 
 __all__ = ["StagingInput"]
@@ -66,9 +67,12 @@ class StagingInput(InputSource):
         self.stage_ops = []
         self._input_callbacks = []
 
-    @property
-    def position_in_callback_state(self):
-        return getattr(self.input, "position_in_callback_state", False)
+    def setup_state(self):
+        """The wrapped :class:`QueueInput`'s answer (its feeder counts staged datapoints as not
+        trained); any other source's position is ahead by the staged steps: not saved."""
+        if isinstance(self.input, QueueInput):
+            return self.input.setup_state()
+        return super().setup_state()
 
     def _setup(self, input_signature):
         self._graph = tfv1.get_default_graph()

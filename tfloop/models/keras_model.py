@@ -1,7 +1,7 @@
 """A whole ``keras.Model`` as tfloop's model: :class:`KerasModelDesc`.
 
 The Keras model is called inside every tower like any Keras layer (see
-:mod:`tfloop.models.keras_graph`): its weights become graph variables that start from the model's
+:mod:`tfloop.tfutils.keras_scope`): its weights become graph variables that start from the model's
 current weights, train with a ``tf.compat.v1`` optimizer, and are saved by ``ModelSaver`` under
 names that do not depend on Keras' automatic numbering. After training,
 :meth:`KerasModelDesc.restore_keras_weights` copies a checkpoint back into the Keras model, ready
@@ -15,7 +15,7 @@ from tensorflow.python.eager import context as eager_context
 
 from tfloop.compat import tf, tfv1
 from tfloop.model_desc import ModelDesc
-from tfloop.models.keras_graph import KerasTowerScope
+from tfloop.tfutils.keras_scope import KerasTowerScope
 from tfloop.tfutils.tower import TowerContext
 from tfloop.tfutils.varmanip import get_checkpoint_path
 

@@ -1,7 +1,7 @@
 """Stopping cleanly on SIGTERM (pre-emption) and SIGINT (Ctrl-C).
 
-The first signal only sets the hooked session's ``stop_requested`` flag, which the main loop
-already checks after every step: the current step finishes, training stops as if a callback had
+The first signal only requests a stop (``trainer.request_stop``), which the main loop already
+checks after every step: the current step finishes, training stops as if a callback had
 asked, every ``after_train`` runs (``ModelSaver`` saves the final checkpoint there, monitors
 flush), and then the process exits with ``128 + signal`` (143 for SIGTERM) or, for SIGINT, with
 ``KeyboardInterrupt``. Nothing is checked per step that was not checked before. A second signal
@@ -13,7 +13,6 @@ import threading
 
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tfv1
-from tfloop.resume.saver import ResumeStateSaver
 from tfloop.utils import logger
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
@@ -47,7 +46,6 @@ class SignalHandler:
         self._previous = {}
         self._saver = None
         callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
-        self._state_savers = [cb for cb in callbacks if isinstance(cb, ResumeStateSaver)]
         self._logdir = logger.get_logger_dir()
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
                 and trainer.is_chief:
@@ -76,9 +74,7 @@ class SignalHandler:
         self.received = signum
         logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the current step, then saving and "
                        "stopping (send it again to stop at once).")
-        hooked = self.trainer.hooked_sess
-        if hooked is not None:
-            hooked.stop_requested = True
+        self.trainer.request_stop(f"{name} received")
 
     def _restore_handlers(self):
         for signum, previous in self._previous.items():
@@ -108,5 +104,5 @@ class SignalHandler:
             logger.error(f"Could not save a checkpoint on the signal: {type(e).__name__}: {e}.")
             return
         logger.info(f"Saved {prefix} on the signal.")
-        for saver in self._state_savers:
-            saver.write(prefix, *saver.position_after_training())
+        trainer.checkpoint_saved(prefix)
+        trainer.announce_checkpoints()

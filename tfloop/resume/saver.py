@@ -1,15 +1,17 @@
-"""The callback that writes a resume state next to every checkpoint (format: :mod:`tfloop.resume.state`)."""
+"""The one place that saves and restores a run's state beside its checkpoints: the loop's
+position, the input's position and the callbacks' states (format: :mod:`tfloop.resume.state`)."""
 import json
 import os
 
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
+from tfloop.input.base import NO_POSITION, InputSource
 from tfloop.resume.state import (
     FORMAT_VERSION,
     ITERATOR_SUFFIX,
     RESUME_SUFFIX,
-    IteratorState,
+    apply_callback_states,
     collect_callback_states,
     resume_state_path,
 )
@@ -21,12 +23,17 @@ __all__ = ["ResumeStateSaver"]
 
 
 class ResumeStateSaver(Callback):
-    """Write the resume state of every checkpoint a :class:`ModelSaver` writes (see the module doc).
+    """Save the resume state of every checkpoint, and restore a resumed run's (see the module
+    doc).
 
     :class:`~tfloop.train.config.AutoResumeTrainConfig` adds it; add it yourself after your
-    ModelSavers to get the same files with a plain ``TrainConfig``. The state of a checkpoint is
-    written once every callback finished the trigger in which it was saved (at the next step, or at
-    the end of training), so it holds what the callbacks did in that trigger too.
+    ModelSavers to get the same files with a plain ``TrainConfig``. Saving: it is one of the
+    trainer's ``checkpoint_listeners``, which ``ModelSaver`` and the signal handler notify; the
+    trainer hands it each checkpoint once every callback finished the trigger in which it was
+    saved (before the next step, or in this callback's ``after_train``), so the state holds
+    what the callbacks did in that trigger too. Restoring: the config chooses the checkpoint
+    (:meth:`resume_from`) and the trainer calls :meth:`restore` once, right after the session
+    is initialized.
 
     Args:
         input_source: the training InputSource; a ``DatasetInput``'s iterator position is saved
@@ -34,7 +41,6 @@ class ResumeStateSaver(Callback):
             a ``QueueInput``'s or ``FeedInput``'s position is its feeder callback's state.
 
     Attributes:
-        iterator_state (IteratorState): saves the input position, or None when it cannot.
         input_note (str): why the input position is not saved, or None.
         written (list[str]): the checkpoints whose resume state this run wrote.
 
@@ -48,75 +54,48 @@ class ResumeStateSaver(Callback):
 
     def __init__(self, input_source=None):
         self._source = input_source
-        self.iterator_state = None
         self.input_note = None
-        self._savers = []
-        self._seen = ()
-        self._ended_epoch = None
+        self._saves_input = False
+        self._resume = None
         self.written = []
 
+    # ---- saving ------------------------------------------------------------------------------
     def _setup_graph(self):
-        if getattr(self._source, "position_in_callback_state", False):
-            # QueueInput, FeedInput: their callback's state_dict() holds the position.
+        note = NO_POSITION.format(self._source) if self._source is None else \
+            self._source.setup_state()
+        self.trainer.checkpoint_listeners.append(self.save)
+        if note is None:
+            self._saves_input = True
             return
-        iterator = getattr(self._source, "iterator", None)
-        if iterator is None:
-            self.input_note = f"the input {self._source} has no saveable position"
-            logger.info(f"ResumeStateSaver: {self.input_note}; a resumed run restarts it from its beginning."
-                        )
-            return
-        state = IteratorState(iterator)
-        if not state.savable:
-            self.input_note = f"the input pipeline cannot be saved ({state.reason})"
-            logger.warning(f"ResumeStateSaver: {self.input_note}, so a resumed run restarts the input from its "
-                           "beginning: resuming is exact only for a stateless pipeline.")
-            return
-        state.build_save()
-        self.iterator_state = state
+        self.input_note = note
+        if note == NO_POSITION.format(self._source):
+            logger.info(f"ResumeStateSaver: {note}; a resumed run restarts it from its beginning.")
+        else:
+            logger.warning(f"ResumeStateSaver: {note}, so a resumed run restarts the input from "
+                           "its beginning: resuming is exact only for a stateless pipeline.")
 
     def _before_train(self):
-        self._savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
-                        if isinstance(inner, ModelSaver)]
-        if not self._savers and self.trainer.is_chief:
+        savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
+                  if isinstance(inner, ModelSaver)]
+        if not savers and self.trainer.is_chief:
             logger.warning("ResumeStateSaver: there is no ModelSaver, so only checkpoints saved on "
                            "a signal get a resume state.")
-        self._seen = self._latest()
-
-    def _latest(self):
-        return tuple(ms.last_checkpoint for ms in self._savers)
-
-    def _after_epoch(self):
-        self._ended_epoch = self.epoch_num
-
-    def _before_run(self, ctx):
-        if self._latest() != self._seen:
-            # local_step is the last step of the run about to start (steps_per_run may be > 1).
-            self._write_new(self.epoch_num, self.local_step - self.trainer.loop.steps_per_run + 1)
 
     def _after_train(self):
-        if self._latest() != self._seen:
-            self._write_new(*self.position_after_training())
+        # The checkpoints of the last trigger round (and ModelSaver's final one) get their
+        # states here, before the callbacks listed after this one end.
+        self.trainer.announce_checkpoints()
+
+    def save(self, prefix):
+        """The trainer's checkpoint listener: write the resume state of ``prefix``, saved in the
+        trigger round that just ended, for the position the trainer's loop is at."""
+        self.write(prefix, *self.position_after_training())
 
     def position_after_training(self):
-        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``.
-
-        The epoch counter moves on before ``before_epoch``; when training ended there (a callback
-        raised, a second Ctrl-C), none of that epoch's steps ran, so it is where to continue. The
-        step is the number of the epoch's steps that finished (by the global step), so a hook that
-        raised in the middle of a step does not skip it.
-        """
-        if self._ended_epoch == self.epoch_num:
-            return self.epoch_num + 1, 0
-        # Counted from the global step: a hook that raised before or during a step leaves
-        # local_step at a step that did not finish.
-        return self.epoch_num, self.global_step - self.trainer.loop.epoch_first_global_step
-
-    def _write_new(self, epoch, local_step):
-        latest = self._latest()
-        new = [p for p, old in zip(latest, self._seen) if p is not None and p != old]
-        self._seen = latest
-        for prefix in new:
-            self.write(prefix, epoch, local_step)
+        """Where a run resumed from a checkpoint saved now continues: ``(epoch, local_step)``,
+        from the trainer's loop (:meth:`~tfloop.train.loop.TrainLoop.state_dict`)."""
+        state = self.trainer.loop_state()
+        return state["epoch"], state["local_step"]
 
     def write(self, prefix, epoch, local_step):
         """Write the resume state of checkpoint ``prefix`` for position ``(epoch, local_step)``."""
@@ -134,8 +113,8 @@ class ResumeStateSaver(Callback):
                  "callbacks": collect_callback_states(self.trainer.callbacks),
                  "iterator": None, "input_note": self.input_note}
         try:
-            if self.iterator_state is not None:
-                blob = self.iterator_state.save(self.trainer.sess)
+            blob = self._source.state_dict(self.trainer.sess) if self._saves_input else None
+            if blob is not None:
                 atomic_write(prefix + ITERATOR_SUFFIX, blob)
                 state["iterator"] = {"file": os.path.basename(prefix) + ITERATOR_SUFFIX,
                                      "bytes": len(blob)}
@@ -146,6 +125,52 @@ class ResumeStateSaver(Callback):
             return
         self.written.append(prefix)
         self._remove_orphans(os.path.dirname(prefix))
+
+    # ---- restoring ---------------------------------------------------------------------------
+    def resume_from(self, prefix, state, position):
+        """Make :meth:`restore` continue the run of checkpoint ``prefix``: its resume ``state``
+        (from :func:`~tfloop.resume.state.read_resume_state`, or None) and the position
+        ``(epoch, local_step)`` chosen for it."""
+        self._resume = (prefix, state, position)
+
+    def restore(self, sess):
+        """Called once by the trainer right after the session is initialized: move the input to
+        its saved position and give every callback its saved state. Returns the loop's position
+        (``{"epoch", "local_step"}``), or None when the run does not resume.
+
+        Raises:
+            ValueError: the saved input position does not fit this run's input pipeline, or a
+                callback rejected its state.
+        """
+        if self._resume is None:
+            return None
+        prefix, state, (epoch, local_step) = self._resume
+        blob = (state or {}).get("iterator_bytes")
+        if blob is not None:
+            self._restore_input(prefix, sess, blob)
+        if state is not None:
+            apply_callback_states(self.trainer.callbacks, state.get("callbacks", {}),
+                                  resume_state_path(prefix))
+        return {"epoch": epoch, "local_step": local_step}
+
+    def _restore_input(self, prefix, sess, blob):
+        note = self.input_note
+        if note is None and type(self._source).load_state_dict is InputSource.load_state_dict:
+            note = f"{self._source} keeps no position of this kind"
+        if note is not None:
+            logger.warning(f"{resume_state_path(prefix)} has an input position, but this run's "
+                           f"input cannot be saved or restored ({note}); the input restarts from "
+                           "its beginning.")
+            return
+        try:
+            self._source.load_state_dict(sess, blob)
+        except tf.errors.OpError as e:
+            raise ValueError(
+                f"The input position saved in {prefix + ITERATOR_SUFFIX} does not fit this "
+                f"run's input pipeline ({e.message.splitlines()[0]}). Resume with the same "
+                f"dataset definition, or delete {resume_state_path(prefix)} to restart "
+                "the input from its beginning.") from None
+        logger.info(f"Restored the input position of {prefix}.")
 
     @staticmethod
     def _remove_orphans(directory):

@@ -1,11 +1,11 @@
-"""Restoring a resumed run: which checkpoint it starts from, and the session init that restores it."""
+"""Resuming a run: which checkpoint it starts from, and the session init that restores its
+variables."""
 import os
 
 from tfloop.compat import tf
-from tfloop.resume.state import RESUME_SUFFIX, apply_callback_states, resume_state_path
+from tfloop.resume.state import RESUME_SUFFIX, resume_state_path
 from tfloop.tfutils.sessinit import SaverRestore, SessionInit
 from tfloop.tfutils.varmanip import checkpoint_step, find_latest_checkpoint
-from tfloop.utils import logger
 
 __all__ = ["find_resume_checkpoint", "checkpoint_global_step", "ResumeInit"]
 
@@ -38,53 +38,21 @@ def checkpoint_global_step(prefix):
 
 
 class ResumeInit(SessionInit):
-    """Restore a checkpoint with everything a resumed run needs: the variables (as
-    :class:`SaverRestore`), the input iterator's position, the callbacks' states, and the step in
-    the epoch to continue from. Made by :class:`AutoResumeTrainConfig`.
+    """Restore the variables of the checkpoint a resumed run continues, as :class:`SaverRestore`.
+    Made by :class:`AutoResumeTrainConfig`; the rest of the run's state (the input's position,
+    the callbacks' states, where the loop continues) is restored by
+    :meth:`~tfloop.resume.saver.ResumeStateSaver.restore` right after it.
 
     Example:
-        >>> init = ResumeInit("train_log/run/model-12", state, data, state_saver, (5, 0))
+        >>> init = ResumeInit("train_log/run/model-12")
     """
 
-    def __init__(self, prefix, state, source, state_saver, position):
+    def __init__(self, prefix):
         self.prefix = prefix
-        self.state = state
-        self.source = source
-        self.state_saver = state_saver
-        self.position = position
         self._restore = SaverRestore(prefix)
-        self._iterator = None
 
     def _setup_graph(self):
         self._restore.setup_graph()
-        blob = (self.state or {}).get("iterator_bytes")
-        if blob is None:
-            return
-        iterator_state = self.state_saver.iterator_state
-        if iterator_state is None:
-            logger.warning(f"{resume_state_path(self.prefix)} has an input position, but this run's input cannot be saved or "
-                           f"restored ({self.state_saver.input_note}); the input restarts from its beginning.")
-            return
-        iterator_state.build_restore()
-        self._iterator = (iterator_state, blob)
 
     def _run_init(self, sess):
         self._restore.init(sess)
-        if self._iterator is not None:
-            iterator_state, blob = self._iterator
-            try:
-                iterator_state.restore(sess, blob)
-            except tf.errors.OpError as e:
-                raise ValueError(
-                    f"The input position saved in {self.prefix + '.iterator'} does not fit this "
-                    f"run's input pipeline ({e.message.splitlines()[0]}). Resume with the same "
-                    f"dataset definition, or delete {resume_state_path(self.prefix)} to restart "
-                    "the input from its beginning.") from None
-            self.source.iterator_restored = True
-            logger.info(f"Restored the input position of {self.prefix}.")
-        trainer = self.state_saver.trainer
-        if self.state is not None and trainer is not None:
-            apply_callback_states(trainer.callbacks, self.state.get("callbacks", {}),
-                                  resume_state_path(self.prefix))
-        if trainer is not None:
-            trainer.loop.starting_local_step = self.position[1]

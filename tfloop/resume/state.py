@@ -9,25 +9,24 @@ For a checkpoint ``model-N`` (its ``.index``/``.data`` files), :class:`~tfloop.r
 - every callback's :meth:`~tfloop.callbacks.base.Callback.state_dict`, keyed by a stable identity:
   the class name of the callback (inside any wrappers) and its index among callbacks of that class
   (``EarlyStopping#0``, ``MinSaver#1``);
-- the tf.data iterator's position (serialized by TensorFlow) when the pipeline has no stateful op.
+- the input's position, from its :meth:`~tfloop.input.base.InputSource.state_dict`: a tf.data
+  iterator's position (serialized by TensorFlow) when the pipeline has no stateful op. A Python
+  source's position is its feeder callback's state.
 
 Both files are written atomically (temporary file, then ``os.replace``), the iterator file first:
 the JSON file is what marks the checkpoint's resume state complete.
 """
 import json
 import os
-import re
 
-from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.logdir_format import ITERATOR_SUFFIX, RESUME_SUFFIX
 
-__all__ = ["IteratorState", "callback_keys", "collect_callback_states",
+__all__ = ["callback_keys", "collect_callback_states",
            "apply_callback_states", "read_resume_state", "resume_state_path",
            "RESUME_SUFFIX", "ITERATOR_SUFFIX"]
 
 FORMAT_VERSION = 1
-_STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)")
 
 
 def resume_state_path(prefix):
@@ -127,68 +126,3 @@ def read_resume_state(prefix):
             with open(data_path, "rb") as f:
                 state["iterator_bytes"] = f.read()
     return state
-
-
-class IteratorState:
-    """Save and restore the position of a ``tf.compat.v1`` dataset iterator.
-
-    Graph ops are built by :meth:`build_save` / :meth:`build_restore` (before the graph is
-    finalized); the position travels as bytes. A pipeline with a stateful op (``py_function``,
-    a random op without a seed, a generator) cannot be saved: :attr:`reason` then says why.
-
-    Args:
-        iterator: a ``tf.compat.v1.data.Iterator`` made by ``make_initializable_iterator``.
-
-    Example:
-        >>> state = IteratorState(source.iterator)
-        >>> state.build_save()
-        >>> blob = state.save(sess)
-    """
-
-    def __init__(self, iterator):
-        self.iterator = iterator
-        self.reason = self._check()
-        self._save_op = self._restore_op = self._placeholder = None
-
-    def _check(self):
-        dataset = self.iterator.initializer.inputs[0]
-        graph = dataset.graph
-        with graph.as_default(), tf.name_scope("IteratorState"):
-            probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
-        try:
-            with tfv1.Session(graph=graph) as sess:
-                sess.run(probe)
-        except tf.errors.OpError as e:
-            match = _STATEFUL.search(e.message or "")
-            if match:
-                return match.group(1).rstrip(".")
-            return (e.message or type(e).__name__).splitlines()[0]
-        return None
-
-    @property
-    def savable(self):
-        return self.reason is None
-
-    def _resource(self):
-        return self.iterator._iterator_resource
-
-    def build_save(self):
-        with tf.name_scope("IteratorState"):
-            self._save_op = tf.io.serialize_tensor(tf.raw_ops.SerializeIterator(
-                resource_handle=self._resource(), external_state_policy=2))
-
-    def build_restore(self):
-        with tf.name_scope("IteratorState"):
-            self._placeholder = tfv1.placeholder(tf.string, [], name="serialized")
-            self._restore_op = tf.raw_ops.DeserializeIterator(
-                resource_handle=self._resource(),
-                serialized=tf.io.parse_tensor(self._placeholder, tf.variant))
-
-    def save(self, sess):
-        """The iterator's position, as bytes."""
-        return sess.run(self._save_op)
-
-    def restore(self, sess, blob):
-        """Initialize the iterator and move it to the saved position."""
-        sess.run(self.iterator.initializer)
-        sess.run(self._restore_op, feed_dict={self._placeholder: blob})

@@ -6,26 +6,15 @@ once per device, an ``InferenceRunner`` builds a predict tower that shares the t
 and callbacks find any tower's tensors by name through :class:`TowerTensorHandle`.
 """
 import inspect
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils.checks import check_callable, check_positive_int
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
-           "TowerTensorHandles", "register_tower_scope"]
+           "TowerTensorHandles"]
 
 _CURRENT_TOWER = []
-# Context-manager factories entered inside every tower, after its variable and name scopes.
-_TOWER_SCOPES: list = []
-
-
-def register_tower_scope(factory: Callable[["TowerContext"], AbstractContextManager]) -> None:
-    """Enter ``factory(tower_context)`` inside every :class:`TowerContext` (e.g. the Keras
-    interop of :mod:`tfloop.models.keras_graph`)."""
-    if factory not in _TOWER_SCOPES:
-        _TOWER_SCOPES.append(factory)
 
 
 class TowerContext:
@@ -92,7 +81,10 @@ class TowerContext:
                 tfv1.get_variable_scope(), reuse=tfv1.AUTO_REUSE if fresh_inference_graph else True))
         if self.name:
             self._contexts.append(tf.name_scope(self.name + "/"))
-        self._contexts.extend(factory(self) for factory in _TOWER_SCOPES)
+        # Keras 3 layers built in the tower get graph variables with stable names. Imported here,
+        # where every tower is built, so that importing tfloop.tfutils does not load Keras.
+        from tfloop.tfutils.keras_scope import KerasTowerScope
+        self._contexts.append(KerasTowerScope(self))
         for ctx in self._contexts:
             ctx.__enter__()
         return self

@@ -1,18 +1,18 @@
 """The Trainer: builds the graph once, runs callbacks around one ``session.run`` per step."""
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
-from tfloop.compat import tf, tfv1
+from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
+from tfloop.resume.saver import ResumeStateSaver
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import NewSessionCreator
@@ -35,7 +35,21 @@ def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
     return check_list_of(callbacks, what, Callback) or []
 
 
-class Trainer:
+class _ConstructedInItsGraph(type):
+    """The metaclass of :class:`Trainer`: ``SomeTrainer(...)`` makes the trainer's own graph,
+    then runs the whole constructor (every subclass's ``__init__``) with that graph as the default
+    graph, so a trainer that builds its model in its constructor, as tensorpack's GAN trainers
+    do, builds it there."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        trainer = cls.__new__(cls)
+        trainer.graph = tf.Graph()
+        with trainer.graph.as_default():
+            trainer.__init__(*args, **kwargs)
+        return trainer
+
+
+class Trainer(metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -49,8 +63,8 @@ class Trainer:
         training_error (BaseException): what ended the main loop with an error, set before
             ``after_train`` runs (None when training finished or a callback raised StopTraining),
             so ``after_train`` can tell a failed run (e.g. a NaN loss) from a clean end.
-        stop_reason (str): the message of the ``StopTraining`` that ended training cleanly (set
-            before ``after_train`` runs), or None.
+        stop_reason (str): why training stopped cleanly (the ``StopTraining`` message, or the
+            signal), set before ``after_train`` runs; None otherwise.
         is_chief (bool): whether this process is the chief worker.
 
     Example:
@@ -61,23 +75,6 @@ class Trainer:
     """
 
     is_chief: bool = True
-
-    def __init_subclass__(cls, **kwargs):
-        """Run every subclass's ``__init__`` with the trainer's graph as the default graph, so a
-        trainer that builds its model in the constructor (as tensorpack's GAN trainers do)
-        builds it in that graph."""
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            return
-
-        @functools.wraps(init)
-        def init_in_graph(self, *args, **kwargs):
-            if "graph" not in self.__dict__:
-                self.graph = tf.Graph()
-            with self.graph.as_default():
-                init(self, *args, **kwargs)
-        cls.__init__ = init_in_graph
 
     def __init__(self) -> None:
         if "graph" not in self.__dict__:
@@ -90,8 +87,9 @@ class Trainer:
         self._input_source: InputSource | None = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
-        self.training_error: BaseException | None = None
-        self.stop_reason: str | None = None
+        # Called with each checkpoint's prefix once the trigger round that saved it is over.
+        self.checkpoint_listeners: list[Callable[[str], None]] = []
+        self._unannounced: list[str] = []
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -105,6 +103,53 @@ class Trainer:
     @property
     def local_step(self) -> int:
         return self.loop.local_step
+
+    @property
+    def training_error(self) -> BaseException | None:
+        return self.loop.training_error
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.loop.stop_reason
+
+    @property
+    def steps_per_run(self) -> int:
+        """Training steps per session call (1 unless the trainer loops in the graph)."""
+        return self.loop.steps_per_run
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether a stop was requested (:meth:`request_stop`); the main loop stops after the
+        step in flight."""
+        return self.loop.stop_requested
+
+    def request_stop(self, reason: str) -> None:
+        """Stop training after the step in flight, as if a callback raised ``StopTraining``."""
+        self.loop.request_stop(reason)
+
+    def checkpoint_saved(self, prefix: str) -> None:
+        """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
+        :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
+        the next session run, or when :meth:`announce_checkpoints` is called), so that what they
+        record with it includes what every callback did in that round."""
+        self._unannounced.append(prefix)
+
+    def announce_checkpoints(self) -> None:
+        """Give every checkpoint saved since the last call to each of
+        :attr:`checkpoint_listeners`, in the order they were saved."""
+        prefixes, self._unannounced = self._unannounced, []
+        for prefix in prefixes:
+            for listener in self.checkpoint_listeners:
+                listener(prefix)
+
+    def loop_state(self) -> dict[str, Any]:
+        """Where a run resumed from a checkpoint saved now continues (see
+        :meth:`TrainLoop.state_dict`)."""
+        return self.loop.state_dict()
+
+    def load_loop_state(self, state: dict[str, Any]) -> None:
+        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
+        self.loop.load_state_dict(state)
 
     @property
     def steps_per_epoch(self) -> int:
@@ -210,8 +255,13 @@ class Trainer:
         session_init.check_holds_the_model()
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
+        for cb in (inner for outer in self._callbacks for inner in outer.walk()):
+            if isinstance(cb, ResumeStateSaver):
+                position = cb.restore(self.sess)
+                if position is not None:
+                    self.loop.load_state_dict(position)
         self.graph.finalize()
-        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_callbacks)
+        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
     # ---- running -----------------------------------------------------------------------------------
     def run_step(self) -> None:
@@ -225,7 +275,7 @@ class Trainer:
         :class:`TrainingErrorPolicy`."""
         loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        ending = TrainingErrorPolicy(self, callbacks, self._input_source)
+        ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
         with self.graph.as_default(), self.sess.as_default(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
@@ -233,31 +283,21 @@ class Trainer:
                 callbacks.before_epoch()
                 start = time.perf_counter()
                 for _ in loop.runs_of_epoch():
+                    if self._unannounced:
+                        self.announce_checkpoints()
                     self.run_step()
                     callbacks.trigger_step()
                     if hooked_sess.stop_requested:
-                        raise StopTraining(
+                        loop.request_stop(
                             f"a callback requested a stop after step {loop.global_step}")
+                    if loop.stop_requested:
+                        raise StopTraining(loop.stop_reason)
                 callbacks.after_epoch()
+                loop.end_epoch()
                 logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                             f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
             logger.info("Training has finished.")
-
-    def _dataset_is_empty(self):
-        """Whether the input is a tf.data pipeline whose cardinality is 0 (its size is then
-        unknown to the input source, like an infinite one's)."""
-        iterator = getattr(self._input_source, "iterator", None)
-        initializer = getattr(iterator, "initializer", None)
-        if initializer is None or not initializer.inputs:
-            return False
-        with self.graph.as_default(), tf.name_scope("EmptyInputCheck"):
-            cardinality = tf.raw_ops.DatasetCardinality(input_dataset=initializer.inputs[0])
-        try:
-            with tfv1.Session(graph=self.graph) as sess:
-                return int(sess.run(cardinality)) == 0
-        except tf.errors.OpError:
-            return False
 
     def train(self, callbacks: Callback | Iterable[Callback] | None,
               monitors: MonitorBase | Iterable[MonitorBase] | None,
@@ -299,7 +339,7 @@ class Trainer:
         monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None
-            if size is None and self._dataset_is_empty():
+            if size is None and self._input_source is not None and self._input_source.is_empty():
                 raise ValueError(f"The input {self._input_source} is an empty dataset: it has no elements to train on. "
                                  "Check what builds it (a take(0), a filter that drops everything, "
                                  "an empty file list).")

@@ -214,8 +214,8 @@ class AutoResumeTrainConfig(TrainConfig):
             if kwargs.get(name) is not None:
                 logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."
                             )
-        self.session_init = ResumeInit(prefix, state, self.data, self.state_saver,
-                                       (epoch, local_step))
+        self.session_init = ResumeInit(prefix)
+        self.state_saver.resume_from(prefix, state, (epoch, local_step))
         self.starting_epoch = epoch
         self.starting_local_step = local_step
         self.resume_from = prefix
@@ -231,7 +231,8 @@ class AutoResumeTrainConfig(TrainConfig):
         if spe is None:
             raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to resume from {prefix} (it "
                              "has no resume state, and the data's size is unknown).")
-        epoch, local_step = global_step // spe + 1, global_step % spe
+        position = TrainLoop.position_of_step(global_step, spe)
+        epoch, local_step = position["epoch"], position["local_step"]
         if state is not None:
             logger.warning(f"{resume_state_path(prefix)} was written with steps_per_epoch="
                            f"{state['steps_per_epoch']}, this run has {spe}: continuing at global "

@@ -2,16 +2,13 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from tfloop.callbacks.base import StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.compat import tf
 from tfloop.input.base import InputSource
+from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
-
-if TYPE_CHECKING:  # train/base.py imports this module
-    from tfloop.train.base import Trainer
 
 __all__ = ["TrainingErrorPolicy"]
 
@@ -25,28 +22,28 @@ class TrainingErrorPolicy:
       re-raised once every ``after_train`` ran.
     - A ``tf.errors.OutOfRangeError`` raised during an epoch's steps means the input ran out before
       ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix.
-    - ``trainer.training_error`` is set to the error that ended training (None for a clean end)
-      before ``after_train`` runs, so callbacks can tell a failed run from a finished one.
+    - ``loop.training_error`` (``trainer.training_error``) is set to the error that ended
+      training (None for a clean end) before ``after_train`` runs, so callbacks can tell a
+      failed run from a finished one.
     - ``after_train`` of every callback always runs. When it raises after a clean end, that error
       propagates; after a failed run it is logged and the first error is re-raised.
 
     Args:
-        trainer (Trainer): the trainer whose ``loop`` counters it reads and whose
-            ``training_error`` it sets.
+        loop (TrainLoop): the loop whose position it logs and whose ``training_error`` it sets.
         callbacks (Callbacks): the group of the trainer's callbacks, whose ``after_train`` it runs.
         input_source (InputSource): the trainer's input, named when it runs out.
 
     Example:
-        >>> policy = TrainingErrorPolicy(trainer, callbacks, input_source)
-        >>> with trainer.graph.as_default(), trainer.sess.as_default(), policy:
+        >>> policy = TrainingErrorPolicy(loop, callbacks, input_source)
+        >>> with policy:
         ...     callbacks.before_train()
-        ...     for _ in trainer.loop.epochs():
+        ...     for _ in loop.epochs():
         ...         ...
     """
 
-    def __init__(self, trainer: Trainer, callbacks: Callbacks,
+    def __init__(self, loop: TrainLoop, callbacks: Callbacks,
                  input_source: InputSource | None) -> None:
-        self.trainer = trainer
+        self.loop = loop
         self.callbacks = callbacks
         self.input_source = input_source
 
@@ -56,7 +53,7 @@ class TrainingErrorPolicy:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
         error = self._error_to_raise(exc)
-        self.trainer.training_error = error
+        self.loop.training_error = error
         try:
             self.callbacks.after_train()
         except BaseException as after_train_error:
@@ -71,12 +68,12 @@ class TrainingErrorPolicy:
     def _error_to_raise(self, exc):
         """Log how training ended; return the error to raise after ``after_train`` (None for a
         clean end)."""
-        loop = self.trainer.loop
+        loop = self.loop
         if exc is None:
             return None
         if isinstance(exc, StopTraining):
-            self.trainer.stop_reason = str(exc) or type(exc).__name__
-            logger.info(f"Training stopped: {self.trainer.stop_reason}")
+            loop.request_stop(str(exc) or type(exc).__name__)
+            logger.info(f"Training stopped: {loop.stop_reason}")
             return None
         if isinstance(exc, KeyboardInterrupt):
             logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")

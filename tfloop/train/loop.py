@@ -1,7 +1,9 @@
-"""The training loop's position: which epoch and step, where it starts, and where it ends."""
+"""The training loop: its position (which epoch and step, where it starts and ends), the stop
+request, and the outcome; the position as a resume state (:meth:`TrainLoop.state_dict`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from tfloop.utils.checks import is_int
 
@@ -20,9 +22,16 @@ class TrainLoop:
     finished are ``global_step - epoch_first_global_step``, even when a hook raised mid-step.
     ``running_steps`` is True from an epoch's first session run until its last one finished, and
     stays True when an error leaves the steps: it tells an error raised by a step apart.
+    ``training_error`` is the error that ended training, set by
+    :class:`~tfloop.train.error_policy.TrainingErrorPolicy` before ``after_train`` runs (None
+    while training runs and after a clean end). ``stop_reason`` says why a stop was requested
+    (:meth:`request_stop`: a signal, a callback's ``ctx.request_stop()``); the main loop stops
+    after the step in flight.
 
     The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
-    ``epoch_num`` and ``local_step``; ``global_step`` is moved by the step counter callback.
+    ``epoch_num`` and ``local_step``; ``global_step`` is moved by :meth:`count_run`, which the
+    step counter callback calls after every session run that carries the callbacks: only the
+    first such run of each training step counts (a callback's own ``hooked_sess.run`` does not).
 
     Example:
         >>> loop = TrainLoop()
@@ -43,6 +52,10 @@ class TrainLoop:
         self.starting_local_step = 0
         self.epoch_first_global_step = 0
         self.running_steps = False
+        self._run_uncounted = False
+        self._epoch_ended = False
+        self.training_error: BaseException | None = None
+        self.stop_reason: str | None = None
 
     def configure(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Check (see :meth:`check_bounds`) and set the loop's bounds."""
@@ -92,8 +105,14 @@ class TrainLoop:
             self.epoch_num = epoch
             self.local_step = finished - 1
             self.epoch_first_global_step = self.global_step - finished
+            self._epoch_ended = False
             yield epoch
             finished = 0
+
+    def end_epoch(self) -> None:
+        """Mark the current epoch's end (its ``after_epoch`` done): a checkpoint saved from now
+        on continues at the next epoch."""
+        self._epoch_ended = True
 
     def runs_of_epoch(self) -> Iterator[int]:
         """Yield the step of the current epoch that each session run ends at, with ``local_step``
@@ -103,5 +122,68 @@ class TrainLoop:
         for last_step in range(self.local_step + self.steps_per_run, self.steps_per_epoch,
                                self.steps_per_run):
             self.local_step = last_step
-            yield last_step
+            self._run_uncounted = True
+            try:
+                yield last_step
+            finally:
+                self._run_uncounted = False
         self.running_steps = False
+
+    def count_run(self) -> None:
+        """Count a session run that carried the callbacks: the first one of a training step
+        (inside :meth:`runs_of_epoch`) advances ``global_step`` by ``steps_per_run``; any other
+        (a callback running the hooked session itself, in a trigger) counts nothing."""
+        if self._run_uncounted:
+            self._run_uncounted = False
+            self.global_step += self.steps_per_run
+
+    # ---- stopping ----------------------------------------------------------------------------
+    def request_stop(self, reason: str) -> None:
+        """Ask the main loop to stop after the step in flight (the first reason is kept)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.stop_reason is not None
+
+    # ---- the position as a resume state --------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Where a run resumed from a checkpoint saved now continues: ``epoch``, ``local_step``
+        (the next step to run in it; ``steps_per_epoch`` means only its end is left),
+        ``global_step`` and ``steps_per_epoch``.
+
+        Once an epoch's ``after_epoch`` is done (:meth:`end_epoch`) that is the next epoch's
+        start. Otherwise it is the step after the epoch's last finished one, counted from the
+        global step, so that a hook raising during a step does not skip that step; before an
+        epoch's first step (training ended in ``before_epoch``) that is its step 0.
+
+        Example:
+            >>> loop.state_dict()
+            {'epoch': 2, 'local_step': 1, 'global_step': 4, 'steps_per_epoch': 3}
+        """
+        if self._epoch_ended:
+            epoch, local_step = self.epoch_num + 1, 0
+        else:
+            epoch, local_step = self.epoch_num, self.global_step - self.epoch_first_global_step
+        return {"epoch": epoch, "local_step": local_step, "global_step": self.global_step,
+                "steps_per_epoch": self.steps_per_epoch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue at the position ``state`` (from :meth:`state_dict`, or
+        :meth:`position_of_step`): ``starting_epoch`` and ``starting_local_step``."""
+        self.starting_epoch = int(state["epoch"])
+        self.starting_local_step = int(state["local_step"])
+
+    @staticmethod
+    def position_of_step(global_step: int, steps_per_epoch: int) -> dict[str, int]:
+        """The position after ``global_step`` steps of ``steps_per_epoch`` each, for a checkpoint
+        without a resume state.
+
+        Example:
+            >>> TrainLoop.position_of_step(7, 3)
+            {'epoch': 3, 'local_step': 1, 'global_step': 7, 'steps_per_epoch': 3}
+        """
+        return {"epoch": global_step // steps_per_epoch + 1,
+                "local_step": global_step % steps_per_epoch, "global_step": global_step,
+                "steps_per_epoch": steps_per_epoch}

@@ -1,6 +1,7 @@
 """Keras 3 layers inside tfloop towers: shared graph variables, stable names, the training flag.
 
-Every tower (``TowerContext``) runs inside a :class:`KerasTowerScope`. Keras 3 reads and writes its
+Every tower (``TowerContext``) runs inside a :class:`KerasTowerScope`, which the tower enters
+itself, whatever was imported. Keras 3 reads and writes its
 variables through a "stateless scope" when one is active; this scope answers those reads with
 ``tf.compat.v1`` graph variables of its own, so that Keras layers behave like tfloop's layers:
 
@@ -37,7 +38,6 @@ from keras.src.utils.naming import to_snake_case
 from tensorflow.python.eager import context as eager_context
 
 from tfloop.compat import tf, tfv1
-from tfloop.tfutils.tower import TowerContext, register_tower_scope
 
 __all__ = ["KerasTowerScope"]
 
@@ -129,7 +129,7 @@ class KerasTowerScope(StatelessScope):
         ...     names = sorted(KerasTowerScope.current().variables)   # dense/bias, dense/kernel
     """
 
-    def __init__(self, tower: TowerContext) -> None:
+    def __init__(self, tower) -> None:
         super().__init__(collect_losses=True, initialize_variables=False)
         self.tower = tower
         self.graph = tfv1.get_default_graph()
@@ -267,6 +267,3 @@ def _initial_value(variable):
             f"The Keras variable {variable.path!r} has no value tfloop can read ({error}). "
             f"Create the layer eagerly (e.g. in the model's __init__) or inside "
             f"build_graph.") from None
-
-
-register_tower_scope(KerasTowerScope)

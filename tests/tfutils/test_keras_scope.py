@@ -1,8 +1,12 @@
 """Keras 3 layers inside tfloop towers: names, sharing, updates, the training flag, towers."""
+import subprocess
+import sys
+
 import keras
 import numpy as np
 import pytest
 from distributed_support import BATCH, N_IN, STEPS, make_data
+from support import scaled_timeout
 
 import tfloop
 from tfloop import (
@@ -360,3 +364,31 @@ def test_another_training_tower_drops_other_units_at_every_step():
             (a1, b1), (a2, b2) = sess.run([first, second]), sess.run([first, second])
     np.testing.assert_array_equal(a1, a2)       # the first tower's seed advances with UPDATE_OPS
     assert not np.array_equal(a1, b1) and not np.array_equal(b1, b2)
+
+
+_NAMES_SCRIPT = """
+import sys
+import keras
+if sys.argv[1] == "import":
+    import tfloop.models  # noqa: F401
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.tower import TowerContext
+assert ("tfloop.models" in sys.modules) == (sys.argv[1] == "import")
+keras.layers.Dense(2)            # Keras numbers its layers process-wide: this one is "dense"
+graph = tf.Graph()
+with graph.as_default(), TowerContext("", is_training=True):
+    keras.layers.Dense(4)(tfv1.placeholder(tf.float32, [None, 3]))
+    print(sorted(v.op.name for v in tfv1.global_variables()))
+"""
+
+
+@pytest.mark.slow
+def test_keras_variable_names_do_not_depend_on_what_was_imported():
+    """Every tower enters the Keras scope itself: importing tfloop.models changes no name."""
+    names = {}
+    for variant in ("import", "no-import"):
+        done = subprocess.run([sys.executable, "-c", _NAMES_SCRIPT, variant],
+                              capture_output=True, text=True, timeout=scaled_timeout(60))
+        assert done.returncode == 0, done.stderr[-2000:]
+        names[variant] = done.stdout.strip().splitlines()[-1]
+    assert names["import"] == names["no-import"] == "['dense/bias', 'dense/kernel']"

@@ -1,0 +1,73 @@
+"""Saving and restoring the position of a tf.data iterator in the training graph."""
+import re
+
+from tfloop.compat import tf, tfv1
+
+__all__ = ["IteratorState"]
+
+_STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)")
+
+
+class IteratorState:
+    """Save and restore the position of a ``tf.compat.v1`` dataset iterator.
+
+    Graph ops are built by :meth:`build_save` / :meth:`build_restore` (before the graph is
+    finalized); the position travels as bytes. A pipeline with a stateful op (``py_function``,
+    a random op without a seed, a generator) cannot be saved: :attr:`reason` then says why.
+
+    Args:
+        iterator: a ``tf.compat.v1.data.Iterator`` made by ``make_initializable_iterator``.
+
+    Example:
+        >>> state = IteratorState(source.iterator)
+        >>> state.build_save()
+        >>> blob = state.save(sess)
+    """
+
+    def __init__(self, iterator):
+        self.iterator = iterator
+        self.reason = self._check()
+        self._save_op = self._restore_op = self._placeholder = None
+
+    def _check(self):
+        dataset = self.iterator.initializer.inputs[0]
+        graph = dataset.graph
+        with graph.as_default(), tf.name_scope("IteratorState"):
+            probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
+        try:
+            with tfv1.Session(graph=graph) as sess:
+                sess.run(probe)
+        except tf.errors.OpError as e:
+            match = _STATEFUL.search(e.message or "")
+            if match:
+                return match.group(1).rstrip(".")
+            return (e.message or type(e).__name__).splitlines()[0]
+        return None
+
+    @property
+    def savable(self):
+        return self.reason is None
+
+    def _resource(self):
+        return self.iterator._iterator_resource
+
+    def build_save(self):
+        with tf.name_scope("IteratorState"):
+            self._save_op = tf.io.serialize_tensor(tf.raw_ops.SerializeIterator(
+                resource_handle=self._resource(), external_state_policy=2))
+
+    def build_restore(self):
+        with tf.name_scope("IteratorState"):
+            self._placeholder = tfv1.placeholder(tf.string, [], name="serialized")
+            self._restore_op = tf.raw_ops.DeserializeIterator(
+                resource_handle=self._resource(),
+                serialized=tf.io.parse_tensor(self._placeholder, tf.variant))
+
+    def save(self, sess):
+        """The iterator's position, as bytes."""
+        return sess.run(self._save_op)
+
+    def restore(self, sess, blob):
+        """Initialize the iterator and move it to the saved position."""
+        sess.run(self.iterator.initializer)
+        sess.run(self._restore_op, feed_dict={self._placeholder: blob})
