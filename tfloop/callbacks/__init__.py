@@ -9,10 +9,10 @@ from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
 from tfloop.callbacks.inference import (
-                                        BinaryClassificationStats,
-                                        ClassificationError,
-                                        Inferencer,
-                                        ScalarStats,
+    BinaryClassificationStats,
+    ClassificationError,
+    Inferencer,
+    ScalarStats,
 )
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase

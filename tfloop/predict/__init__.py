@@ -1,17 +1,17 @@
 """Prediction: predictors from a checkpoint or a running trainer, dataset predictors, callbacks."""
 from tfloop.predict.callbacks import (
-                                      CollectOutputs,
-                                      PredictCallback,
-                                      PredictThroughput,
-                                      StopPrediction,
-                                      StopPredictionAfter,
+    CollectOutputs,
+    PredictCallback,
+    PredictThroughput,
+    StopPrediction,
+    StopPredictionAfter,
 )
 from tfloop.predict.concurrency import AsyncPredictorBase, MultiThreadAsyncPredictor
 from tfloop.predict.config import PredictConfig
 from tfloop.predict.dataset import (
-                                      DatasetPredictorBase,
-                                      MultiTowerDatasetPredictor,
-                                      SimpleDatasetPredictor,
+    DatasetPredictorBase,
+    MultiTowerDatasetPredictor,
+    SimpleDatasetPredictor,
 )
 from tfloop.predict.feedfree import FeedfreePredictor
 from tfloop.predict.multigpu import DataParallelOfflinePredictor, MultiTowerOfflinePredictor

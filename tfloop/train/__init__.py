@@ -5,31 +5,31 @@ from tfloop.resume.preemption import SignalHandler
 from tfloop.train.async_multigpu import AsyncMultiGPUTrainer
 from tfloop.train.base import Trainer
 from tfloop.train.cluster import (
-                                  ClusterError,
-                                  ClusterTask,
-                                  create_server,
-                                  run_parameter_server,
-                                  shard_dataset,
+    ClusterError,
+    ClusterTask,
+    create_server,
+    run_parameter_server,
+    shard_dataset,
 )
 from tfloop.train.config import AutoResumeTrainConfig, TrainConfig, as_input_source
 from tfloop.train.defaults import (
-                                  DEFAULT_CALLBACKS,
-                                  DEFAULT_MONITORS,
-                                  default_callbacks,
-                                  default_monitors,
+    DEFAULT_CALLBACKS,
+    DEFAULT_MONITORS,
+    default_callbacks,
+    default_monitors,
 )
 from tfloop.train.distributed import (
-                                  DistributedTrainerParameterServer,
-                                  DistributedTrainerReplicated,
-                                  trainer_from_tf_config,
+    DistributedTrainerParameterServer,
+    DistributedTrainerReplicated,
+    trainer_from_tf_config,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.interface import launch_train_with_config
 from tfloop.train.loop import TrainLoop
 from tfloop.train.multigpu import (
-                                  SyncMultiGPUTrainer,
-                                  SyncMultiGPUTrainerParameterServer,
-                                  SyncMultiGPUTrainerReplicated,
+    SyncMultiGPUTrainer,
+    SyncMultiGPUTrainerParameterServer,
+    SyncMultiGPUTrainerReplicated,
 )
 from tfloop.train.single_cost import QueueInputTrainer, SingleCostTrainer
 from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer

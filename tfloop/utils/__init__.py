@@ -5,12 +5,12 @@ from tfloop.utils.env_info import collect_env_info
 from tfloop.utils.logdir_format import RunStatus, read_run_status
 from tfloop.utils.timer import Clock
 from tfloop.utils.utils import (
-                                change_env,
-                                execute_only_once,
-                                fix_rng_seed,
-                                get_rng,
-                                get_tqdm,
-                                humanize_time_delta,
+    change_env,
+    execute_only_once,
+    fix_rng_seed,
+    get_rng,
+    get_tqdm,
+    humanize_time_delta,
 )
 
 __all__ = ["logger", "gpu", "rng", "stats", "utils", "Clock", "change_env", "execute_only_once", "fix_rng_seed", "get_rng",
