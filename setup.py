@@ -26,6 +26,7 @@ setup(
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         "dataflow": ["pyzmq", "lmdb"],
+        "viz": ["opencv-python-headless", "matplotlib"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )

@@ -79,3 +79,14 @@ def test_shapes():
     assert shape4d(2) == [1, 2, 2, 1] and shape4d([2, 3], "NCHW") == [1, 1, 2, 3]
     with pytest.raises(ValueError, match="shape2d takes an int or a pair"):
         shape2d([1, 2, 3])
+
+
+def test_log_once_logs_each_message_once_at_its_level(tfloop_log):
+    from tfloop.utils.argtools import log_once
+    for _ in range(3):
+        log_once("image 7 is filtered for training: no boxes", "warn")
+        log_once("image 8 is filtered for training: no boxes")
+    assert tfloop_log == [("WARNING", "image 7 is filtered for training: no boxes"),
+                          ("INFO", "image 8 is filtered for training: no boxes")]
+    with pytest.raises(ValueError, match="'shout'"):
+        log_once("x", "shout")

@@ -1,10 +1,4 @@
 """Layers for tower functions that share variables across towers (tensorpack's names)."""
-from tfloop.models.argscope import (
-                                    argscope,
-                                    enable_argscope_for_function,
-                                    enable_argscope_for_module,
-                                    get_arg_scope,
-)
 from tfloop.models.batch_norm import BatchNorm, BatchRenorm
 from tfloop.models.conv2d import Conv2D, Conv2DTranspose, Deconv2D
 from tfloop.models.fc import FullyConnected
@@ -24,6 +18,12 @@ from tfloop.models.regularize import (
 )
 from tfloop.models.shapes import ConcatWith
 from tfloop.models.tflayer import rename_tflayer_get_variable
+from tfloop.tfutils.argscope import (
+                                    argscope,
+                                    enable_argscope_for_function,
+                                    enable_argscope_for_module,
+                                    get_arg_scope,
+)
 
 __all__ = ["argscope", "get_arg_scope", "enable_argscope_for_function",
            "enable_argscope_for_module", "layer_register", "VariableHolder",

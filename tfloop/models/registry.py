@@ -10,7 +10,7 @@ import re
 import weakref
 
 from tfloop.compat import tf, tfv1
-from tfloop.models.argscope import get_arg_scope, shape_str
+from tfloop.tfutils.argscope import get_arg_scope, shape_str
 from tfloop.utils import logger
 
 __all__ = ["VariableHolder", "disable_layer_logging", "get_registered_layer", "layer_register"]

@@ -9,6 +9,12 @@ from tfloop.tfutils import (
                             tower,
                             varreplace,
 )
+from tfloop.tfutils.argscope import (
+                            argscope,
+                            enable_argscope_for_function,
+                            enable_argscope_for_module,
+                            get_arg_scope,
+)
 from tfloop.tfutils.common import (
                             UnknownNameError,
                             get_global_step_value,
@@ -61,6 +67,7 @@ __all__ = [
     "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit", "get_model_loader",
     "get_checkpoint_path", "load_chkpt_vars",
     "add_activation_summary",
+    "argscope", "get_arg_scope", "enable_argscope_for_function", "enable_argscope_for_module",
     "gradproc", "optimizer", "scope_utils", "sesscreate", "sessinit", "summary", "tower",
     "varreplace", "get_default_sess_config", "get_tf_version_tuple", "collect_env_info",
 ]

@@ -4,10 +4,11 @@ import functools
 import inspect
 import weakref
 
+from tfloop.utils import logger
 from tfloop.utils.checks import is_int
 
 __all__ = ["map_arg", "memoized", "memoized_method", "graph_memoized", "memoized_ignoreargs",
-           "call_only_once", "shape2d", "shape4d"]
+           "call_only_once", "shape2d", "shape4d", "log_once"]
 
 memoized = functools.lru_cache(maxsize=None)
 memoized.__doc__ = """Cache a function's results by its (hashable) arguments."""
@@ -129,3 +130,30 @@ def shape4d(a, data_format="NHWC"):
     if data_format in ("NCHW", "channels_first"):
         return [1, 1, h, w]
     raise ValueError(f"shape4d: data_format must be 'NHWC' or 'NCHW', got {data_format!r}.")
+
+
+_LOG_LEVELS = ("debug", "info", "warn", "warning", "error", "critical", "exception")
+
+
+@functools.cache
+def _log_once(message, func):
+    getattr(logger, func)(message)
+
+
+def log_once(message, func="info"):
+    """Log ``message`` the first time this process asks for it; later identical calls log nothing.
+
+    Args:
+        message (str): what to log.
+        func (str): the logger method: ``"info"``, ``"warn"``, ``"warning"``, ``"error"``, ...
+
+    Raises:
+        ValueError: ``func`` is not a logger method.
+
+    Example:
+        >>> for image in images:
+        ...     log_once("Some images are filtered out for training", "warn")
+    """
+    if func not in _LOG_LEVELS:
+        raise ValueError(f"log_once: func must be one of {_LOG_LEVELS}, got {func!r}.")
+    _log_once(message, func)

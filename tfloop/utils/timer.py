@@ -1,5 +1,10 @@
-"""Time sources that tests can replace."""
+"""Time sources that tests can replace, and tensorpack's ``timed_operation``."""
 import time
+from contextlib import contextmanager
+
+from tfloop.utils import logger
+
+__all__ = ["Clock", "timed_operation"]
 
 
 class Clock:
@@ -12,3 +17,27 @@ class Clock:
 
     def __call__(self):
         return time.monotonic()
+
+
+@contextmanager
+def timed_operation(msg, log_start=False):
+    """Log how long the block took: ``"<Msg> finished, time:0.1234 sec."`` (tensorpack's name).
+
+    Args:
+        msg (str): what the block does; its first letter is capitalized in the log.
+        log_start (bool): also log ``"Start <msg> ..."`` when the block starts.
+
+    Raises:
+        ValueError: ``msg`` is empty.
+
+    Example:
+        >>> with timed_operation("load annotations"):
+        ...     annotations = json.load(f)
+    """
+    if not isinstance(msg, str) or not msg:
+        raise ValueError(f"timed_operation needs a non-empty message, got {msg!r}.")
+    if log_start:
+        logger.info(f"Start {msg} ...")
+    start = time.perf_counter()
+    yield
+    logger.info(f"{msg[0].upper() + msg[1:]} finished, time:{time.perf_counter() - start:.4f} sec.")
