@@ -22,7 +22,8 @@ setup(
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
-                 "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna"],
+                 "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna",
+                 "h5py"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
@@ -32,6 +33,8 @@ setup(
         "mlflow": ["mlflow"],
         "wandb": ["wandb"],
         "optuna": ["optuna"],
+        "datasets": ["scipy", "opencv-python-headless"],
+        "hdf5": ["h5py"],
     },
     entry_points={"console_scripts": ["tfloop=tfloop.cli:main"]},
 )

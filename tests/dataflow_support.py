@@ -102,3 +102,83 @@ def write_cifar(directory, classnum=10, per_batch=30, n_test=40, seed=0):
         pickle.dump(meta, f)
     images = np.concatenate([p[0] for p in parts])
     return images, sum((p[1] for p in parts), [])
+
+
+def write_ilsvrc(directory, meta_dir, classes=3, per_class=2, n_val=3, size=(40, 48),
+                 val_structure="original", seed=0):
+    """A tiny ILSVRC12 copy in tensorpack's layout (JPEG files under ``directory``) and its
+    Caffe-style metadata files in ``meta_dir``; returns the synset ids."""
+    import cv2
+    import numpy as np
+    rng = np.random.RandomState(seed)
+    synsets = [f"n{1000 + i:08d}" for i in range(classes)]
+    os.makedirs(meta_dir, exist_ok=True)
+
+    def image(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        cv2.imwrite(path, rng.randint(0, 256, (*size, 3)).astype(np.uint8))
+
+    lines = {"train": [], "val": []}
+    for label, synset in enumerate(synsets):
+        for k in range(per_class):
+            name = f"{synset}/{synset}_{k}.JPEG"
+            image(os.path.join(directory, "train", name))
+            lines["train"].append(f"{name} {label}")
+    for k in range(n_val):
+        label = k % classes
+        name = f"ILSVRC2012_val_{k + 1:08d}.JPEG"
+        sub = name if val_structure == "original" else f"{synsets[label]}/{name}"
+        image(os.path.join(directory, "val", sub))
+        lines["val"].append(f"{name} {label}")
+    for split, rows in lines.items():
+        with open(os.path.join(meta_dir, f"{split}.txt"), "w") as f:
+            f.write("\n".join(rows) + "\n")
+    with open(os.path.join(meta_dir, "synsets.txt"), "w") as f:
+        f.write("\n".join(synsets) + "\n")
+    with open(os.path.join(meta_dir, "synset_words.txt"), "w") as f:
+        f.write("\n".join(f"{s} thing {i}" for i, s in enumerate(synsets)) + "\n")
+    return synsets
+
+
+def write_svhn(directory, sizes=(("train", 20), ("test", 10), ("extra", 10)), seed=0):
+    """Tiny SVHN ``<name>_32x32.mat`` files (labels 1-10, 10 meaning 0); returns {name: (X, y)}."""
+    import numpy as np
+    import scipy.io
+    rng = np.random.RandomState(seed)
+    os.makedirs(directory, exist_ok=True)
+    made = {}
+    for name, n in sizes:
+        images = rng.randint(0, 256, (32, 32, 3, n)).astype(np.uint8)
+        labels = rng.randint(1, 11, (n, 1)).astype(np.uint8)
+        scipy.io.savemat(os.path.join(directory, f"{name}_32x32.mat"), {"X": images, "y": labels})
+        made[name] = (images, labels)
+    return made
+
+
+def write_bsds500(directory, splits=(("train", 2), ("val", 1), ("test", 1)), seed=0):
+    """Tiny BSDS500 files in the ``BSR/BSDS500/data`` layout, 321x481 images (one portrait per
+    split) and two annotators' boundaries each; returns {split: [(image, edges)]}."""
+    import cv2
+    import numpy as np
+    import scipy.io
+    rng = np.random.RandomState(seed)
+    root = os.path.join(directory, "BSR", "BSDS500", "data")
+    made = {}
+    for split, n in splits:
+        os.makedirs(os.path.join(root, "images", split), exist_ok=True)
+        os.makedirs(os.path.join(root, "groundTruth", split), exist_ok=True)
+        made[split] = []
+        for k in range(n):
+            shape = (481, 321) if k == 0 else (321, 481)
+            image = np.zeros((*shape, 3), np.uint8) + np.uint8(40 * k)
+            first, second = (rng.rand(*shape) > 0.7).astype(np.uint8), np.zeros(shape, np.uint8)
+            truth = np.empty((1, 2), dtype=object)
+            for j, boundaries in enumerate((first, second)):
+                record = np.empty((1, 1), dtype=[("Boundaries", object)])
+                record[0, 0]["Boundaries"] = boundaries
+                truth[0, j] = record
+            cv2.imwrite(os.path.join(root, "images", split, f"{k}.jpg"), image)
+            scipy.io.savemat(os.path.join(root, "groundTruth", split, f"{k}.mat"),
+                             {"groundTruth": truth})
+            made[split].append((image, first.astype(np.float32) / 2))
+    return made

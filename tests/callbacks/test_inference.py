@@ -36,6 +36,8 @@ class Probe(ModelDesc):
         tf.cast(y > 0, tf.int32, name="pos_label")
         tf.zeros_like(y, dtype=tf.int32, name="never")
         tf.sigmoid(pred, name="score")
+        tf.cast(x > 0.3, tf.int32, name="pos_map")
+        tf.cast(x + y[:, None] > 0.5, tf.int32, name="pos_label_map")
         return tf.reduce_mean(tf.square(pred - y), name="cost")
 
     def optimizer(self):
@@ -103,6 +105,15 @@ def test_binary_classification_stats_match_sklearn():
     assert monitors.get_latest("val_recall") == pytest.approx(recall_score(label, pred))
 
 
+def test_binary_classification_stats_count_every_element_of_maps():
+    # tensorpack's HED scores a per-pixel edge map this way
+    monitors = run_inference([BinaryClassificationStats("pos_map", "pos_label_map")])
+    pred = (X_VAL > 0.3).astype(int).ravel()
+    label = (X_VAL + Y_VAL[:, None] > 0.5).astype(int).ravel()
+    assert monitors.get_latest("val_precision") == pytest.approx(precision_score(label, pred))
+    assert monitors.get_latest("val_recall") == pytest.approx(recall_score(label, pred))
+
+
 def test_binary_classification_stats_undefined_precision_is_zero_with_a_warning(monkeypatch):
     warnings = []
     monkeypatch.setattr(inference.logger, "warning", warnings.append)
@@ -120,7 +131,7 @@ def test_binary_classification_stats_refuse_scores():
 @pytest.mark.parametrize("inf, match", [
     (ScalarStats("wrong"), "wrong:0 to be a scalar"),
     (ClassificationError("cost"), "cost:0 to be a per-example vector"),
-    (BinaryClassificationStats("pos_pred", "cost"), "cost:0 to be a per-example vector"),
+    (BinaryClassificationStats("pos_pred", "cost"), "cost:0 to hold 0/1 values per example"),
 ])
 def test_wrong_tensor_ranks_fail_at_setup(inf, match):
     with pytest.raises(ValueError, match=match) as info:

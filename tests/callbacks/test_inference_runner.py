@@ -184,6 +184,17 @@ def test_iterable_input_and_feed_pass():
         [numpy_errors(w, X_VAL, LABEL_VAL)[1] for w in weights], abs=1e-12)
 
 
+def test_queue_input_over_a_dataflow_is_one_pass_per_trigger():
+    # tensorpack's ResNet example: InferenceRunner(QueueInput(dataset_val), infs)
+    log = []
+    val = tfloop.DataFromList(batches(X_VAL, LABEL_VAL, 3), shuffle=False)
+    runner = InferenceRunner(tfloop.QueueInput(val), [RecordingInferencer(log)])
+    train(Classifier(), [runner], batches(X_TRAIN, LABEL_TRAIN, 8), max_epoch=2)
+    assert log == ["before", (3, 3), (3, 3), (3, 3), (1, 1), "after"] * 2
+    with pytest.raises(TypeError, match="an input with an end"):
+        InferenceRunner(tfloop.BatchQueueInput(val, 2), [RecordingInferencer(log)])
+
+
 def test_dataset_input_without_repeat_is_accepted():
     runner = InferenceRunner(DatasetInput(val_dataset, repeat=False),
                              [ClassificationError("wrong-top5", "e5")])

@@ -36,3 +36,21 @@ def test_atomic_write_of_bytes(tmp_path):
     atomic_write(path, b"\x00\x01")
     with open(path, "rb") as f:
         assert f.read() == b"\x00\x01"
+
+
+def test_tensorpack_file_helpers(tmp_path, monkeypatch):
+    from tfloop.utils.fs import download, get_dataset_path, mkdir_p, recursive_walk
+    mkdir_p(str(tmp_path / "a" / "b"))
+    mkdir_p(str(tmp_path / "a" / "b"))
+    (tmp_path / "a" / "b" / "f.txt").write_text("hello")
+    (tmp_path / "a" / "g.txt").write_text("x")
+    assert sorted(os.path.relpath(p, tmp_path) for p in recursive_walk(str(tmp_path / "a"))) == \
+        [os.path.join("a", "b", "f.txt"), os.path.join("a", "g.txt")]
+    source = (tmp_path / "a" / "b" / "f.txt").as_uri()
+    path = download(source, str(tmp_path / "out"))
+    assert path == str(tmp_path / "out" / "f.txt") and open(path).read() == "hello"
+    with pytest.raises(OSError, match="gave 5 bytes, expected 6"):
+        download(source, str(tmp_path / "out2"), expect_size=6)
+    assert not os.listdir(tmp_path / "out2")
+    monkeypatch.setenv("TFLOOP_DATASET", str(tmp_path / "data"))
+    assert get_dataset_path("svhn_data", "x.mat") == str(tmp_path / "data" / "svhn_data" / "x.mat")

@@ -263,7 +263,8 @@ class ClassificationError(Inferencer):
 class BinaryClassificationStats(Inferencer):
     """Precision and recall of a binary classifier over the whole pass.
 
-    Both tensors are per-example vectors of 0/1 (or booleans). Puts ``<prefix>_precision``
+    Both tensors hold 0/1 values (or booleans) of the same shape: one per example, or a map per
+    example (HED's per-pixel edges), every element counting. Puts ``<prefix>_precision``
     (true positives / predicted positives) and ``<prefix>_recall`` (true positives / actual
     positives). Like scikit-learn, a ratio with nothing to divide by is 0.0 (with a warning).
 
@@ -289,7 +290,9 @@ class BinaryClassificationStats(Inferencer):
 
     def _setup_graph(self):
         for tensor in self.fetch_tensors:
-            _check_rank(self, tensor, 1, "Give one 0/1 value per example.")
+            if tensor.shape.rank == 0:
+                raise ValueError(f"{self} needs {tensor.name} to hold 0/1 values per example "
+                                 "(a vector, or a map per example), but it is a scalar.")
 
     def _before_inference(self):
         self._true_pos = 0
@@ -297,8 +300,9 @@ class BinaryClassificationStats(Inferencer):
         self._label_pos = 0
 
     def _binary(self, name, value):
-        _check_value_rank(self, name, value, 1)
         value = np.asarray(value)
+        if value.ndim == 0:
+            raise ValueError(f"{self} got a scalar for {name!r}; it needs 0/1 values per example.")
         if not np.isin(value, (0, 1)).all():
             raise ValueError(f"{self} needs 0/1 values for {name!r}, got {np.unique(value)[:5].tolist()}: threshold scores first, e.g. "
                              "tf.cast(prob > 0.5, tf.int32).")

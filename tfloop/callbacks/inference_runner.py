@@ -27,6 +27,7 @@ def _as_inference_input(data):
     # so that loading callbacks/ never needs input/.
     from tfloop.input import dataset as dataset_input
     from tfloop.input import feed as feed_input
+    from tfloop.input import queue as queue_input
     from tfloop.input.base import InputSource
 
     if isinstance(data, dataset_input.DatasetInput):
@@ -38,10 +39,14 @@ def _as_inference_input(data):
         return data
     if isinstance(data, feed_input.FeedInput):
         return data
+    if type(data) is queue_input.QueueInput:
+        # tensorpack's InferenceRunner(QueueInput(df)): one pass over df per trigger, read in
+        # this thread (the datapoints and their order are the same).
+        return feed_input.FeedInput(data.data)
     if isinstance(data, InputSource):
         raise TypeError("InferenceRunner needs an input with an end (a function building a "
-                        "tf.data.Dataset, DatasetInput(..., repeat=False), FeedInput or an "
-                        f"iterable of datapoints), got {data}.")
+                        "tf.data.Dataset, DatasetInput(..., repeat=False), FeedInput, "
+                        f"QueueInput or an iterable of datapoints), got {data}.")
     if isinstance(data, tf.data.Dataset) or callable(data):
         return dataset_input.DatasetInput(data, repeat=False)
     try:

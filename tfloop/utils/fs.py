@@ -1,9 +1,13 @@
-"""Writing files so that a crash never leaves a partial one, and reading them back."""
+"""Writing files so that a crash never leaves a partial one, reading them back, and tensorpack's
+file helpers (``mkdir_p``, ``recursive_walk``, ``download``, ``get_dataset_path``)."""
 import json
 import os
+import shutil
+import urllib.request
 import uuid
 
-__all__ = ["atomic_write", "read_json_records"]
+__all__ = ["atomic_write", "read_json_records", "mkdir_p", "recursive_walk", "download",
+           "get_dataset_path"]
 
 
 def atomic_write(path, data):
@@ -55,3 +59,66 @@ def read_json_records(path):
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise ValueError(f"{path} is not a JSON list of records (objects)")
     return records
+
+
+def mkdir_p(dirname):
+    """Create ``dirname`` and its parents; no error when it exists (``mkdir -p``)."""
+    if dirname:
+        os.makedirs(dirname, exist_ok=True)
+
+
+def recursive_walk(rootdir):
+    """Yield the path of every file under ``rootdir``, recursively.
+
+    Example:
+        >>> wavs = [p for p in recursive_walk("TIMIT/TRAIN") if p.endswith(".wav")]
+    """
+    for root, _, files in os.walk(rootdir):
+        for name in files:
+            yield os.path.join(root, name)
+
+
+def download(url, dir, filename=None, expect_size=None):
+    """Fetch ``url`` into ``dir/filename`` (the URL's last part by default); an existing file of
+    the expected size is kept. Written through a temporary file, so an interrupted download
+    leaves no partial file.
+
+    Args:
+        url (str): what to fetch (``http(s)://``, ``ftp://`` or ``file://``).
+        dir (str): the directory, created if needed.
+        filename (str): the file name.
+        expect_size (int): the size in bytes the file must have.
+
+    Returns:
+        str: the file's path.
+
+    Raises:
+        OSError: the size differs from ``expect_size``.
+
+    Example:
+        >>> path = download("https://example.com/ptb.train.txt", "data/ptb")
+    """
+    mkdir_p(dir)
+    path = os.path.join(dir, filename or url.split("/")[-1])
+    if os.path.isfile(path) and (expect_size is None or os.path.getsize(path) == expect_size):
+        return path
+    with urllib.request.urlopen(url) as response:
+        atomic_write(path, lambda f: shutil.copyfileobj(response, f.buffer))
+    size = os.path.getsize(path)
+    if expect_size is not None and size != expect_size:
+        os.remove(path)
+        raise OSError(f"download: {url} gave {size} bytes, expected {expect_size}; "
+                      f"the file was removed, try again.")
+    return path
+
+
+def get_dataset_path(*args):
+    """A path under the datasets directory: ``$TFLOOP_DATASET`` (or ``$TENSORPACK_DATASET``),
+    else ``~/tfloop_data``.
+
+    Example:
+        >>> get_dataset_path("svhn_data", "train_32x32.mat")
+    """
+    root = (os.environ.get("TFLOOP_DATASET") or os.environ.get("TENSORPACK_DATASET")
+            or os.path.join("~", "tfloop_data"))
+    return os.path.abspath(os.path.join(os.path.expanduser(root), *args))

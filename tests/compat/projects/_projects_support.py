@@ -7,7 +7,7 @@ lines (and ``import tensorflow as tf`` by ``from tfloop import tfv1 as tf``, as
 an example's own bug). Each edit must match exactly once, so a changed example fails the test
 instead of running unshrunk. The script then runs in a subprocess with this checkout's tfloop.
 
-The repository is ``$TENSORPACK_REPO`` (a checkout, or a bare git directory read with ``git
+The repository is ``$TFLOOP_TENSORPACK_GIT`` (a checkout, or a bare git directory read with ``git
 show``); by default the mirror at ``/work/.mirror/tensorpack+tensorpack/repo``. Without it the
 tests are skipped, naming the variable.
 """
@@ -19,7 +19,7 @@ import sys
 import pytest
 from support import scaled_timeout
 
-TENSORPACK_REPO = os.environ.get("TENSORPACK_REPO", "/work/.mirror/tensorpack+tensorpack/repo")
+TENSORPACK_REPO = os.environ.get("TFLOOP_TENSORPACK_GIT", "/work/.mirror/tensorpack+tensorpack/repo")
 TFLOOP_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
@@ -34,7 +34,7 @@ def _is_bare(repo):
 
 def _require_repository():
     if not os.path.exists(TENSORPACK_REPO):
-        pytest.skip(f"tensorpack's repository is not at {TENSORPACK_REPO}: set $TENSORPACK_REPO "
+        pytest.skip(f"tensorpack's repository is not at {TENSORPACK_REPO}: set $TFLOOP_TENSORPACK_GIT "
                     "to a clone of github.com/tensorpack/tensorpack to run the example projects.")
 
 

@@ -110,3 +110,16 @@ def test_photometric_augmentor_leaves_coordinates():
     assert isinstance(t, PhotometricTransform)
     assert t.apply_image(np.zeros(1, np.uint8)).tolist() == [255]
     assert t.apply_coords(np.ones((1, 2))).tolist() == [[1.0, 1.0]]
+
+
+def test_older_interface_returns_and_reapplies_the_transform():
+    from tfloop.dataflow import imgaug
+    augs = imgaug.AugmentorList([imgaug.RandomCrop(3), imgaug.Flip(horiz=True)])
+    image = np.arange(25, dtype=np.float32).reshape(5, 5)
+    out, params = augs.augment_return_params(image)
+    assert out.shape == (3, 3)
+    np.testing.assert_array_equal(augs.augment_with_params(image, params), out)
+    corner = augs.augment_coords(np.array([[0.0, 0.0]]), params)
+    np.testing.assert_array_equal(corner, params.apply_coords(np.array([[0.0, 0.0]])))
+    with pytest.raises(TypeError, match="augment_return_params"):
+        augs.augment_with_params(image, {"not": "a transform"})

@@ -45,3 +45,28 @@ def test_rotation_keeps_size_moves_coordinates_and_checks_step(backend):
     assert np.allclose(t.apply_coords(center), center)
     with pytest.raises(ValueError, match="needs max_deg=180"):
         imgaug.Rotation(90, step_deg=45)
+
+
+def test_rotation_and_crop_valid_keeps_only_rotated_pixels():
+    import math
+
+    from tfloop.dataflow.imgaug import RotationAndCropValid
+    aug = RotationAndCropValid(30)
+    image = np.full((60, 90, 3), 200, np.uint8)
+    for _ in range(5):
+        tfm = aug.get_transform(image)
+        out = tfm.apply_image(image)
+        assert out.shape[0] <= 60 and out.shape[1] <= 90
+        assert out[1:-1, 1:-1].min() >= 195  # no fill from outside (edges interpolate)
+    assert RotationAndCropValid.largest_rotated_rect(90, 60, 0) == (90, 60)
+    w, h = RotationAndCropValid.largest_rotated_rect(100, 100, 45)
+    assert w == h == round(100 / math.sqrt(2))
+
+
+def test_rotation_and_crop_valid_step_needs_180():
+    from tfloop.dataflow.imgaug import RotationAndCropValid
+    with pytest.raises(ValueError, match="max_deg=180"):
+        RotationAndCropValid(30, step_deg=90)
+    aug = RotationAndCropValid(180, step_deg=90)
+    shapes = {aug.augment(np.zeros((20, 30), np.float32)).shape for _ in range(30)}
+    assert shapes == {(20, 30), (20, 20)}  # 0 or 180 degrees; +-90 crops the valid square

@@ -5,7 +5,11 @@ Each dataset reads from ``dir=`` when given, else ``$TFLOOP_DATASET/<name>`` (or
 error lists them and says where to download them from.
 """
 from tfloop.dataflow.dataset import cifar as _cifar, mnist as _mnist  # noqa: I001
+from tfloop.dataflow.dataset import bsds500 as _bsds500, ilsvrc as _ilsvrc, svhn as _svhn
 from tfloop.dataflow.dataset.mnist import *  # noqa: F401,F403
 from tfloop.dataflow.dataset.cifar import *  # noqa: F401,F403
+from tfloop.dataflow.dataset.bsds500 import *  # noqa: F401,F403
+from tfloop.dataflow.dataset.ilsvrc import *  # noqa: F401,F403
+from tfloop.dataflow.dataset.svhn import *  # noqa: F401,F403
 
-__all__ = _mnist.__all__ + _cifar.__all__
+__all__ = _mnist.__all__ + _cifar.__all__ + _bsds500.__all__ + _ilsvrc.__all__ + _svhn.__all__

@@ -7,6 +7,7 @@ or from ``$TFLOOP_DATASET/<name>`` (``$TENSORPACK_DATASET`` is honoured too), el
 import os
 
 from tfloop.dataflow.base import RNGDataFlow
+from tfloop.utils.fs import get_dataset_path
 
 __all__ = ["dataset_dir", "require_files", "ImageLabelData"]
 
@@ -15,9 +16,7 @@ def dataset_dir(subdir, dir=None):
     """The directory a dataset reads from: ``dir`` if given, else the default for ``subdir``."""
     if dir is not None:
         return os.path.abspath(os.path.expanduser(str(dir)))
-    root = (os.environ.get("TFLOOP_DATASET") or os.environ.get("TENSORPACK_DATASET")
-            or os.path.join("~", "tfloop_data"))
-    return os.path.abspath(os.path.join(os.path.expanduser(root), subdir))
+    return get_dataset_path(subdir)
 
 
 def require_files(owner, directory, names, how_to_get):

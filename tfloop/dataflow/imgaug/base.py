@@ -22,6 +22,13 @@ def check_dtype(img):
                         "convert it, e.g. img.astype('float32').")
 
 
+def _as_transform(param):
+    if not isinstance(param, Transform):
+        raise TypeError(f"augment_with_params / augment_coords take the Transform returned by "
+                        f"augment_return_params, got {param!r}.")
+    return param
+
+
 class ImageAugmentor:
     """Base class of augmentors. ``get_transform(img)`` draws the random choices (from
     ``self.rng``) and returns a :class:`Transform`; ``augment(img)`` applies it at once.
@@ -83,6 +90,22 @@ class ImageAugmentor:
         """Augment one image with a freshly drawn transform."""
         check_dtype(img)
         return self.get_transform(img).apply_image(img)
+
+    def augment_return_params(self, img):
+        """tensorpack's older interface: ``(augmented img, transform)``; the transform applies
+        the same augmentation to other data (``augment_with_params``, ``augment_coords``)."""
+        check_dtype(img)
+        transform = self.get_transform(img)
+        return transform.apply_image(img), transform
+
+    def augment_with_params(self, img, param):
+        """tensorpack's older interface: ``param.apply_image(img)`` for a transform ``param``
+        from :meth:`augment_return_params`."""
+        return _as_transform(param).apply_image(img)
+
+    def augment_coords(self, coords, param):
+        """tensorpack's older interface: ``param.apply_coords(coords)`` (Nx2 ``[x, y]``)."""
+        return _as_transform(param).apply_coords(coords)
 
     def __repr__(self):
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items()

@@ -1,0 +1,36 @@
+"""tensorpack's ``examples/basics`` MNIST and CIFAR scripts on tfloop, imports changed: one epoch
+of one step (the steps shrunk) on tiny MNIST / CIFAR-10 files this test writes.
+(``svhn-digit-convnet.py`` is in test_svhn.py; ``mnist-tflayers.py`` needs ``tf.layers``, which
+TensorFlow 2.21 provides only with Keras 2 (tf_keras): see docs/migrating.md.)"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dataflow_support import write_cifar, write_mnist  # noqa: E402
+from example_runner import checkpoints, run_example, write_example  # noqa: E402
+
+MNIST_SCRIPTS = {
+    "mnist-convnet": [("max_epoch=100,", "max_epoch=1,")],
+    "mnist-visualizations": [("max_epoch=100,", "max_epoch=1,")],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(MNIST_SCRIPTS))
+def test_mnist_scripts_train_one_epoch(tmp_path, script):
+    write_mnist(str(tmp_path / "data" / "mnist_data"), n_train=128, n_test=64)
+    code = write_example("examples/basics", tmp_path / "code",
+                         {f"{script}.py": MNIST_SCRIPTS[script]})
+    run_example(code, [f"{script}.py"], 300, {"TFLOOP_DATASET": str(tmp_path / "data")})
+    assert checkpoints(code / "train_log" / script) == ["model-1.index"]
+
+
+@pytest.mark.slow
+def test_cifar_convnet_trains_one_epoch(tmp_path):
+    write_cifar(str(tmp_path / "data" / "cifar10_data"), per_batch=26, n_test=20)
+    code = write_example("examples/basics", tmp_path / "code",
+                         {"cifar-convnet.py": [("max_epoch=150,", "max_epoch=1,")]})
+    run_example(code, ["cifar-convnet.py"], 300, {"TFLOOP_DATASET": str(tmp_path / "data")})
+    assert checkpoints(code / "train_log" / "cifar10") == ["model-1.index"]
