@@ -15,12 +15,6 @@ from tfloop.tfutils.argscope import (
     enable_argscope_for_module,
     get_arg_scope,
 )
-from tfloop.tfutils.argscope import (
-                            argscope,
-                            enable_argscope_for_function,
-                            enable_argscope_for_module,
-                            get_arg_scope,
-)
 from tfloop.tfutils.common import (
     NameFetchSession,
     UnknownNameError,
