@@ -201,7 +201,7 @@ class InferenceRunnerBase(Callback):
                     raise ValueError(f"{self}: two inferencers put a stat named {name!r}; give "
                                      "them distinct names.")
                 stats[name] = value
-        logger.info(f"{self}: {batches} batches in {time.perf_counter() - start:.2f} s.")
+        logger.detail(f"{self}: {batches} batches in {time.perf_counter() - start:.2f} s.")
         for name, value in stats.items():
             self.trainer.monitors.put_scalar(name, value)
 
@@ -260,7 +260,7 @@ class InferenceRunner(InferenceRunnerBase):
             inf.setup_graph(tower)
             self._check_fetches(inf, inf.fetch_tensors, tower)
         self._hooks = [_InferencerHook(inf, batch_size) for inf in self.infs]
-        logger.info(f"{self}: inference tower {self._tower_name!r} built for "
+        logger.detail(f"{self}: inference tower {self._tower_name!r} built for "
                     f"{', '.join(str(inf) for inf in self.infs)}.")
 
     def _before_train(self):

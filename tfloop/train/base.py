@@ -221,7 +221,7 @@ class Trainer:
         with self.graph.as_default(), self.sess.as_default(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
-                logger.info(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
+                logger.detail(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
                 callbacks.before_epoch()
                 start = time.perf_counter()
                 for _ in loop.runs_of_epoch():
@@ -231,7 +231,7 @@ class Trainer:
                         raise StopTraining(
                             f"a callback requested a stop after step {loop.global_step}")
                 callbacks.after_epoch()
-                logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
+                logger.detail(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                             f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
             logger.info("Training has finished.")

@@ -11,8 +11,10 @@ __all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAUL
 
 def default_callbacks():
     """Callbacks added to the user's list (replace them with ``extra_callbacks=``):
-    ``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``, ``RunUpdateOps``."""
-    return [MovingAverageSummary(), ProgressBar(), MergeAllSummaries(), RunUpdateOps()]
+    ``MovingAverageSummary``, ``ProgressBar`` (showing the moving averages, the cost's among
+    them), ``MergeAllSummaries``, ``RunUpdateOps``."""
+    return [MovingAverageSummary(), ProgressBar(moving_averages=True), MergeAllSummaries(),
+            RunUpdateOps()]
 
 
 def default_monitors():

@@ -3,7 +3,7 @@ import json
 import os
 import uuid
 
-__all__ = ["atomic_write", "read_json_records"]
+__all__ = ["atomic_write", "read_json_records", "display_path"]
 
 
 def atomic_write(path, data):
@@ -55,3 +55,21 @@ def read_json_records(path):
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise ValueError(f"{path} is not a JSON list of records (objects)")
     return records
+
+
+def display_path(path):
+    """``path`` as a log line shows it: relative to the working directory when it lies under
+    it, absolute otherwise (and ``None`` as is).
+
+    Example:
+        >>> display_path(os.path.join(os.getcwd(), "train_log", "run1"))
+        'train_log/run1'
+    """
+    if path is None:
+        return None
+    path = os.path.abspath(os.fspath(path))
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative == ".." or relative.startswith(".." + os.sep) else relative
