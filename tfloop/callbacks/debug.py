@@ -7,6 +7,7 @@ import stat
 import sys
 
 from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.callbacks.shell_tools import CHEAT_SHEET, ShellTools
 from tfloop.utils import logger
 from tfloop.utils.checks import check_one_of
 
@@ -35,9 +36,12 @@ class InjectShell(Callback):
     At each trigger (every epoch by default; wrap it in ``PeriodicTrigger`` to check every k steps)
     the callback looks for ``file``. When it exists, the file is removed first, so touching it once
     opens exactly one shell, and then the shell opens with ``trainer`` and ``self`` (this callback)
-    in scope. Leaving the shell in any way (``c``, ``q`` or Ctrl-D in pdb; ``exit`` in IPython)
-    resumes training; call ``self.request_stop()`` in the shell to end training cleanly instead.
-    Any copy of the file still there at the end of training is removed.
+    in scope, and the tools of :class:`ShellTools`, which a four-line cheat sheet lists when the
+    shell opens: ``get(name)`` (a variable's or tensor's value), ``set(name, value)`` (a
+    variable or hyper-parameter, the learning rate included, from the next step on), ``stats()``
+    (the latest value of every stat) and ``stop()``. Leaving the shell in any way (``c``, ``q``
+    or Ctrl-D in pdb; ``exit`` in IPython) resumes training; call ``stop()`` in the shell to end
+    training cleanly instead. Any copy of the file still there at the end of training is removed.
 
     A debugging aid never stops or blocks training: when stdin is not a terminal (a job runner, a
     pipe), no shell could be used, so none opens: the file is removed with a warning. Anything
@@ -55,7 +59,8 @@ class InjectShell(Callback):
     Example:
         >>> callbacks = [PeriodicTrigger(InjectShell(shell="pdb"), every_k_steps=100)]
         >>> # later, from another terminal:  touch train_log/mnist/INJECT_SHELL.tmp
-        >>> # (Pdb) p trainer.global_step
+        >>> # (Pdb) p get('fc0/W').mean()
+        >>> # (Pdb) set('learning_rate', 1e-4)
         >>> # (Pdb) c
     """
 
@@ -122,13 +127,13 @@ class InjectShell(Callback):
     def _trigger(self):
         if not self._take_request():
             return
-        logger.info(f"InjectShell: found {self.path} at global step {self.global_step}: opening a {self._shell} shell with `trainer` and "
-                    "`self` in scope; exit the shell to resume training.")
+        shell = {"ipython": "an IPython", "pdb": "a pdb"}[self._shell]
+        logger.info(f"InjectShell: found {self.path} at global step {self.global_step}: opening "
+                    f"{shell} shell; exit it to resume training.")
         try:
             self.open_shell()
         except bdb.BdbQuit:
-            logger.info("InjectShell: pdb quit (call self.request_stop() in the shell to stop "
-                        "training).")
+            logger.info("InjectShell: pdb quit (call stop() in the shell to stop training).")
         if self._stop_requested:
             raise StopTraining("requested from the InjectShell shell")
         logger.info("InjectShell: shell closed, training resumes.")
@@ -138,13 +143,18 @@ class InjectShell(Callback):
         self._stop_requested = True
 
     def open_shell(self):
-        """Open the shell now, in a frame where ``trainer`` and ``self`` are local variables."""
-        trainer = self.trainer  # noqa: F841  (in scope for the shell)
+        """Open the shell now, in a frame where ``trainer``, ``self`` and the tools of
+        :class:`ShellTools` (``get``, ``set``, ``stats``, ``stop``) are local variables."""
+        trainer = self.trainer  # noqa: F841  (the names below are in scope for the shell)
+        tools = ShellTools(self)
+        get, set, stats, stop = tools.get, tools.set, tools.stats, tools.stop  # noqa: F841, A001
+        header = f"tfloop InjectShell at global step {self.global_step}; exit to resume.\n" + \
+            CHEAT_SHEET
         if self._shell == "ipython":
             import IPython
-            IPython.embed(header="tfloop InjectShell: `trainer` and `self` are available; exit to "
-                                 "resume training.")
+            IPython.embed(header=header)
             return
+        print(header, file=sys.stdout, flush=True)
         pdb.Pdb().set_trace()
 
     def _after_train(self):
