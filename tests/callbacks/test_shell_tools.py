@@ -84,7 +84,7 @@ def test_stats_and_stop(shell):
 
 @pytest.mark.parametrize("action, error, message", [
     (lambda ns: ns["get"]("pred"), ValueError,
-     r"get\('pred'\): pred:0 is computed from the training input \(x, a Placeholder\).*"
+     r"get\('pred'\): pred:0 is computed from the training input \(the Placeholder op 'x'\).*"
      r"callbacks=\[TensorPrinter\(\['pred:0'\]\)\]"),
     (lambda ns: ns["get"]("learning_rat"), tfloop.UnknownNameError,
      r"No variable or tensor named 'learning_rat' .* Close matches: learning_rate"),

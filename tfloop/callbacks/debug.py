@@ -10,6 +10,7 @@ from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.shell_tools import CHEAT_SHEET, ShellTools
 from tfloop.utils import logger
 from tfloop.utils.checks import check_one_of
+from tfloop.utils.fs import display_path
 
 __all__ = ["InjectShell"]
 
@@ -94,7 +95,8 @@ class InjectShell(Callback):
             logger.warning("InjectShell: IPython is not installed (pip install ipython); pdb will "
                            "open instead.")
             self._shell = "pdb"
-        logger.info(f"InjectShell: create {self.path} to open the {self._shell} shell at the next trigger.")
+        logger.info(f"InjectShell: create {display_path(self.path)} to open the {self._shell} "
+                    "shell at the next trigger.")
 
     def _take_request(self):
         """Whether the file asks for a shell now; the file is consumed. Never raises."""
@@ -128,7 +130,8 @@ class InjectShell(Callback):
         if not self._take_request():
             return
         shell = {"ipython": "an IPython", "pdb": "a pdb"}[self._shell]
-        logger.info(f"InjectShell: found {self.path} at global step {self.global_step}: opening "
+        logger.info(f"InjectShell: found {display_path(self.path)} at global step "
+                    f"{self.global_step}: opening "
                     f"{shell} shell; exit it to resume training.")
         try:
             self.open_shell()

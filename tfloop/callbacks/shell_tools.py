@@ -124,8 +124,8 @@ class ShellTools:
         if source is not None:
             raise ValueError(
                 f"get({name!r}): {tensor.name} is computed from the training input "
-                f"({source.name}, a {source.type}), so reading it would take a batch away from "
-                "training. Fetch it with the training step instead, e.g. "
+                f"(the {source.type} op {source.name!r}), so reading it would take a batch away "
+                "from training. Fetch it with the training step instead, e.g. "
                 f"callbacks=[TensorPrinter([{tensor.name!r}])].")
         return self.trainer.sess.run(tensor)
 
