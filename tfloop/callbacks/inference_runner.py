@@ -83,6 +83,7 @@ class _InferencerHook:
         self._fetches = (batch_size, list(inferencer.fetch_tensors))
 
     def before_run(self, ctx):
+        self._inf.before_batch()
         return tfv1.train.SessionRunArgs(fetches=self._fetches)
 
     def after_run(self, ctx, values):
@@ -269,7 +270,8 @@ class InferenceRunner(InferenceRunnerBase):
     def _feeds(self):
         if self._reads_dataset:
             self.trainer.sess.run(self._input.iterator.initializer)
-            return itertools.repeat(None)
+            size = self._input.size()   # when known, no run is spent finding the end of the data
+            return itertools.repeat(None) if size is None else itertools.repeat(None, size)
         return self._input.iter_feeds()
 
     def _run_pass(self):

@@ -31,6 +31,7 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
                     f"{where}; raise max_epoch to train further.")
         return
     model = config.model
+    trainer._model = model
     with trainer.graph.as_default():
         signature = model.get_input_signature()
     if config.steps_per_run is not None:
