@@ -5,7 +5,7 @@ from tfloop.callbacks.concurrency import StartProcOrThread
 from tfloop.callbacks.debug import InjectShell
 from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.early_stop import EarlyStopping
-from tfloop.callbacks.flow import StopEpoch
+from tfloop.callbacks.flow import SkipUpdateWhen, StopEpoch
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
@@ -40,7 +40,8 @@ from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 
 __all__ = [
-    "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "StopEpoch", "ShellTools",
+    "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "StopEpoch", "SkipUpdateWhen",
+    "ShellTools",
     "ProcessTensors", "RunOp",
     "RunUpdateOps", "Callbacks", "CallbackToHook", "HookToCallback", "StatMonitorCallback", "MaintainStepCounter",
     "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger",

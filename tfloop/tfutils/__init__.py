@@ -34,6 +34,7 @@ from tfloop.tfutils.sessinit import (
                             SmartInit,
                             get_model_loader,
 )
+from tfloop.tfutils.skip_gate import SkipUpdateGate
 from tfloop.tfutils.summary import (
                             MOVING_SUMMARY_OPS_KEY,
                             add_activation_summary,
@@ -59,7 +60,7 @@ __all__ = [
     "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
     "MOVING_SUMMARY_OPS_KEY", "add_cost_summary", "add_moving_summary", "add_param_summary", "add_tensor_summary",
     "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit", "get_model_loader",
-    "get_checkpoint_path", "load_chkpt_vars",
+    "get_checkpoint_path", "load_chkpt_vars", "SkipUpdateGate",
     "add_activation_summary",
     "gradproc", "optimizer", "scope_utils", "sesscreate", "sessinit", "summary", "tower",
     "varreplace", "get_default_sess_config", "get_tf_version_tuple", "collect_env_info",
