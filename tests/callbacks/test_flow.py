@@ -48,6 +48,15 @@ def test_stop_epoch_ends_the_epoch_after_the_step_and_training_goes_on(log_lines
     assert "Training has finished." in log_lines
 
 
+def test_callbacks_after_the_one_that_stops_the_epoch_still_see_the_step(log_warnings):
+    first, second = Recorder(stop_at=[1]), Recorder()
+    train_linear([first, second], max_epoch=1)
+    assert second.calls == first.calls == [
+        ("before_epoch", 1, 0), ("trigger_step", 1, 1), ("after_epoch", 1, 1),
+        ("trigger_epoch", 1, 1), ("after_train", 1, 1)]
+    assert log_warnings == []       # an early end is a request, not an error
+
+
 def test_stop_epoch_in_the_last_epoch_finishes_training():
     recorder = Recorder(stop_at=[4])
     trainer = train_linear([recorder], max_epoch=2)

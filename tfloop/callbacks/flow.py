@@ -10,7 +10,8 @@ __all__ = ["StopEpoch", "SkipUpdateWhen"]
 class StopEpoch(Exception):
     """Raise it in a callback's ``_trigger_step`` to end the current epoch after this step.
 
-    The rest of the epoch's steps are not run; ``after_epoch`` and ``trigger_epoch`` run as at any
+    The other callbacks' ``trigger_step`` still run for this step; then the rest of the epoch's
+    steps are not run, and ``after_epoch`` and ``trigger_epoch`` run as at any
     epoch's end (so validation, saving and the epoch's stats happen), and training goes on with the
     next epoch. The message, if any, is logged. It is fastai's ``CancelEpochException`` and
     Lightning's ``on_train_batch_start`` returning ``-1`` (which ends the epoch there).

@@ -5,6 +5,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
+from tfloop.callbacks.flow import StopEpoch
 
 __all__ = ["Callbacks"]
 
@@ -93,14 +94,19 @@ class Callbacks(Callback, dispatcher=True):
             self._call(cb, "after_epoch")
 
     def trigger_step(self) -> None:
+        ending_epoch = None
         for cb in self.step_callbacks:
             try:
                 cb.trigger_step()
+            except StopEpoch as e:  # every callback still sees this step; the epoch ends after it
+                ending_epoch = ending_epoch or e
             except StopTraining:
                 raise
             except Exception as e:
                 annotate_exception(e, cb, "trigger_step")
                 raise
+        if ending_epoch is not None:
+            raise ending_epoch
 
     def _trigger_epoch(self):
         for cb in self.cbs:
