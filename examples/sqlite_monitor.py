@@ -1,4 +1,5 @@
-"""A monitor backend that appends every scalar to a SQLite table, and a short run that uses it."""
+"""A monitor backend that writes every scalar to a SQLite table, and a short run that uses it."""
+import os
 import sqlite3
 import time
 
@@ -6,44 +7,62 @@ import numpy as np
 import tensorflow as tf
 
 from tfloop import (
+    LogDirMonitor,
     ModelDesc,
-    MonitorBase,
     ScalarPrinter,
     SimpleTrainer,
     TrainConfig,
     add_moving_summary,
     launch_train_with_config,
+    logger,
 )
 
 
-class SQLiteWriter(MonitorBase):
-    """Append a row (wall_time, epoch, global_step, name, value) to table ``scalars`` for every
-    scalar put to the monitors; commit once per epoch.
+class SQLiteWriter(LogDirMonitor):
+    """Write a row (wall_time, epoch, global_step, name, value) to table ``scalars`` of
+    ``<log dir>/scalars.db`` for every scalar put to the monitors; commit once per epoch.
+
+    Like ``stats.json``, the table holds one history: a run drops the rows that earlier runs
+    wrote at or after the step it starts from, so a rerun from scratch starts the table over and
+    a resumed run continues it.
 
     Example:
-        >>> TrainConfig(..., monitors=[SQLiteWriter("scalars.db"), ScalarPrinter()])
+        >>> TrainConfig(..., monitors=[SQLiteWriter(), ScalarPrinter()])
     """
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, filename="scalars.db", logdir=None):
+        super().__init__(logdir)
+        self.filename = filename
         self.db = None
 
     def _setup_graph(self):
+        super()._setup_graph()
+        if self.logdir is None:
+            return
         # Not in _before_train: other callbacks may put scalars in their before_train, before ours.
-        self.db = sqlite3.connect(self.path)
+        self.db = sqlite3.connect(os.path.join(self.logdir, self.filename))
         self.db.execute("CREATE TABLE IF NOT EXISTS scalars (wall_time REAL, epoch INTEGER, "
                         "global_step INTEGER, name TEXT, value REAL)")
+        self.started = time.time()
+
+    def _before_train(self):
+        if self.db is not None:  # the rows of earlier runs from the step this run starts at on
+            self.db.execute("DELETE FROM scalars WHERE global_step >= ? AND wall_time < ?",
+                            (self.global_step, self.started))
 
     def process_scalar(self, name, value):
-        self.db.execute("INSERT INTO scalars VALUES (?, ?, ?, ?, ?)",
-                        (time.time(), self.epoch_num, self.global_step, name, value))
+        if self.db is not None:
+            self.db.execute("INSERT INTO scalars VALUES (?, ?, ?, ?, ?)",
+                            (time.time(), self.epoch_num, self.global_step, name, value))
 
     def _trigger(self):
-        self.db.commit()
+        if self.db is not None:
+            self.db.commit()
 
     def _after_train(self):
-        self.db.commit()
-        self.db.close()
+        if self.db is not None:
+            self.db.commit()
+            self.db.close()
 
 
 class Linear(ModelDesc):
@@ -60,15 +79,16 @@ class Linear(ModelDesc):
         return tf.compat.v1.train.GradientDescentOptimizer(0.1)
 
 
-def main(db_path="scalars.db"):
+def main(logdir="train_log/sqlite_monitor"):
+    logger.set_logger_dir(logdir, action="keep")
     x = np.random.RandomState(0).rand(64, 3).astype("float32")
     y = x @ np.array([1.0, -2.0, 0.5], "float32")
     config = TrainConfig(
         model=Linear(), data=lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(16),
-        max_epoch=3, monitors=[SQLiteWriter(db_path), ScalarPrinter()])
+        max_epoch=3, monitors=[SQLiteWriter(), ScalarPrinter()])
     trainer = SimpleTrainer()
     launch_train_with_config(config, trainer)
-    with sqlite3.connect(db_path) as db:
+    with sqlite3.connect(os.path.join(logdir, "scalars.db")) as db:
         for row in db.execute("SELECT epoch, global_step, name, value FROM scalars"):
             print(row)
     return trainer

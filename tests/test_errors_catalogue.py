@@ -407,12 +407,6 @@ def _(tmp):
     tfloop.DictRestore({"w": "zeros"})
 
 
-@case("resume-finished")
-def _(tmp):
-    train(str(tmp / "log"), max_epoch=1)
-    train(str(tmp / "log"), max_epoch=1)
-
-
 @case("resume-state-corrupt")
 def _(tmp):
     train(str(tmp / "log"), extra=[StopAt(2)])

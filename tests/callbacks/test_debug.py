@@ -12,6 +12,7 @@ from support import scaled_timeout, train_linear
 
 import tfloop
 import tfloop.callbacks.debug as debug_module
+from tfloop.callbacks.shell_tools import CHEAT_SHEET
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,12 +32,17 @@ SCRIPT = textwrap.dedent("""
         print("DONE", shell, trainer.global_step, os.path.exists(flag), flush=True)
 """)
 
-PDB_SESSION = "p ('SEEN', trainer.global_step, type(self).__name__)\nc\n"
+PDB_SESSION = ("p ('SEEN', trainer.global_step, type(self).__name__)\n"
+               "p ('W', get('w').shape, get('w').dtype.name)\n"
+               "set('w', [[1.0], [2.0], [3.0]])\n"
+               "p ('SET', get('w').ravel().tolist())\n"
+               "p ('STATS', sorted(stats()))\n"
+               "c\n")
 
 
 
 @pytest.mark.slow
-def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(tmp_path):
+def test_real_pdb_session_through_a_terminal_uses_the_tools_and_training_resumes(tmp_path):
     """One process, two trainings (to pay TensorFlow's import once): shell='pdb', then
     shell='ipython' without IPython. The file exists from the start: one shell after epoch 1.
     stdin is a pseudo-terminal, as when a person runs the script."""
@@ -59,6 +65,9 @@ def test_real_pdb_session_through_a_terminal_sees_trainer_and_training_resumes(t
         assert "create {} to open the pdb shell".format(log_dir / "INJECT_SHELL.tmp") in out
         assert out.count("opening a pdb shell") == 1
         assert out.count("('SEEN', 3, 'InjectShell')") == 1
+        assert CHEAT_SHEET in out.replace("\r\n", "\n")
+        assert "('W', (3, 1), 'float32')" in out and "('SET', [1.0, 2.0, 3.0])" in out
+        assert "('STATS', [])" in out
         assert "shell closed, training resumes" in out
         assert "Training has finished." in out
         assert f"DONE {shell} 6 False" in out

@@ -156,6 +156,9 @@ class RecordingInferencer(Inferencer):
     def _before_inference(self):
         self.log.append("before")
 
+    def _before_batch(self):
+        self.log.append("batch")
+
     def _on_fetches(self, results):
         self.log.append((len(results[0]), self.batch_size))
 
@@ -169,7 +172,7 @@ def test_each_trigger_is_one_fresh_pass_over_a_dataset():
                              every_k_steps=2)
     trainer = train(Classifier(), [runner], batches(X_TRAIN, LABEL_TRAIN, 8), max_epoch=2)
     assert trainer.global_step == 6
-    assert log == ["before", (4, 4), (4, 4), (2, 2), "after"] * 3
+    assert log == ["before", "batch", (4, 4), "batch", (4, 4), "batch", (2, 2), "after"] * 3
 
 
 def test_iterable_input_and_feed_pass():
@@ -179,7 +182,8 @@ def test_iterable_input_and_feed_pass():
     weights = []
     trainer = train(Classifier(), [runner, weight_recorder(weights)],
                     batches(X_TRAIN, LABEL_TRAIN, 8), max_epoch=2)
-    assert log == ["before", (3, 3), (3, 3), (3, 3), (1, 1), "after"] * 2
+    assert log == ["before", "batch", (3, 3), "batch", (3, 3), "batch", (3, 3), "batch", (1, 1),
+                   "after"] * 2
     assert [v for _, v in trainer.monitors.get_history("validation_error")] == pytest.approx(
         [numpy_errors(w, X_VAL, LABEL_VAL)[1] for w in weights], abs=1e-12)
 

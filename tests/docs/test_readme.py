@@ -28,8 +28,8 @@ def test_readme_python_example_trains(tmp_path):
     records = json.loads((logdir / "stats.json").read_text())
     assert [r["epoch_num"] for r in records] == [1, 2]
     assert all(isinstance(r["cost"], float) for r in records), records
-    assert [line for line in out.stdout.splitlines() if " · cost " in line][-1].split(
-        "] ", 1)[1].startswith("epoch 2 · step 64 · cost ")
+    assert re.match(r"epoch 2 · step 64 · \d+\.\d\d s · cost ", [
+        line for line in out.stdout.splitlines() if " · cost " in line][-1].split("] ", 1)[1])
     event_files = list(logdir.glob("events.out.tfevents.*"))
     assert event_files
     from tfloop.compat import tfv1

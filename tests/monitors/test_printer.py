@@ -1,10 +1,22 @@
 """ScalarPrinter: what is printed, when, and which names."""
+import re
+
 import pytest
 from support import train_linear
 
 from tfloop import Callback, ScalarPrinter
 
 NAMES = ("step", "epoch", "a", "b", "c")
+
+
+class ScriptedClock:
+    """Returns the given times, one per call."""
+
+    def __init__(self, *times):
+        self.times = list(times)
+
+    def __call__(self):
+        return self.times.pop(0)
 
 
 class PutScalars(Callback):
@@ -20,7 +32,9 @@ def printed(tfloop_log):
 
 
 def compact_lines(tfloop_log):
-    return [m for level, m in tfloop_log if level == "INFO" and m.startswith("epoch ")]
+    """The epoch lines, without the epoch's time (see the test with a scripted clock)."""
+    return [re.sub(r" · \d+\.\d\d s", "", m) for level, m in tfloop_log
+            if level == "INFO" and m.startswith("epoch ")]
 
 
 class PutValues(Callback):
@@ -34,6 +48,14 @@ def test_one_line_per_epoch_sorted_by_name_with_five_digits(tfloop_log):
     assert compact_lines(tfloop_log) == ["epoch 1 · step 3 · a 2 · b 0.33333 · c 1234.6",
                                          "epoch 2 · step 6 · a 2 · b 0.33333 · c 2469.1"]
     assert printed(tfloop_log) == []
+
+
+def test_an_epoch_line_shows_the_time_since_the_epoch_began(tfloop_log):
+    clock = ScriptedClock(10.0, 10.25, 20.0, 32.5)    # before_epoch, print, for each epoch
+    train_linear([PutValues()], monitors=[ScalarPrinter(clock=clock)])
+    assert [m for level, m in tfloop_log if m.startswith("epoch ")] == [
+        "epoch 1 · step 3 · 0.25 s · a 2 · b 0.33333 · c 1234.6",
+        "epoch 2 · step 6 · 12 s · a 2 · b 0.33333 · c 2469.1"]
 
 
 def test_a_line_per_scalar_when_not_compact(tfloop_log):

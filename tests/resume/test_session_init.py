@@ -66,14 +66,26 @@ def test_first_run_in_an_empty_log_dir_does_not_resume(tmp_path):
     assert config.resume_from is None and counter.at_start == 0
 
 
-def test_a_finished_run_has_nothing_to_resume(tmp_path):
+def test_rerunning_a_finished_run_is_a_logged_no_op_and_a_larger_max_epoch_extends_it(
+        tmp_path, log_lines):
     logdir = str(tmp_path / "log")
     train(logdir, max_epoch=1)
-    with pytest.raises(ValueError, match=r"Nothing to resume: .*model-3 is from the end of "
-                                         r"training \(epoch 1 of max_epoch=1\)\. Raise max_epoch"):
-        train(logdir, max_epoch=1)
-    config, _, counter = train(logdir, max_epoch=2)
-    assert config.starting_epoch == 2 and counter.steps == 6
+    for _ in range(2):
+        log_lines.clear()
+        config, weights, counter = train(logdir, max_epoch=1)
+        assert config.finished_epoch == 1 and config.resume_from.endswith("model-3")
+        assert counter.steps == 0 and weights.after_step == []
+        assert [line for line in log_lines if "already finished" in line] == [
+            f"{logdir}: already finished at epoch 1 of 1; raise max_epoch to train further."]
+        assert not any("Start epoch" in line for line in log_lines)
+    config, weights, counter = train(logdir, max_epoch=2)
+    assert config.finished_epoch is None and config.starting_epoch == 2 and counter.steps == 6
+    assert [step for step, _ in weights.after_step] == [4, 5, 6]
+    log_lines.clear()
+    config, _, counter = train(logdir, max_epoch=1)
+    assert config.finished_epoch == 2 and counter.steps == 0
+    assert f"{logdir}: already finished at epoch 2, past max_epoch=1; raise max_epoch to train " \
+        "further." in log_lines
 
 
 def test_newest_checkpoint_without_its_resume_state_is_skipped(tmp_path, reference, caplog):

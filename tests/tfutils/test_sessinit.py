@@ -322,3 +322,23 @@ def test_a_corrupt_npz_is_an_error_naming_the_file(tmp_path, content):
     path.write_bytes(content)
     with pytest.raises(ValueError, match=rf"{path} is not a readable .npz file"):
         tfloop.SmartInit(str(path))
+
+
+def test_checkpoint_only_leftovers_are_reported_at_debug_graph_side_ones_at_info(tmp_path,
+                                                                                  tfloop_log):
+    _save(tmp_path, 1, extra_vars=["old_a"])
+    graph, w = _build()
+    init = tfloop.SaverRestore(str(tmp_path))
+    logging.getLogger("tfloop").setLevel(logging.DEBUG)
+    try:
+        np.testing.assert_array_equal(_restore(init, graph, w), W)
+    finally:
+        logging.getLogger("tfloop").setLevel(logging.INFO)
+    assert "checkpoint only" in init.report
+    assert [level for level, m in tfloop_log if m.startswith("Variables not restored")] == [
+        "DEBUG"]
+    tfloop_log.clear()
+    graph, w = _build(extra=True)
+    _restore(tfloop.SaverRestore(str(tmp_path)), graph, w)
+    assert [level for level, m in tfloop_log if m.startswith("Variables not restored")] == [
+        "INFO"]

@@ -3,6 +3,8 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 from support import scaled_timeout
@@ -95,3 +97,17 @@ def test_a_non_chief_task_of_a_cluster_shares_the_chiefs_dir(tmp_path, other_run
                                                 "task": {"type": "worker", "index": 0}}))
     with pytest.raises(LogDirInUseError):
         logger.set_logger_dir(path, action="keep")
+
+
+def test_the_lock_of_a_run_that_exited_cleanly_is_taken_over_silently(tmp_path, log_lines):
+    path = str(tmp_path / "run")
+    code = f"from tfloop.utils import logger; logger.set_logger_dir({path!r}, action='keep')"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=scaled_timeout(30),
+                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    with open(os.path.join(path, LOCK_FILE_NAME)) as f:
+        assert "released" in json.load(f)
+    assert logger.set_logger_dir(path, action="keep") == path
+    assert not any("no longer running" in line for line in log_lines)
+    with open(os.path.join(path, LOCK_FILE_NAME)) as f:
+        owner = json.load(f)
+    assert owner["pid"] == os.getpid() and "released" not in owner

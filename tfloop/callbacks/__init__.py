@@ -5,6 +5,7 @@ from tfloop.callbacks.concurrency import StartProcOrThread
 from tfloop.callbacks.debug import InjectShell
 from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.early_stop import EarlyStopping
+from tfloop.callbacks.flow import SkipUpdateWhen, StopEpoch
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
@@ -28,6 +29,7 @@ from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
 from tfloop.callbacks.progress import ProgressBar
 from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.sendstat import SendStat
+from tfloop.callbacks.shell_tools import ShellTools
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
@@ -39,7 +41,9 @@ from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 
 __all__ = [
-    "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "ProcessTensors", "RunOp",
+    "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "StopEpoch", "SkipUpdateWhen",
+    "ShellTools",
+    "ProcessTensors", "RunOp",
     "RunUpdateOps", "Callbacks", "CallbackToHook", "HookToCallback", "StatMonitorCallback", "MaintainStepCounter",
     "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger",
     "Inferencer", "ScalarStats", "ClassificationError", "BinaryClassificationStats",

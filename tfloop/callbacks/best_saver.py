@@ -18,7 +18,7 @@ from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int
-from tfloop.utils.fs import atomic_write
+from tfloop.utils.fs import atomic_write, display_path
 
 __all__ = ["MinSaver", "MaxSaver"]
 
@@ -174,7 +174,7 @@ class MinSaver(StatMonitorCallback):
         self._write_json()
         which = "" if self.top_k == 1 else f" #{rank + 1}"
         logger.info(f"{self}: {self.monitor_stat}={value} at global step {step} is the "
-                    f"best{which}; kept as {self.rank_prefix(rank + 1)}.")
+                    f"best{which}; kept as {display_path(self.rank_prefix(rank + 1))}.")
 
     @staticmethod
     def _stage_copy(source, temp):

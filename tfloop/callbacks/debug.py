@@ -7,9 +7,11 @@ import stat
 import sys
 
 from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.callbacks.shell_tools import CHEAT_SHEET, ShellTools
 from tfloop.tfutils.common import NameFetchSession
 from tfloop.utils import logger
 from tfloop.utils.checks import check_one_of
+from tfloop.utils.fs import display_path
 
 __all__ = ["InjectShell"]
 
@@ -37,10 +39,13 @@ class InjectShell(Callback):
     the callback looks for ``file``. When it exists, the file is removed first, so touching it once
     opens exactly one shell, and then the shell opens with ``trainer``, ``sess`` (the training
     session, fetching by name: ``sess.run("fc/W:0")`` gives the weights, not a TF2 resource
-    handle) and ``self`` (this callback) in scope. Leaving the shell in any way (``c``, ``q`` or
-    Ctrl-D in pdb; ``exit`` in IPython) resumes training; call ``self.request_stop()`` in the
-    shell to end training cleanly instead. Any copy of the file still there at the end of training
-    is removed.
+    handle) and ``self`` (this callback) in scope, and the tools of :class:`ShellTools`, which a
+    four-line cheat sheet lists when the shell opens: ``get(name)`` (a variable's or tensor's
+    value), ``set(name, value)`` (a variable or hyper-parameter, the learning rate included, from
+    the next step on), ``stats()`` (the latest value of every stat) and ``stop()``. Leaving the
+    shell in any way (``c``, ``q`` or Ctrl-D in pdb; ``exit`` in IPython) resumes training; call
+    ``stop()`` in the shell to end training cleanly instead. Any copy of the file still there at
+    the end of training is removed.
 
     A debugging aid never stops or blocks training: when stdin is not a terminal (a job runner, a
     pipe), no shell could be used, so none opens: the file is removed with a warning. Anything
@@ -58,7 +63,8 @@ class InjectShell(Callback):
     Example:
         >>> callbacks = [PeriodicTrigger(InjectShell(shell="pdb"), every_k_steps=100)]
         >>> # later, from another terminal:  touch train_log/mnist/INJECT_SHELL.tmp
-        >>> # (Pdb) p trainer.global_step
+        >>> # (Pdb) p get('fc0/W').mean()
+        >>> # (Pdb) set('learning_rate', 1e-4)
         >>> # (Pdb) c
     """
 
@@ -92,7 +98,8 @@ class InjectShell(Callback):
             logger.warning("InjectShell: IPython is not installed (pip install ipython); pdb will "
                            "open instead.")
             self._shell = "pdb"
-        logger.info(f"InjectShell: create {self.path} to open the {self._shell} shell at the next trigger.")
+        logger.info(f"InjectShell: create {display_path(self.path)} to open the {self._shell} "
+                    "shell at the next trigger.")
 
     def _take_request(self):
         """Whether the file asks for a shell now; the file is consumed. Never raises."""
@@ -125,13 +132,14 @@ class InjectShell(Callback):
     def _trigger(self):
         if not self._take_request():
             return
-        logger.info(f"InjectShell: found {self.path} at global step {self.global_step}: opening a {self._shell} shell with `trainer` and "
-                    "`self` in scope; exit the shell to resume training.")
+        shell = {"ipython": "an IPython", "pdb": "a pdb"}[self._shell]
+        logger.info(f"InjectShell: found {display_path(self.path)} at global step "
+                    f"{self.global_step}: opening "
+                    f"{shell} shell; exit it to resume training.")
         try:
             self.open_shell()
         except bdb.BdbQuit:
-            logger.info("InjectShell: pdb quit (call self.request_stop() in the shell to stop "
-                        "training).")
+            logger.info("InjectShell: pdb quit (call stop() in the shell to stop training).")
         if self._stop_requested:
             raise StopTraining("requested from the InjectShell shell")
         logger.info("InjectShell: shell closed, training resumes.")
@@ -141,14 +149,19 @@ class InjectShell(Callback):
         self._stop_requested = True
 
     def open_shell(self):
-        """Open the shell now, in a frame where ``trainer`` and ``self`` are local variables."""
-        trainer = self.trainer  # noqa: F841  (in scope for the shell)
+        """Open the shell now, in a frame where ``trainer``, ``sess``, ``self`` and the tools of
+        :class:`ShellTools` (``get``, ``set``, ``stats``, ``stop``) are local variables."""
+        trainer = self.trainer  # noqa: F841  (the names below are in scope for the shell)
         sess = NameFetchSession(trainer.sess)  # noqa: F841  (sess.run("fc/W:0") gives the value)
+        tools = ShellTools(self)
+        get, set, stats, stop = tools.get, tools.set, tools.stats, tools.stop  # noqa: F841, A001
+        header = f"tfloop InjectShell at global step {self.global_step}; exit to resume.\n" + \
+            CHEAT_SHEET
         if self._shell == "ipython":
             import IPython
-            IPython.embed(header="tfloop InjectShell: `trainer`, `sess` and `self` are available; exit to "
-                                 "resume training.")
+            IPython.embed(header=header)
             return
+        print(header, file=sys.stdout, flush=True)
         pdb.Pdb().set_trace()
 
     def _after_train(self):

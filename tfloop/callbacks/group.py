@@ -5,6 +5,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
+from tfloop.callbacks.flow import StopEpoch
 
 __all__ = ["Callbacks"]
 
@@ -60,11 +61,11 @@ class Callbacks(Callback, dispatcher=True):
     @staticmethod
     def _call(cb: Callback, hook: str, *args: Any) -> Any:
         """Call ``cb``'s public ``hook``: every hook the group dispatches goes through here, the
-        one place that names the callback and hook of an error. ``StopTraining`` is a clean
-        stop, passed on as it is."""
+        one place that names the callback and hook of an error. ``StopTraining`` and
+        ``StopEpoch`` are clean stops, passed on as they are."""
         try:
             return getattr(cb, hook)(*args)
-        except StopTraining:
+        except (StopTraining, StopEpoch):
             raise
         except Exception as e:
             annotate_exception(e, cb, hook)
@@ -101,7 +102,14 @@ class Callbacks(Callback, dispatcher=True):
         self._call_each(self.cbs, "after_epoch")
 
     def trigger_step(self) -> None:
-        self._call_each(self.step_callbacks, "trigger_step")
+        ending_epoch = None
+        for cb in self.step_callbacks:
+            try:
+                self._call(cb, "trigger_step")
+            except StopEpoch as e:  # every callback still sees this step; the epoch ends after it
+                ending_epoch = ending_epoch or e
+        if ending_epoch is not None:
+            raise ending_epoch
 
     def _trigger_epoch(self):
         self._call_each(self.cbs, "trigger_epoch")

@@ -77,6 +77,14 @@ class Inferencer:
         """Called before each pass over the data."""
         self._before_inference()
 
+    def before_batch(self):
+        """Called before each batch's session run, after :meth:`before_inference` (the hook
+        other loops call ``before_val_iter`` or ``on_test_batch_begin``). With a ``tf.data``
+        input of unknown length, the pass ends with one more call, before the run that finds
+        the end of the data; ``DataParallelInferenceRunner`` calls it for each batch of a round
+        of towers before that round's run."""
+        self._before_batch()
+
     def get_fetches(self):
         """The names of the tensors to fetch for every batch, relative to the inference tower."""
         return _as_name_list(self._get_fetches(), f"{self}._get_fetches()")
@@ -109,6 +117,10 @@ class Inferencer:
 
     def _before_inference(self):
         """Reset the statistics."""
+
+    def _before_batch(self):
+        """Prepare for the next batch (e.g. start a timer); the batch's values come to
+        ``_on_fetches``."""
 
     def _get_fetches(self):
         raise TypeError(f"{type(self).__name__} must define _get_fetches() returning tensor names.")

@@ -73,11 +73,14 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
                 fetches.append(tensors)
             self._tower_inputs.append(inputs)
             self._tower_fetches.append(fetches)
-        logger.info(f"{self}: inference towers {self._tower_names} built on {self._devices} for "
+        logger.detail(f"{self}: inference towers {self._tower_names} built on {self._devices} for "
                     f"{', '.join(str(inf) for inf in self.infs)}.")
 
     def _run_towers(self, count, feed=None):
         """Run the first ``count`` towers once and hand each inferencer its results, in order."""
+        for _ in range(count):
+            for inf in self.infs:
+                inf.before_batch()
         values = self.trainer.sess.run(self._tower_fetches[:count], feed_dict=feed)
         for tower_values in values:
             batch_size, results = int(tower_values[0]), tower_values[1:]

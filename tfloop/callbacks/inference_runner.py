@@ -88,6 +88,7 @@ class _InferencerHook:
         self._fetches = (batch_size, list(inferencer.fetch_tensors))
 
     def before_run(self, ctx):
+        self._inf.before_batch()
         return tfv1.train.SessionRunArgs(fetches=self._fetches)
 
     def after_run(self, ctx, values):
@@ -206,7 +207,7 @@ class InferenceRunnerBase(Callback):
                     raise ValueError(f"{self}: two inferencers put a stat named {name!r}; give "
                                      "them distinct names.")
                 stats[name] = value
-        logger.info(f"{self}: {batches} batches in {time.perf_counter() - start:.2f} s.")
+        logger.detail(f"{self}: {batches} batches in {time.perf_counter() - start:.2f} s.")
         for name, value in stats.items():
             self.trainer.monitors.put_scalar(name, value)
 
@@ -265,7 +266,7 @@ class InferenceRunner(InferenceRunnerBase):
             inf.setup_graph(tower)
             self._check_fetches(inf, inf.fetch_tensors, tower)
         self._hooks = [_InferencerHook(inf, batch_size) for inf in self.infs]
-        logger.info(f"{self}: inference tower {self._tower_name!r} built for "
+        logger.detail(f"{self}: inference tower {self._tower_name!r} built for "
                     f"{', '.join(str(inf) for inf in self.infs)}.")
 
     def _before_train(self):
@@ -274,7 +275,8 @@ class InferenceRunner(InferenceRunnerBase):
     def _feeds(self):
         if self._reads_dataset:
             self.trainer.sess.run(self._input.iterator.initializer)
-            return itertools.repeat(None)
+            size = self._input.size()   # when known, no run is spent finding the end of the data
+            return itertools.repeat(None) if size is None else itertools.repeat(None, size)
         return self._input.iter_feeds()
 
     def _run_pass(self):

@@ -5,6 +5,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_one_of, check_positive_number
+from tfloop.utils.fs import display_path
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
 __all__ = ["ModelSaver"]
@@ -170,7 +171,7 @@ class ModelSaver(Callback):
         self._saved[step] = path
         self._covered_step = step
         self.last_checkpoint = path
-        logger.info(f"Model saved to {path}.")
+        logger.detail(f"Model saved to {display_path(path)}.")
         self.trainer.checkpoint_saved(path)
 
     def checkpoint_at(self, step):

@@ -308,7 +308,7 @@ class HyperParamSetter(Callback):
         if self.epoch_num != self._last_logged_epoch:
             self._last_logged_epoch = self.epoch_num
             was = "" if self._last_value is None else f" (was {_describe(self._last_value)})"
-            logger.info(f"{self}: {self.param.readable_name} = {_describe(value)} at global step {self.global_step}{was}.")
+            logger.detail(f"{self}: {self.param.readable_name} = {_describe(value)} at global step {self.global_step}{was}.")
         self._last_value = value
         if self._in_epoch:
             self._put(value)

@@ -6,6 +6,7 @@ import tqdm
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
+from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
 from tfloop.utils.checks import check_number
 
@@ -28,7 +29,8 @@ class ProgressBar(Callback):
     On a terminal the bar refreshes twice a second; when the output is not a terminal (a log file,
     CI) it is written at most once a minute and at the end of each epoch, in ASCII, so logs stay
     short. The named tensors are fetched along with each step and their latest values shown after
-    the bar. One of the default callbacks.
+    the bar. One of the default callbacks, which shows the moving averages (the cost's, and
+    those ``add_moving_summary`` made).
 
     Args:
         names (list[str]): scalar tensors to show, by name (in the graph or the training tower).
@@ -37,13 +39,17 @@ class ProgressBar(Callback):
         file: the stream to write to; by default the stream of the console log (``sys.stdout``),
             so that the bar and the log lines interleave in order (set
             ``tfloop.utils.logger.set_console_stream`` to move both).
+        moving_averages (bool): also show every moving average of ``add_moving_summary`` (the
+            cost's among them), as the default ``ProgressBar`` of a training does.
 
     Example:
         >>> ProgressBar(["cost", "accuracy"])
         Epoch 3: 100%|##########| 500/500 [00:07<00:00, 66.2it/s, cost=0.21, accuracy=0.93]
+        >>> ProgressBar(moving_averages=True)
+        Epoch 3: 100%|##########| 500/500 [00:07<00:00, 66.2it/s, cost=0.2]
     """
 
-    def __init__(self, names=(), refresh_secs=None, file=None):
+    def __init__(self, names=(), refresh_secs=None, file=None, *, moving_averages=False):
         if isinstance(names, str):
             raise TypeError(f"ProgressBar takes a list of tensor names, got the string {names!r}; write "
                             f"ProgressBar([{names!r}]).")
@@ -52,10 +58,12 @@ class ProgressBar(Callback):
         self._names = list(names)
         self._tags = [get_op_tensor_name(n)[0] for n in self._names]
         self._file = file
+        self._moving_averages = bool(moving_averages)
         self._fetches = None
         self._bar = None
 
     def _setup_graph(self):
+        tensors = []
         if self._names:
             tensors = self.get_tensors_maybe_in_tower(self._names)
             for name, t in zip(self._names, tensors):
@@ -66,10 +74,16 @@ class ProgressBar(Callback):
                     raise TypeError(f"ProgressBar shows numbers; {name!r} is the {t.dtype.name} "
                                     f"tensor {t.name} (a summary, if it is a string). Give the "
                                     "name of the scalar tensor it summarizes.")
+        if self._moving_averages:
+            averages = [t for t in self.graph.get_collection(MOVING_SUMMARY_OPS_KEY)
+                        if isinstance(t, tf.Tensor)]
+            self._tags += [moving_summary_name(t) for t in averages]
+            tensors = list(tensors) + averages
+        if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
     def uses_run_hooks(self):
-        return bool(self._names)
+        return bool(self._names) or self._moving_averages
 
     def _bar_kwargs(self):
         stream = self._file if self._file is not None else logger.console_stream()

@@ -39,7 +39,7 @@ class MovingAverageSummary(Callback):
         self._names = [moving_summary_name(t) for t in tensors]
         if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
-            logger.info(f"Maintaining {len(tensors)} moving average(s) with every step: "
+            logger.detail(f"Maintaining {len(tensors)} moving average(s) with every step: "
                         f"{', '.join(self._names)}.")
 
     def uses_run_hooks(self):

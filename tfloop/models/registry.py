@@ -105,17 +105,17 @@ class _ShapeLogger:
     def push_inputs(self, name, shapes):
         while self.pending:  # an outer layer is calling this one: log its input first
             outer, outer_shapes = self.pending.pop()
-            logger.info(f"{'  ' * self.depth}'{outer}' input: {outer_shapes}")
+            logger.detail(f"{'  ' * self.depth}'{outer}' input: {outer_shapes}")
             self.depth += 1
         self.pending.append((name, shapes))
 
     def push_outputs(self, name, shapes):
         if self.pending:
             _, in_shapes = self.pending.pop()
-            logger.info(f"{'  ' * self.depth}'{name}': {in_shapes} --> {shapes}")
+            logger.detail(f"{'  ' * self.depth}'{name}': {in_shapes} --> {shapes}")
         else:
             self.depth -= 1
-            logger.info(f"{'  ' * self.depth}'{name}' output: {shapes}")
+            logger.detail(f"{'  ' * self.depth}'{name}' output: {shapes}")
 
 
 _SHAPE_LOGGER = _ShapeLogger()

@@ -42,6 +42,7 @@ from tfloop.tfutils.sessinit import (
     SmartInit,
     get_model_loader,
 )
+from tfloop.tfutils.skip_gate import SkipUpdateGate
 from tfloop.tfutils.summary import (
     MOVING_SUMMARY_OPS_KEY,
     add_activation_summary,
@@ -67,7 +68,7 @@ __all__ = [
     "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
     "MOVING_SUMMARY_OPS_KEY", "add_cost_summary", "add_moving_summary", "add_param_summary", "add_tensor_summary",
     "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit", "get_model_loader",
-    "get_checkpoint_path", "load_chkpt_vars",
+    "get_checkpoint_path", "load_chkpt_vars", "SkipUpdateGate",
     "add_activation_summary",
     "argscope", "get_arg_scope", "enable_argscope_for_function", "enable_argscope_for_module",
     "gradproc", "optimizer", "scope_utils", "sesscreate", "sessinit", "summary", "tower",

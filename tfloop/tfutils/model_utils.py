@@ -25,5 +25,5 @@ def describe_trainable_vars(graph=None):
         rows.append([v.op.name, shape, size, v.device or "-", v.dtype.base_dtype.name])
     table = tabulate(rows, headers=["name", "shape", "size", "device", "dtype"])
     summary = f"Number of trainable variables: {len(variables)}\nNumber of parameters: {total_size} ({total_bytes / 2.0 ** 20:.2f} MB)"
-    logger.info("Trainable variables:\n" + table + "\n" + summary)
+    logger.detail("Trainable variables:\n" + table + "\n" + summary)
     return table

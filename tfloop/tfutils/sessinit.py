@@ -23,6 +23,7 @@ from tfloop.tfutils.sessinit_base import (
 )
 from tfloop.tfutils.varmanip import get_checkpoint_path
 from tfloop.utils import logger
+from tfloop.utils.fs import display_path
 
 __all__ = ["SessionInit", "JustCurrentSession", "SaverRestore", "SaverRestoreRelaxed",
            "DictRestore", "ChainInit", "SmartInit", "get_model_loader"]
@@ -102,7 +103,8 @@ class SaverRestore(MatchingInit):
             with _reading_checkpoint(self.path):
                 self._saver.restore(sess, self.path)
         saveables = f" and {', '.join(self.restored_saveables)}" if self.restored_saveables else ""
-        logger.info(f"Restored {len(self.restored)} variable(s){saveables} from {self.path}.")
+        logger.detail(f"Restored {len(self.restored)} variable(s){saveables} from "
+                      f"{display_path(self.path)}.")
 
 
 class SaverRestoreRelaxed(AssignFromValues, SaverRestore):

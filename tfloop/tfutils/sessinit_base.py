@@ -114,7 +114,10 @@ class MatchingInit(SessionInit):
         checkpoint_only = {k: list(s) for k, (s, _) in source.items() if k not in seen}
         report = restore_report(graph_only, checkpoint_only, mismatched, self.source_name)
         if report:
-            logger.info(report)
+            # Only checkpoint-side leftovers (optimizer slots, counters: every predictor load has
+            # them) are routine; a graph variable left out or mismatched is worth a look.
+            graph_side = mismatched or any(not is_optimizer_slot(n) for n in graph_only)
+            (logger.info if graph_side else logger.debug)(report)
         self.foreign_message = self._foreign_source_message(
             {v.op.name for v in pairs.values()} | {m[0] for m in mismatched}, graph_vars, ignore,
             checkpoint_only)

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining
+from tfloop.callbacks.flow import StopEpoch
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf
@@ -85,6 +86,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         self.hooked_sess: Any = None  # a HookedSession, from initialize() on
         self.monitors: Monitors | None = None
         self._input_source: InputSource | None = None
+        self._model: Any = None
+        self._optimizer: Any = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
         # Called with each checkpoint's prefix once the trigger round that saved it is over.
@@ -158,6 +161,34 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     @property
     def max_epoch(self) -> int:
         return self.loop.max_epoch
+
+    # ---- what the run is made of, read-only (for callbacks; Orca's runner attributes) ----------
+    @property
+    def model(self) -> Any:
+        """The ``ModelDesc`` being trained (set by ``launch_train_with_config``), or None."""
+        return self._model
+
+    @property
+    def input_source(self) -> InputSource | None:
+        """The :class:`InputSource` the training steps take their inputs from."""
+        return self._input_source
+
+    @property
+    def optimizer(self) -> Any:
+        """The optimizer the training op was built with (after ``setup_graph``), or None."""
+        return self._optimizer
+
+    @property
+    def rank(self) -> int:
+        """This process's worker index in a cluster (0 for the chief and on one machine)."""
+        task = getattr(self, "task", None)
+        return 0 if task is None else int(task.task_index)
+
+    @property
+    def num_workers(self) -> int:
+        """The number of worker processes training together (1 on one machine)."""
+        task = getattr(self, "task", None)
+        return 1 if task is None else int(task.num_workers)
 
     @property
     def callbacks(self) -> list[Callback]:
@@ -279,22 +310,27 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         with self.graph.as_default(), self.sess.as_default(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
-                logger.info(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
+                logger.detail(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
                 callbacks.before_epoch()
                 start = time.perf_counter()
-                for _ in loop.runs_of_epoch():
-                    if self._unannounced:
-                        self.announce_checkpoints()
-                    self.run_step()
-                    callbacks.trigger_step()
-                    if hooked_sess.stop_requested:
-                        loop.request_stop(
-                            f"a callback requested a stop after step {loop.global_step}")
-                    if loop.stop_requested:
-                        raise StopTraining(loop.stop_reason)
+                try:
+                    for _ in loop.runs_of_epoch():
+                        if self._unannounced:
+                            self.announce_checkpoints()
+                        self.run_step()
+                        callbacks.trigger_step()
+                        if hooked_sess.stop_requested:
+                            loop.request_stop(
+                                f"a callback requested a stop after step {loop.global_step}")
+                        if loop.stop_requested:
+                            raise StopTraining(loop.stop_reason)
+                except StopEpoch as stop:
+                    loop.running_steps = False
+                    logger.info(f"Epoch {loop.epoch_num} ends early at global step "
+                                f"{loop.global_step}: {str(stop) or 'StopEpoch'}")
                 callbacks.after_epoch()
                 loop.end_epoch()
-                logger.info(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
+                logger.detail(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                             f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
             logger.info("Training has finished.")

@@ -152,7 +152,10 @@ class AutoResumeTrainConfig(TrainConfig):
     When the log directory (set with ``logger.set_logger_dir(..., action="keep")``) holds a
     complete checkpoint, the run restores it (variables, input position, callbacks' states) and
     continues at the epoch and step where it was written; ``session_init`` and ``starting_epoch``
-    given here are then replaced. Otherwise it is a plain ``TrainConfig``. Either way it adds a
+    given here are then replaced. When that checkpoint ends the last epoch of ``max_epoch``,
+    the run is already finished: launching it again logs one line and trains nothing, so a
+    script can be rerun any number of times, and rerunning it with a larger ``max_epoch``
+    trains the new epochs only. Otherwise it is a plain ``TrainConfig``. Either way it adds a
     :class:`ResumeStateSaver`, which writes the resume state next to every checkpoint a
     ``ModelSaver`` writes: use this config from the first run on to make resuming exact.
 
@@ -164,6 +167,9 @@ class AutoResumeTrainConfig(TrainConfig):
     Attributes:
         resume_from (str): the checkpoint the run resumes from, or None.
         starting_local_step (int): the step in ``starting_epoch`` to continue from.
+        finished_epoch (int): when the latest checkpoint is from the end of training (its epoch
+            is ``max_epoch`` or later), that epoch; ``launch_train_with_config`` then logs
+            "already finished" and returns without training. None otherwise.
 
     Example:
         >>> logger.set_logger_dir("train_log/run1", action="keep")
@@ -178,6 +184,7 @@ class AutoResumeTrainConfig(TrainConfig):
         self.callbacks = self.callbacks + [self.state_saver]
         self.resume_from = None
         self.starting_local_step = 0
+        self.finished_epoch = None
         logdir = logger.get_logger_dir()
         if logdir is None:
             logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
@@ -207,9 +214,9 @@ class AutoResumeTrainConfig(TrainConfig):
         state = read_resume_state(prefix)
         epoch, local_step = self._position(prefix, state)
         if epoch > self.max_epoch:
-            raise ValueError(
-                f"Nothing to resume: {prefix} is from the end of training (epoch {epoch - 1} of max_epoch={self.max_epoch}). "
-                "Raise max_epoch to train longer, or use a new log directory.")
+            self.finished_epoch = epoch - 1
+            self.resume_from = prefix
+            return
         for name in ("session_init", "starting_epoch"):
             if kwargs.get(name) is not None:
                 logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."

@@ -15,8 +15,10 @@ _DEFAULT_KINDS = (MovingAverageSummary, ProgressBar, MergeAllSummaries, RunUpdat
 
 def default_callbacks():
     """Callbacks added to the user's list (replace them with ``extra_callbacks=``):
-    ``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``, ``RunUpdateOps``."""
-    return [MovingAverageSummary(), ProgressBar(), MergeAllSummaries(), RunUpdateOps()]
+    ``MovingAverageSummary``, ``ProgressBar`` (showing the moving averages, the cost's among
+    them), ``MergeAllSummaries``, ``RunUpdateOps``."""
+    return [MovingAverageSummary(), ProgressBar(moving_averages=True), MergeAllSummaries(),
+            RunUpdateOps()]
 
 
 def default_callbacks_besides(callbacks):

@@ -4,6 +4,8 @@ from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.train.config import TrainConfig
 from tfloop.train.steps_per_run import set_steps_per_run
 from tfloop.train.tower import TowerTrainer
+from tfloop.utils import logger
+from tfloop.utils.fs import display_path
 
 __all__ = ["launch_train_with_config"]
 
@@ -22,7 +24,15 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
                         f"{trainer!r}.")
     if config.model is None or config.data is None:
         raise ValueError("TrainConfig needs model= and data= to be launched.")
+    finished = getattr(config, "finished_epoch", None)
+    if finished is not None:
+        where = f"{finished} of {finished}" if finished == config.max_epoch else \
+            f"{finished}, past max_epoch={config.max_epoch}"
+        logger.info(f"{display_path(logger.get_logger_dir())}: already finished at epoch "
+                    f"{where}; raise max_epoch to train further.")
+        return
     model = config.model
+    trainer._model = model
     with trainer.graph.as_default():
         signature = model.get_input_signature()
     if config.steps_per_run is not None:

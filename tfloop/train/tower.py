@@ -116,7 +116,14 @@ class TowerTrainer(Trainer):
                 self.register_callback(cb)
             self._input_source = input
             self.tower_func = TowerFunc(_with_cost_summary(get_cost_fn), input.input_signature)
-            self.train_op = self._setup_graph(input, get_cost_fn, get_opt_fn)
+            self.train_op = self._setup_graph(input, get_cost_fn, self._recording(get_opt_fn))
+
+    def _recording(self, get_opt_fn):
+        """``get_opt_fn``, keeping what it returns as :attr:`optimizer`."""
+        def get_opt():
+            self._optimizer = get_opt_fn()
+            return self._optimizer
+        return get_opt
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         """Build the towers and return the training op."""

@@ -61,7 +61,7 @@ class DirLock:
     Attributes:
         path (str): the lock file.
         taken_over (dict): what the stale lock file this lock replaced said about its owner, or
-            None.
+            None; it has a ``"released"`` time when that owner ended cleanly.
 
     Example:
         >>> lock = DirLock("train_log/run1")
@@ -138,18 +138,30 @@ class DirLock:
             "then does not block.)", owner)
 
     def release(self) -> None:
-        """Give the lock up (the file stays, naming its last owner)."""
+        """Give the lock up. The file stays, naming its last owner and marked ``"released"``, so
+        the next comer can tell a clean end from a crash (whose file has no mark)."""
         if self._fd is None:
             return
         if DirLock._held.get(self.dirname) is self:
             del DirLock._held[self.dirname]
         fd, self._fd = self._fd, None
         if self._pid == os.getpid():
+            self._mark_released(fd)
             try:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             except OSError:
                 pass
         os.close(fd)
+
+    def _mark_released(self, fd):
+        owner = self.read_owner() or {}
+        owner["released"] = time.strftime("%Y-%m-%d %H:%M:%S %z")
+        data = json.dumps(owner).encode("utf-8")
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        except OSError:
+            pass  # the mark only spares the next run a message
 
     @classmethod
     def _forget_after_fork(cls):

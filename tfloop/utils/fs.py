@@ -7,7 +7,7 @@ import urllib.request
 import uuid
 
 __all__ = ["atomic_write", "read_json_records", "mkdir_p", "recursive_walk", "download",
-           "get_dataset_path"]
+           "get_dataset_path", "display_path"]
 
 
 def atomic_write(path, data):
@@ -122,3 +122,21 @@ def get_dataset_path(*args):
     root = (os.environ.get("TFLOOP_DATASET") or os.environ.get("TENSORPACK_DATASET")
             or os.path.join("~", "tfloop_data"))
     return os.path.abspath(os.path.join(os.path.expanduser(root), *args))
+
+
+def display_path(path):
+    """``path`` as a log line shows it: relative to the working directory when it lies under
+    it, absolute otherwise (and ``None`` as is).
+
+    Example:
+        >>> display_path(os.path.join(os.getcwd(), "train_log", "run1"))
+        'train_log/run1'
+    """
+    if path is None:
+        return None
+    path = os.path.abspath(os.fspath(path))
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative == ".." or relative.startswith(".." + os.sep) else relative

@@ -8,6 +8,7 @@ Use it as a module::
 
 The log directory is where callbacks and monitors write (checkpoints, ``stats.json``, event files).
 """
+import atexit
 import json
 import logging
 import os
@@ -17,12 +18,13 @@ import tempfile
 from datetime import datetime
 
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
+from tfloop.utils.fs import display_path
 from tfloop.utils.logdir_format import LOG_FILE
 
 __all__ = ["set_logger_dir", "get_logger_dir", "path_in_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
            "exception", "debug", "LOG_DIR_ACTIONS", "console_stream", "set_console_stream",
            "is_debug_enabled", "unset_logger_dir", "LogDirInUseError",
-           "critical", "setLevel", "addFilter"]
+           "critical", "setLevel", "addFilter", "detail", "set_verbose", "is_verbose"]
 
 _LOGGER = logging.getLogger("tfloop")
 _logger = _LOGGER  # tensorpack's name for the logging.Logger (its unit tests use it)
@@ -42,9 +44,46 @@ class _Formatter(logging.Formatter):
         return super().format(record)
 
 
+_VERBOSE = None  # set_verbose's answer; None: the TFLOOP_VERBOSE environment variable decides
+
+
+def is_verbose():
+    """Whether the console shows the routine details (:func:`detail` lines): after
+    ``set_verbose(True)``, with ``TFLOOP_VERBOSE=1`` in the environment, or at DEBUG level."""
+    if _VERBOSE is not None:
+        return _VERBOSE
+    return os.environ.get("TFLOOP_VERBOSE", "").strip().lower() not in ("", "0", "false", "no") \
+        or _LOGGER.isEnabledFor(logging.DEBUG)
+
+
+def set_verbose(verbose=True):
+    """Show the routine details on the console too (True), or only in ``log.log`` (False, the
+    default); None goes back to the ``TFLOOP_VERBOSE`` environment variable.
+
+    Example:
+        >>> logger.set_verbose(True)    # each checkpoint written, each validation's time, ...
+    """
+    global _VERBOSE
+    if verbose is not None and not isinstance(verbose, bool):
+        raise TypeError(f"set_verbose takes True, False or None, got {verbose!r}.")
+    _VERBOSE = verbose
+
+
+def detail(msg, *args):
+    """Log a routine detail (a checkpoint written, an epoch started): an INFO line in
+    ``log.log`` and for every handler, on the console only when :func:`is_verbose`."""
+    _LOGGER.info(msg, *args, extra={"tfloop_detail": True}, stacklevel=2)
+
+
+def _console_shows(record):
+    return is_verbose() or _LOGGER.isEnabledFor(logging.DEBUG) or not getattr(
+        record, "tfloop_detail", False)
+
+
 def _make_console_handler():
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
+    handler.addFilter(_console_shows)
     return handler
 
 
@@ -182,7 +221,7 @@ def _lock_existing(dirname):
         raise PermissionError(f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can "
                               "write to.") from None
     owner = lock.taken_over
-    if owner and owner.get("pid") != os.getpid():
+    if owner and owner.get("pid") != os.getpid() and not owner.get("released"):
         info(f"Log directory {dirname}: the lock of process {owner.get('pid')} (host "
              f"{owner.get('host')}, started {owner.get('start')}) was left by a run that is no "
              "longer running; taking it over.")
@@ -281,14 +320,17 @@ def set_logger_dir(dirname: str | os.PathLike[str], action: str | None = None) -
             lock.release()
         raise
     global _FILE_HANDLER, _LOCK
+    if lock is not None:
+        atexit.unregister(_release_lock)
+        atexit.register(_release_lock)  # a clean exit marks the lock released (see dirlock)
     _LOCK = lock
     LOG_DIR = dirname
     _FILE_HANDLER = _LogFileHandler(os.path.join(dirname, LOG_FILE_NAME), encoding="utf-8")
     _FILE_HANDLER.setFormatter(_Formatter(_FORMAT, datefmt=_DATE_FORMAT))
     _LOGGER.addHandler(_FILE_HANDLER)
-    info("Argv: " + " ".join(sys.argv))
-    info("Versions: " + _versions())
-    info(f"Log directory: {dirname}")
+    detail("Argv: " + " ".join(sys.argv))
+    detail("Versions: " + _versions())
+    info(f"Log directory: {display_path(dirname)}")
     return dirname
 
 
