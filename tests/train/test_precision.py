@@ -127,19 +127,77 @@ def test_bfloat16_rewrite_converts_the_step():
     assert probe.dtypes == {tf.float32, tf.int64}
 
 
-@pytest.mark.slow
-def test_bfloat16_rewrite_converts_the_step_with_onednn_forced_on(tmp_path):
-    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1")
+class DigitsNet(ConvNet):
+    """A small convnet on scikit-learn's 8x8 digits, 10 classes."""
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 8, 8, 1], tf.float32, "image"),
+                tf.TensorSpec([None], tf.int32, "label")]
+
+    def build_graph(self, image, label):
+        x = tfloop.Conv2D("conv0", image, 16, 3, activation=tf.nn.relu)
+        x = tfloop.MaxPooling("pool", tfloop.Conv2D("conv1", x, 32, 3, activation=tf.nn.relu), 2)
+        logits = tfloop.FullyConnected("fc", tf.reshape(x, [-1, 4 * 4 * 32]), 10)
+        tf.identity(tf.nn.softmax(logits), name="prob")
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=label, logits=logits), name="cost")
+
+
+def digits_accuracy(mixed_precision, steps=300):
+    """Test accuracy of :class:`DigitsNet` after ``steps`` steps of batch 64 (same seeds)."""
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.images / 16.0).astype(np.float32)[..., None]
+    y = digits.target.astype(np.int32)
+    train_x, train_y, test_x, test_y = x[:1400], y[:1400], x[1400:], y[1400:]
+    tf.random.set_seed(1)
+
+    class Accuracy(tfloop.Callback):
+        def _setup_graph(self):
+            self.pred = self.trainer.get_predictor(["image"], ["prob"])
+
+        def _after_train(self):
+            prob, = self.pred(test_x)
+            self.value = float(np.mean(prob.argmax(axis=1) == test_y))
+
+    accuracy = Accuracy()
+    data = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(
+        (train_x, train_y)).shuffle(1400, seed=0).repeat().batch(64))
+    config = tfloop.TrainConfig(model=DigitsNet(), data=data, callbacks=[accuracy], monitors=[],
+                                steps_per_epoch=steps, max_epoch=1,
+                                mixed_precision=mixed_precision)
+    trainer = tfloop.SimpleTrainer()
+    with trainer.graph.as_default():
+        tfv1.set_random_seed(1)
+    tfloop.launch_train_with_config(config, trainer)
+    return accuracy.value
+
+
+def _onednn_subprocess():
+    """In a process with oneDNN forced on: the bfloat16 node count of a real step, the
+    variables' dtypes, and digits accuracy in float32, bfloat16 and float16."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = (f"import sys; sys.path[:0] = [{here!r}, {os.path.dirname(here)!r}]; "
             "import test_precision as t; p = t.train_convnet(mixed_precision='bfloat16'); "
-            "print('REDUCED', p.reduced['bfloat16'], sorted(d.name for d in p.dtypes))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    line = [x for x in out.stdout.splitlines() if x.startswith("REDUCED")]
-    assert line, out.stderr[-3000:]
-    _, count, *dtypes = line[0].split(maxsplit=2)
-    assert int(count) >= 5 and dtypes == ["['float32', 'int64']"]
+            "print('REDUCED', p.reduced['bfloat16']); "
+            "print('DTYPES', sorted(d.name for d in p.dtypes)); "
+            "print('ACCURACY', *(t.digits_accuracy(m) for m in (None, 'bfloat16', 'float16')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1"), timeout=600)
+    lines = dict(x.split(" ", 1) for x in out.stdout.splitlines()
+                 if x.split(" ")[0] in ("REDUCED", "DTYPES", "ACCURACY"))
+    assert len(lines) == 3, out.stderr[-3000:]
+    return lines
+
+
+@pytest.mark.slow
+def test_bfloat16_rewrite_fires_and_reduced_precision_keeps_digits_accuracy():
+    lines = _onednn_subprocess()
+    assert int(lines["REDUCED"]) >= 5                  # conv, matmul, their gradients, casts
+    assert lines["DTYPES"] == "['float32', 'int64']"
+    fp32, bf16, fp16 = (float(v) for v in lines["ACCURACY"].split())
+    assert fp32 > 0.9
+    assert abs(bf16 - fp32) <= 0.01 and abs(fp16 - fp32) <= 0.01, (fp32, bf16, fp16)
 
 
 def test_bfloat16_without_onednn_says_training_stays_float32(caplog, monkeypatch):
