@@ -219,7 +219,16 @@ def test_session_without_the_devices_names_device_count():
     x, y = make_regression_data(12)
     with pytest.raises(ValueError, match=r"/device:CPU:1 is not in the session.*device_count"):
         train_linear(trainer=SyncMultiGPUTrainerReplicated(2), data=tfloop.FeedInput(
-            batches(x, y, 2)), session_config=tfv1.ConfigProto())
+            batches(x, y, 2)), session_creator=tfloop.NewSessionCreator(
+                config=tfv1.ConfigProto()))
+
+
+def test_session_config_is_merged_with_the_devices_the_towers_need():
+    x, y = make_regression_data(12)
+    trainer = train_linear(trainer=SyncMultiGPUTrainerReplicated(2), data=tfloop.FeedInput(
+        batches(x, y, 2)), session_config=tfv1.ConfigProto(intra_op_parallelism_threads=1),
+        max_epoch=1)
+    assert trainer.loop.global_step == 6
 
 
 @pytest.mark.parametrize("gpus,error,match", [

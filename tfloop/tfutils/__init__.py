@@ -26,6 +26,7 @@ from tfloop.tfutils.common import (
     get_tf_version_tuple,
 )
 from tfloop.tfutils.hooked_session import HookedSession
+from tfloop.tfutils.loss_scale import LossScaleOptimizer
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import (
     NewSessionCreator,
@@ -62,6 +63,7 @@ from tfloop.tfutils.varmanip import get_checkpoint_path, load_chkpt_vars
 from tfloop.utils.env_info import collect_env_info
 
 __all__ = [
+    "LossScaleOptimizer",
     "UnknownNameError", "get_global_step_value", "get_global_step_var", "get_op_or_tensor_by_name",
     "get_op_tensor_name", "get_tensors_by_names", "NameFetchSession", "HookedSession", "describe_trainable_vars", "NewSessionCreator",
     "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",

@@ -18,6 +18,7 @@ from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_
 from tfloop.resume.state import read_resume_state, resume_state_path
 from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
+from tfloop.train.precision import Precision
 from tfloop.train.steps_per_run import check_steps_per_run
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_list_of
@@ -84,6 +85,10 @@ class TrainConfig:
             none. See docs/reproducibility.md.
         deterministic (bool): turn on TensorFlow's op determinism
             (``tf.config.experimental.enable_op_determinism()``, for the whole process).
+        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
+            loss scaling); variables, checkpoints and exports stay float32. See
+            :mod:`tfloop.train.precision` and ``docs/performance.md``.
+        xla (bool): compile the training step with XLA auto-clustering.
 
     Example:
         >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
@@ -100,7 +105,8 @@ class TrainConfig:
                  session_config: Any = None, session_init: SessionInit | None = None,
                  starting_epoch: int = 1, steps_per_epoch: int | None = None,
                  max_epoch: int = 99999, *, steps_per_run: int | None = None,
-                 seed: int | None = None, deterministic: bool = False) -> None:
+                 seed: int | None = None, deterministic: bool = False,
+                 mixed_precision: str | None = None, xla: bool = False) -> None:
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -124,6 +130,8 @@ class TrainConfig:
                             f"NewSessionCreator(config=...)), got {session_creator!r}.")
         self.session_creator = session_creator
         self.session_config = session_config
+        self.precision = Precision(mixed_precision, xla).check_session_creator(session_creator)
+        self.mixed_precision, self.xla = mixed_precision, xla
         if session_init is not None and not isinstance(session_init, SessionInit):
             raise TypeError(f"session_init must be a SessionInit (e.g. SaverRestore(path)), got {session_init!r}."
                             )

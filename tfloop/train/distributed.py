@@ -47,6 +47,7 @@ from tfloop.train.multigpu import (
     SyncMultiGPUTrainerReplicated,
     _ParameterPlacer,
 )
+from tfloop.train.precision import precision_session_config
 from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
@@ -117,7 +118,8 @@ class _ClusterTrainerMixin:
                              "or session_creator=.")
         wait_for_tasks(self.task, self._needed_tasks(), self.startup_timeout_s)
         creator = _ClusterSessionCreator(
-            self.server.target, session_config_for(self.server, self._device_filters()),
+            self.server.target,
+            precision_session_config(self, session_config_for(self.server, self._device_filters())),
             self._owns_variable,
             lambda sess: check_session_devices(sess, self.devices, type(self).__name__))
         try:

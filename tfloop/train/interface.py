@@ -1,7 +1,7 @@
 """launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
 from tfloop.tfutils.seed import seed_training, warn_unseeded_eager_shuffles
-from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.train.config import TrainConfig
+from tfloop.train.precision import precision_session_creator
 from tfloop.train.steps_per_run import set_steps_per_run
 from tfloop.train.tower import TowerTrainer
 from tfloop.utils import logger
@@ -38,11 +38,13 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
     if config.steps_per_run is not None:
         set_steps_per_run(trainer, config.steps_per_run)
     seed = seed_training(trainer.graph, config.seed, config.deterministic)
-    trainer.setup_graph(signature, config.data, model.build_graph, model.get_optimizer)
+    if config.precision.active:
+        config.precision.check_hardware()
+    trainer.setup_graph(signature, config.data, model.build_graph,
+                        config.precision.optimizer_fn(model.get_optimizer))
     warn_unseeded_eager_shuffles(trainer.graph, seed)
-    session_creator = config.session_creator
-    if session_creator is None and config.session_config is not None:
-        session_creator = NewSessionCreator(config=config.session_config)
+    session_creator = precision_session_creator(trainer, config.precision, config.session_creator,
+                                                config.session_config)
     trainer.train_with_defaults(
         callbacks=config.callbacks, extra_callbacks=config.extra_callbacks,
         monitors=config.monitors, session_creator=session_creator,

@@ -1,0 +1,115 @@
+"""What the precision tests share: a tiny convnet, a callback that counts the reduced-precision
+and XLA nodes of a real step, and digits accuracy after a fixed number of steps."""
+import collections
+
+import numpy as np
+
+import tfloop
+from tfloop.compat import tf, tfv1
+
+REDUCED = {tf.bfloat16.as_datatype_enum: "bfloat16", tf.float16.as_datatype_enum: "float16"}
+
+
+class ConvNet(tfloop.ModelDesc):
+    """A tiny convnet with tfloop layers on 8x8x1 images, 3 classes."""
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 8, 8, 1], tf.float32, "image"),
+                tf.TensorSpec([None], tf.int32, "label")]
+
+    def build_graph(self, image, label):
+        x = tfloop.Conv2D("conv", image, 4, 3, activation=tf.nn.relu)
+        logits = tfloop.FullyConnected("fc", tf.reshape(x, [-1, 8 * 8 * 4]), 3)
+        tf.identity(tf.nn.softmax(logits), name="prob")
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=label, logits=logits), name="cost")
+
+    def optimizer(self):
+        return tfv1.train.MomentumOptimizer(0.05, 0.9)
+
+
+def images(n=16, seed=0):
+    rng = np.random.RandomState(seed)
+    return rng.rand(n, 8, 8, 1).astype(np.float32), rng.randint(0, 3, n).astype(np.int32)
+
+
+class StepGraph(tfloop.Callback):
+    """Runs one more training step at the end of training with partition graphs recorded, and
+    counts reduced-precision and XLA nodes in what ran; records the variables' dtypes."""
+
+    def _after_train(self):
+        metadata = tfv1.RunMetadata()
+        self.trainer.sess.run(self.trainer.train_op,
+                              options=tfv1.RunOptions(output_partition_graphs=True),
+                              run_metadata=metadata)
+        self.reduced, self.xla = collections.Counter(), 0
+        for graph in metadata.partition_graphs:
+            for node in graph.node:
+                for key in ("T", "DstT", "dtype"):
+                    if key in node.attr and node.attr[key].type in REDUCED:
+                        self.reduced[REDUCED[node.attr[key].type]] += 1
+                        break
+                self.xla += node.op == "_XlaCompile"
+        self.dtypes = {v.dtype.base_dtype for v in tfv1.global_variables()}
+        scale = [v for v in tfv1.global_variables() if v.op.name == "loss_scale/scale"]
+        self.loss_scale = self.trainer.sess.run(scale[0]) if scale else None
+        if hasattr(self.trainer, "check_replicas"):
+            self.replica_difference = self.trainer.check_replicas()
+
+
+def train_convnet(trainer=None, steps=4, **kwargs):
+    x, y = images()
+    probe = StepGraph()
+    data = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat())
+    config = tfloop.TrainConfig(model=kwargs.pop("model", ConvNet()), data=data,
+                                callbacks=[probe] + kwargs.pop("callbacks", []),
+                                steps_per_epoch=steps, max_epoch=1, **kwargs)
+    tfloop.launch_train_with_config(config, trainer or tfloop.SimpleTrainer())
+    return probe
+
+
+
+class DigitsNet(ConvNet):
+    """A small convnet on scikit-learn's 8x8 digits, 10 classes."""
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 8, 8, 1], tf.float32, "image"),
+                tf.TensorSpec([None], tf.int32, "label")]
+
+    def build_graph(self, image, label):
+        x = tfloop.Conv2D("conv0", image, 16, 3, activation=tf.nn.relu)
+        x = tfloop.MaxPooling("pool", tfloop.Conv2D("conv1", x, 32, 3, activation=tf.nn.relu), 2)
+        logits = tfloop.FullyConnected("fc", tf.reshape(x, [-1, 4 * 4 * 32]), 10)
+        tf.identity(tf.nn.softmax(logits), name="prob")
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=label, logits=logits), name="cost")
+
+
+def digits_accuracy(mixed_precision, steps=300):
+    """Test accuracy of :class:`DigitsNet` after ``steps`` steps of batch 64 (same seeds)."""
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.images / 16.0).astype(np.float32)[..., None]
+    y = digits.target.astype(np.int32)
+    train_x, train_y, test_x, test_y = x[:1400], y[:1400], x[1400:], y[1400:]
+    tf.random.set_seed(1)
+
+    class Accuracy(tfloop.Callback):
+        def _setup_graph(self):
+            self.pred = self.trainer.get_predictor(["image"], ["prob"])
+
+        def _after_train(self):
+            prob, = self.pred(test_x)
+            self.value = float(np.mean(prob.argmax(axis=1) == test_y))
+
+    accuracy = Accuracy()
+    data = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(
+        (train_x, train_y)).shuffle(1400, seed=0).repeat().batch(64))
+    config = tfloop.TrainConfig(model=DigitsNet(), data=data, callbacks=[accuracy], monitors=[],
+                                steps_per_epoch=steps, max_epoch=1,
+                                mixed_precision=mixed_precision)
+    trainer = tfloop.SimpleTrainer()
+    with trainer.graph.as_default():
+        tfv1.set_random_seed(1)
+    tfloop.launch_train_with_config(config, trainer)
+    return accuracy.value
