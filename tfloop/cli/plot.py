@@ -203,7 +203,8 @@ def run(args):
     series = collect_series(runs, pattern, args.x, args.smooth)
     if not series:
         raise SystemExit("Nothing to plot: no stat with numbers"
-                         + (f" matches --stats {args.stats!r}." if args.stats else " in stats.json."))
+                         + (f" matches --stats {args.stats!r}." if args.stats
+                            else " in stats.json."))
     xlabel = "global step" if args.x == "step" else "epoch"
     (write_html if suffix == ".html" else write_image)(series, args.output, runs, xlabel)
     print(f"Wrote {args.output}: {len(series)} stat(s) of {len(runs)} run(s).")

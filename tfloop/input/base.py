@@ -18,8 +18,8 @@ def check_input_signature(signature):
     signature = list(signature)
     for i, spec in enumerate(signature):
         if not isinstance(spec, tf.TensorSpec):
-            raise TypeError(f"inputs() must return a list of tf.TensorSpec; item {i} is {spec!r} ({type(spec).__name__})."
-                            )
+            raise TypeError(f"inputs() must return a list of tf.TensorSpec; item {i} is {spec!r} "
+                            f"({type(spec).__name__}).")
     duplicates = repeated(s.name for s in signature if s.name)
     if duplicates:
         raise ValueError(f"inputs() has duplicate names: {', '.join(duplicates)}; give every input "
@@ -32,7 +32,7 @@ def describe_spec(spec):
 
 
 def check_value_matches_spec(value, spec, where):
-    """Check a numpy value against a TensorSpec; raise ValueError naming ``where`` when it does not fit."""
+    """Check a numpy value against a TensorSpec; raise ValueError naming ``where`` if it misfits."""
     try:
         arr = np.asarray(value)
     except ValueError as e:

@@ -24,8 +24,8 @@ def check_iterable(data, owner):
     try:
         iter_fn = type(data).__iter__
     except AttributeError:
-        raise TypeError(f"{owner} needs an iterable of datapoints (a list, a DataFlow, or an object "
-                        f"with __iter__), got {data!r}.") from None
+        raise TypeError(f"{owner} needs an iterable of datapoints (a list, a DataFlow, or an "
+                        f"object with __iter__), got {data!r}.") from None
     if not callable(iter_fn):
         raise TypeError(f"{owner} needs an iterable of datapoints, got {data!r}.")
     return data

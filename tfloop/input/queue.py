@@ -192,7 +192,7 @@ class QueueInput(InputSource):
         self._tower_placeholders = []
         self._feeder = _QueueFeeder(self)
 
-    # ---- graph ------------------------------------------------------------------------------------
+    # ---- graph -----------------------------------------------------------------------------------
     def _component_specs(self, input_signature):
         """The spec of one prepared datapoint's components."""
         return list(input_signature)
@@ -217,8 +217,8 @@ class QueueInput(InputSource):
                 raise TypeError(f"{self.name}'s queue function returned {queue!r}, not a "
                                 f"tf.queue.QueueBase.")
         if queue.queue_ref.graph is not self._graph:
-            raise ValueError(f"{self.name}'s queue {queue.name} was built outside tfloop's training "
-                             f"graph. Pass a function that builds it instead: "
+            raise ValueError(f"{self.name}'s queue {queue.name} was built outside tfloop's "
+                             f"training graph. Pass a function that builds it instead: "
                              f"{self.name}(df, queue=lambda: tf.queue.FIFOQueue(...)).")
         want = [s.dtype for s in specs]
         if list(queue.dtypes) != want:
@@ -277,7 +277,7 @@ class QueueInput(InputSource):
             feed.update(zip(placeholders, values))
         return feed
 
-    # ---- the loader thread's side ------------------------------------------------------------------
+    # ---- the loader thread's side ----------------------------------------------------------------
     def prepare(self, dp, index):
         """Datapoint ``index`` as a list of arrays checked against the inputs."""
         return datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")

@@ -80,9 +80,9 @@ class StagingInput(InputSource):
 
     def _get_input_tensors(self):
         if tfv1.get_default_graph() is not self._graph:
-            raise ValueError("StagingInput cannot be used with steps_per_run > 1: each session call "
-                             "stages the inputs of one step only. Use steps_per_run=1, or the "
-                             "wrapped input source alone.")
+            raise ValueError("StagingInput cannot be used with steps_per_run > 1: each session "
+                             "call stages the inputs of one step only. Use steps_per_run=1, or "
+                             "the wrapped input source alone.")
         # The wrapped source's tensors get scoped names: the staged ones take the inputs' names.
         with tf.name_scope("StagingInput"):
             inputs = self.input.get_input_tensors()

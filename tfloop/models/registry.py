@@ -55,8 +55,9 @@ class VariableHolder:
         try:
             return self.__dict__["_vars"][name]
         except KeyError:
-            raise AttributeError(f"The layer has no variable {name!r}; it has: "
-                                 f"{', '.join(self.__dict__.get('_vars', {})) or 'none'}.") from None
+            raise AttributeError(
+                f"The layer has no variable {name!r}; it has: "
+                f"{', '.join(self.__dict__.get('_vars', {})) or 'none'}.") from None
 
     def all(self):
         """Every variable held, in the order they were added."""
@@ -155,7 +156,8 @@ def layer_register(log_shape=False, use_scope=True):
     Example:
         >>> @layer_register(log_shape=True)
         ... def Scale(x, init=1.0):
-        ...     return x * tf.compat.v1.get_variable("s", [], initializer=tf.constant_initializer(init))
+        ...     return x * tf.compat.v1.get_variable(
+        ...         "s", [], initializer=tf.constant_initializer(init))
         >>> y = Scale("scale0", x)        # variable scale0/s
     """
     def wrapper(func):

@@ -1,4 +1,4 @@
-"""Monitors: callbacks that receive scalars, images, summaries and events and write them somewhere."""
+"""Monitors: callbacks that receive scalars, images, summaries and events and write them out."""
 from tfloop.monitors.base import MonitorBase, Monitors, NoOpMonitor
 from tfloop.monitors.cometml import CometMLMonitor
 from tfloop.monitors.csv_writer import CSVWriter

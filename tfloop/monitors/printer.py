@@ -18,7 +18,8 @@ def _compile(patterns, what):
         try:
             compiled.append(re.compile(p))
         except (re.error, TypeError) as e:
-            raise ValueError(f"ScalarPrinter: {what} entry {p!r} is not a valid regex: {e}.") from None
+            raise ValueError(f"ScalarPrinter: {what} entry {p!r} is not a valid regex: "
+                             f"{e}.") from None
     return compiled
 
 

@@ -72,8 +72,8 @@ class SignalHandler:
                 raise KeyboardInterrupt
             raise SystemExit(128 + signum)
         self.received = signum
-        logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the current step, then saving and "
-                       "stopping (send it again to stop at once).")
+        logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the "
+                       "current step, then saving and stopping (send it again to stop at once).")
         self.trainer.request_stop(f"{name} received")
 
     def _restore_handlers(self):

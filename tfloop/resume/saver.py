@@ -103,9 +103,9 @@ class ResumeStateSaver(Callback):
             return
         step = checkpoint_step(prefix)
         if step is not None and step != self.global_step:
-            logger.error(f"ResumeStateSaver: checkpoint {prefix} is from global step {step} but training is "
-                         f"at step {self.global_step}; its resume state is not written. List ResumeStateSaver "
-                         "after every ModelSaver.")
+            logger.error(f"ResumeStateSaver: checkpoint {prefix} is from global step {step} but "
+                         f"training is at step {self.global_step}; its resume state is not "
+                         "written. List ResumeStateSaver after every ModelSaver.")
             return
         state = {"format": FORMAT_VERSION, "checkpoint": os.path.basename(prefix),
                  "global_step": self.global_step, "epoch": epoch, "local_step": local_step,
@@ -120,8 +120,9 @@ class ResumeStateSaver(Callback):
                                      "bytes": len(blob)}
             atomic_write(resume_state_path(prefix), json.dumps(state, indent=1, allow_nan=True))
         except (OSError, tf.errors.OpError) as e:
-            logger.error(f"ResumeStateSaver could not write the resume state of {prefix}: {type(e).__name__}: {e}. A "
-                         "resumed run will start from an earlier checkpoint.")
+            logger.error(f"ResumeStateSaver could not write the resume state of {prefix}: "
+                         f"{type(e).__name__}: {e}. A resumed run will start from an earlier "
+                         "checkpoint.")
             return
         self.written.append(prefix)
         self._remove_orphans(os.path.dirname(prefix))

@@ -1,7 +1,8 @@
 """What a resumed run needs besides the weights, saved next to each checkpoint.
 
-For a checkpoint ``model-N`` (its ``.index``/``.data`` files), :class:`~tfloop.resume.saver.ResumeStateSaver` writes
-``model-N.resume.json`` and, when the input pipeline can be saved, ``model-N.iterator``:
+For a checkpoint ``model-N`` (its ``.index``/``.data`` files),
+:class:`~tfloop.resume.saver.ResumeStateSaver` writes ``model-N.resume.json`` and, when the
+input pipeline can be saved, ``model-N.iterator``:
 
 - the training position to continue from: ``epoch`` and ``local_step`` (the next step to run in
   that epoch; ``local_step == steps_per_epoch`` means only the epoch's end is left) and
@@ -61,8 +62,8 @@ def collect_callback_states(callbacks):
         try:
             json.dumps(state, allow_nan=True)
         except (TypeError, ValueError) as e:
-            logger.error(f"The state of callback {key} ({cb}) cannot be saved as JSON ({e}); a resumed "
-                         "run starts this callback afresh. Return only dicts, lists, str, "
+            logger.error(f"The state of callback {key} ({cb}) cannot be saved as JSON ({e}); a "
+                         "resumed run starts this callback afresh. Return only dicts, lists, str, "
                          "numbers, bools and None from _state_dict().")
             continue
         states[key] = state
@@ -88,8 +89,9 @@ def apply_callback_states(callbacks, states, source):
         try:
             cb.load_state_dict(state)
         except Exception as e:
-            raise ValueError(f"Callback {key} ({cb}) cannot load its state from {source}: {type(e).__name__}: {e}. Delete that "
-                             "file to resume without the callbacks' states.") from e
+            raise ValueError(f"Callback {key} ({cb}) cannot load its state from {source}: "
+                             f"{type(e).__name__}: {e}. Delete that file to resume without the "
+                             "callbacks' states.") from e
     restored = sorted(k for k in states if k in keyed)
     if restored:
         logger.info(f"Restored the state of callback(s) {', '.join(restored)} from {source}.")

@@ -207,7 +207,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         in order (after :meth:`setup_callbacks`; empty before)."""
         return self._callbacks.run_callbacks if self._callbacks is not None else ()
 
-    # ---- building ----------------------------------------------------------------------------------
+    # ---- building --------------------------------------------------------------------------------
     def register_callback(self, cb: Callback | Sequence[Callback]) -> bool:
         """Add a callback (or, as in tensorpack, a list of them); chief-only callbacks are
         skipped on non-chief workers.
@@ -218,7 +218,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         if isinstance(cb, (list, tuple)):
             return all([self.register_callback(c) for c in cb])
         if not isinstance(cb, Callback):
-            raise TypeError(f"register_callback needs a tfloop Callback, got {cb!r} ({type(cb).__name__}).")
+            raise TypeError(f"register_callback needs a tfloop Callback, got {cb!r} "
+                            f"({type(cb).__name__}).")
         if self._callbacks is not None:
             raise RuntimeError(f"Cannot register {cb} after the callbacks were set up.")
         if not self.is_chief and cb.chief_only:
@@ -238,7 +239,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         monitors = _check_callbacks(monitors, "monitors")
         for m in monitors:
             if not isinstance(m, MonitorBase):
-                raise TypeError(f"monitors must be MonitorBase objects; got {m!r} ({type(m).__name__}).")
+                raise TypeError(f"monitors must be MonitorBase objects; got {m!r} "
+                                f"({type(m).__name__}).")
         with self.graph.as_default():
             describe_trainable_vars()
             registered, self._registered = self._registered, []
@@ -257,21 +259,22 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         seen = set()
         for cb in self._registered:
             if id(cb) in seen:
-                raise ValueError(f"Callback {cb} appears twice in the callback list; a callback object "
-                                 "can be used once.")
+                raise ValueError(f"Callback {cb} appears twice in the callback list; a callback "
+                                 "object can be used once.")
             seen.add(id(cb))
             self._check_fresh(cb)
 
     def _check_fresh(self, cb):
         """A callback object serves one training: its state (the steps a ModelSaver saved, the
-        best value of EarlyStopping) belongs to that run, and reusing it would silently skip work."""
+        best value of EarlyStopping) belongs to that run; reusing it would silently skip work."""
         for layer in cb.walk():
             if layer.trainer is not None and layer.trainer is not self:
                 raise ValueError(
-                    f"Callback {layer} was already used by another training (trainer {type(layer.trainer).__name__}): a callback "
-                    "keeps the state of its training (e.g. the steps a ModelSaver saved), so it "
-                    "serves one training only. Create new callback objects for each training, "
-                    "e.g. callbacks=[ModelSaver()] in the function that trains.")
+                    f"Callback {layer} was already used by another training (trainer "
+                    f"{type(layer.trainer).__name__}): a callback keeps the state of its training "
+                    "(e.g. the steps a ModelSaver saved), so it serves one training only. Create "
+                    "new callback objects for each training, e.g. callbacks=[ModelSaver()] in the "
+                    "function that trains.")
 
     def initialize(self, session_creator: Any = None,
                    session_init: SessionInit | None = None) -> None:
@@ -279,8 +282,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         session_creator = session_creator or NewSessionCreator()
         session_init = session_init or JustCurrentSession()
         if not isinstance(session_init, SessionInit):
-            raise TypeError(f"session_init must be a SessionInit (e.g. SaverRestore), got {session_init!r}."
-                            )
+            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore), got "
+                            f"{session_init!r}.")
         with self.graph.as_default():
             session_init.setup_graph()
         session_init.check_holds_the_model()
@@ -294,7 +297,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
-    # ---- running -----------------------------------------------------------------------------------
+    # ---- running ---------------------------------------------------------------------------------
     def run_step(self) -> None:
         """Run one training step: one ``session.run`` of the training op with every callback's
         fetches."""
@@ -339,7 +342,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
               monitors: MonitorBase | Iterable[MonitorBase] | None,
               session_creator: Any, session_init: SessionInit | None,
               steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999) -> None:
-        """Set up callbacks, create the session and run the main loop; closes the session at the end."""
+        """Set up callbacks, create the session and run the main loop; closes the session at end."""
         self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
         with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
             self.setup_callbacks(callbacks, monitors)
@@ -363,7 +366,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         Args:
             callbacks (list[Callback]): the user's callbacks.
             extra_callbacks (list[Callback]): replaces the default callbacks
-                (``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``, ``RunUpdateOps``).
+                (``MovingAverageSummary``, ``ProgressBar``, ``MergeAllSummaries``,
+                ``RunUpdateOps``).
             monitors (list[MonitorBase]): replaces the default monitors
                 (``TFEventWriter``, ``JSONWriter``, ``ScalarPrinter``).
             steps_per_epoch (int): defaults to the input source's size, when it knows it.
@@ -372,16 +376,18 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         extra = default_callbacks_besides(callbacks) if extra_callbacks is None else (
             _check_callbacks(extra_callbacks, "extra_callbacks"))
         check_no_default_twice(callbacks + extra)
-        monitors = default_monitors() if monitors is None else _check_callbacks(monitors, "monitors")
+        monitors = (default_monitors() if monitors is None
+                    else _check_callbacks(monitors, "monitors"))
         if steps_per_epoch is None:
             size = self._input_source.size() if self._input_source is not None else None
             if size is None and self._input_source is not None and self._input_source.is_empty():
-                raise ValueError(f"The input {self._input_source} is an empty dataset: it has no elements to train on. "
-                                 "Check what builds it (a take(0), a filter that drops everything, "
-                                 "an empty file list).")
+                raise ValueError(f"The input {self._input_source} is an empty dataset: it has no "
+                                 "elements to train on. Check what builds it (a take(0), a filter "
+                                 "that drops everything, an empty file list).")
             if size is None:
-                raise ValueError(f"steps_per_epoch is required: the input source {self._input_source} does not know its "
-                                 "size (e.g. an infinite dataset or a generator).")
+                raise ValueError("steps_per_epoch is required: the input source "
+                                 f"{self._input_source} does not know its size (e.g. an infinite "
+                                 "dataset or a generator).")
             steps_per_epoch = size
         self.train(callbacks + extra, monitors, session_creator, session_init, steps_per_epoch,
                    starting_epoch, max_epoch)

@@ -81,8 +81,8 @@ class ClusterTask:
         jobs = cluster.jobs
         unsupported = sorted(set(jobs) - set(_JOBS))
         if unsupported:
-            raise ValueError(f"The cluster has job(s) {unsupported}; tfloop supports 'worker' (worker 0 is the "
-                             "chief) and 'ps'. List a 'chief' task as worker 0.")
+            raise ValueError(f"The cluster has job(s) {unsupported}; tfloop supports 'worker' "
+                             "(worker 0 is the chief) and 'ps'. List a 'chief' task as worker 0.")
         if "worker" not in jobs:
             raise ValueError(f"The cluster has no 'worker' job: {cluster.as_dict()}.")
         if job_name not in jobs:
@@ -113,8 +113,8 @@ class ClusterTask:
                     from None
         if not isinstance(tf_config, dict) or not isinstance(tf_config.get("cluster"), dict) or \
                 not isinstance(tf_config.get("task"), dict):
-            raise ValueError(f"TF_CONFIG must have a 'cluster' dict and a 'task' dict, got {tf_config!r}."
-                             )
+            raise ValueError("TF_CONFIG must have a 'cluster' dict and a 'task' dict, got "
+                             f"{tf_config!r}.")
         task = tf_config["task"]
         if "type" not in task or "index" not in task:
             raise ValueError(f"TF_CONFIG's task needs 'type' and 'index', got {task!r}.")
@@ -189,8 +189,8 @@ def _cluster_from_dict(cluster):
     for job, addresses in cluster.items():
         if not isinstance(addresses, (list, tuple)) or not addresses or \
                 not all(isinstance(a, str) and ":" in a for a in addresses):
-            raise ValueError(f"Job {job!r} of the cluster must list 'host:port' addresses, got {addresses!r}."
-                             )
+            raise ValueError(f"Job {job!r} of the cluster must list 'host:port' addresses, got "
+                             f"{addresses!r}.")
     return tf.train.ClusterSpec({job: list(addresses) for job, addresses in cluster.items()})
 
 
@@ -256,8 +256,9 @@ def wait_for_tasks(task, tasks, timeout_s):
         address = task.address(job, index)
         while not _reachable(address):
             if time.monotonic() > deadline:
-                raise ClusterError(f"{task.device()}: {task.device(job, index)} at {address} is not reachable after {timeout_s:.0f} s: is it running, "
-                                   "and is the cluster spec right?")
+                raise ClusterError(f"{task.device()}: {task.device(job, index)} at {address} is "
+                                   f"not reachable after {timeout_s:.0f} s: is it running, and is "
+                                   "the cluster spec right?")
             time.sleep(0.05)
 
 
@@ -347,10 +348,11 @@ class _WorkerWatch:
             elif index in self._seen:
                 self._lost[index] = self._lost.get(index, 0) + 1
                 if self._lost[index] >= 3:
-                    raise ClusterError(f"{self._task.device()}: worker {index} ({address}) went away before it finished training."
-                                       )
+                    raise ClusterError(f"{self._task.device()}: worker {index} ({address}) went "
+                                       "away before it finished training.")
             elif time.monotonic() - self._start > self._startup_timeout_s:
-                raise ClusterError(f"{self._task.device()}: worker {index} ({address}) did not come up within {self._startup_timeout_s:.0f} s.")
+                raise ClusterError(f"{self._task.device()}: worker {index} ({address}) did not "
+                                   f"come up within {self._startup_timeout_s:.0f} s.")
 
 
 def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, poll_s=0.5):
@@ -389,8 +391,8 @@ def run_parameter_server(server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S, po
                 watch.check(remaining)
                 continue
             if value < 0:
-                raise ClusterError(f"{task.device()}: worker {-1 - value} reported that its training failed; the parameter "
-                                   "server stops.")
+                raise ClusterError(f"{task.device()}: worker {-1 - value} reported that its "
+                                   "training failed; the parameter server stops.")
             remaining.discard(value)
         logger.info(f"{task.device()}: every worker finished.")
     finally:

@@ -35,17 +35,17 @@ def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> In
         return data
     if isinstance(data, (str, bytes, os.PathLike)):
         raise TypeError(
-            f"data={data!r} is a path, not data: tfloop does not open files by name. For TFRecord files "
-            "give a function building the dataset, e.g. data=lambda: tf.data.TFRecordDataset("
-            f"{os.fspath(data)!r}).map(parse_example).batch(32), where parse_example decodes one record into the "
-            "model's inputs.")
+            f"data={data!r} is a path, not data: tfloop does not open files by name. For TFRecord "
+            "files give a function building the dataset, e.g. data=lambda: "
+            f"tf.data.TFRecordDataset({os.fspath(data)!r}).map(parse_example).batch(32), where "
+            "parse_example decodes one record into the model's inputs.")
     if isinstance(data, tf.data.Dataset) or callable(data):
         return DatasetInput(data)
     try:
         iter(data)
     except TypeError:
-        raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, or "
-                        f"an iterable of datapoints; got {data!r}.") from None
+        raise TypeError("data must be an InputSource, a tf.data.Dataset, a function building one, "
+                        f"or an iterable of datapoints; got {data!r}.") from None
     return QueueInput(data)
 
 
@@ -121,9 +121,9 @@ class TrainConfig:
         if session_creator is not None and session_config is not None:
             raise ValueError("Give either session_creator= or session_config=, not both.")
         if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):
-            raise TypeError(f"session_config must be a tf.compat.v1.ConfigProto, got {session_config!r}; e.g. "
-                            "tf.compat.v1.ConfigProto(gpu_options=tf.compat.v1.GPUOptions("
-                            "allow_growth=True)).")
+            raise TypeError("session_config must be a tf.compat.v1.ConfigProto, got "
+                            f"{session_config!r}; e.g. tf.compat.v1.ConfigProto("
+                            "gpu_options=tf.compat.v1.GPUOptions(allow_growth=True)).")
         if session_creator is not None and not callable(getattr(session_creator, "create_session",
                                                                 None)):
             raise TypeError("session_creator must have a create_session(graph) method (e.g. "
@@ -133,15 +133,15 @@ class TrainConfig:
         self.precision = Precision(mixed_precision, xla).check_session_creator(session_creator)
         self.mixed_precision, self.xla = mixed_precision, xla
         if session_init is not None and not isinstance(session_init, SessionInit):
-            raise TypeError(f"session_init must be a SessionInit (e.g. SaverRestore(path)), got {session_init!r}."
-                            )
+            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got "
+                            f"{session_init!r}.")
         self.session_init = session_init
         if steps_per_epoch is None:
             steps_per_epoch = self.data.size() if self.data is not None else None
             if steps_per_epoch == 0:
-                raise ValueError(f"The data {self.data} is empty: it has no datapoints to train on. Check "
-                                 "what builds it (a filter that drops everything, an empty file "
-                                 "list).")
+                raise ValueError(f"The data {self.data} is empty: it has no datapoints to train "
+                                 "on. Check what builds it (a filter that drops everything, an "
+                                 "empty file list).")
         loop = TrainLoop()
         max_epoch = _integral_float_as_int(max_epoch, "max_epoch")
         loop.configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
@@ -227,8 +227,8 @@ class AutoResumeTrainConfig(TrainConfig):
             return
         for name in ("session_init", "starting_epoch"):
             if kwargs.get(name) is not None:
-                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the checkpoint {prefix}."
-                            )
+                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the "
+                            f"checkpoint {prefix}.")
         self.session_init = ResumeInit(prefix)
         self.state_saver.resume_from(prefix, state, (epoch, local_step))
         self.starting_epoch = epoch
@@ -244,8 +244,8 @@ class AutoResumeTrainConfig(TrainConfig):
             return int(state["epoch"]), int(state["local_step"])
         global_step = checkpoint_global_step(prefix)
         if spe is None:
-            raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to resume from {prefix} (it "
-                             "has no resume state, and the data's size is unknown).")
+            raise ValueError("AutoResumeTrainConfig needs steps_per_epoch to resume from "
+                             f"{prefix} (it has no resume state, and the data's size is unknown).")
         position = TrainLoop.position_of_step(global_step, spe)
         epoch, local_step = position["epoch"], position["local_step"]
         if state is not None:
@@ -255,7 +255,7 @@ class AutoResumeTrainConfig(TrainConfig):
                            "restarts from its beginning.")
             state.pop("iterator_bytes", None)
         elif local_step:
-            logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} (epoch {epoch}, step "
-                           f"{local_step}), but the input restarts from its beginning and the callbacks "
-                           "start afresh.")
+            logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} "
+                           f"(epoch {epoch}, step {local_step}), but the input restarts from its "
+                           "beginning and the callbacks start afresh.")
         return epoch, local_step

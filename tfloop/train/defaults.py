@@ -60,7 +60,7 @@ def check_no_default_twice(callbacks):
 
 def default_monitors():
     """Monitor backends used when ``monitors=`` is not given: ``TFEventWriter``, ``JSONWriter``,
-    ``ScalarPrinter``. Without a log directory the two file writers are skipped, with one warning."""
+    ``ScalarPrinter``. Without a log directory the two file writers are skipped (one warning)."""
     return [TFEventWriter(), JSONWriter(), ScalarPrinter()]
 
 

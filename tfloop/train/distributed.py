@@ -79,15 +79,15 @@ class _ClusterTrainerMixin:
         self.server = server
         self.task = ClusterTask.from_server(server)
         if self.task.job_name != "worker":
-            raise ValueError(f"{type(self).__name__} runs on worker tasks; {self.task.device()} is a ps task: call "
-                             "run_parameter_server(server) there.")
+            raise ValueError(f"{type(self).__name__} runs on worker tasks; {self.task.device()} "
+                             "is a ps task: call run_parameter_server(server) there.")
         self.is_chief = self.task.is_chief
         self.startup_timeout_s = float(startup_timeout_s)
         self.timeout_s = server.server_def.default_session_config.operation_timeout_in_ms / 1000.0
         if self.timeout_s == 0:
-            logger.warning(f"{type(self).__name__}: the server has no operation timeout, so a dead task makes the "
-                           "others wait forever: create it with tfloop.train.cluster.create_server."
-                           )
+            logger.warning(f"{type(self).__name__}: the server has no operation timeout, so a dead "
+                           "task makes the others wait forever: create it with "
+                           "tfloop.train.cluster.create_server.")
         self.local_devices = self.devices
         self.devices = [self.task.device() + d for d in self.local_devices]
         self._ended = False
@@ -109,13 +109,13 @@ class _ClusterTrainerMixin:
         """Wait for the tasks this worker needs, create its session, and sync the start."""
         if session_init is not None and not isinstance(session_init, JustCurrentSession) and \
                 not self.is_chief:
-            logger.info(f"{self.task.device()}: session_init {session_init} is applied on the chief; this worker gets the values "
-                        "from it.")
+            logger.info(f"{self.task.device()}: session_init {session_init} is applied on the "
+                        "chief; this worker gets the values from it.")
             session_init = None
         if session_creator is not None:
-            raise ValueError(f"{type(self).__name__}: the session is created on this worker's server with the server's "
-                             "config; give session options to create_server, not session_config= "
-                             "or session_creator=.")
+            raise ValueError(f"{type(self).__name__}: the session is created on this worker's "
+                             "server with the server's config; give session options to "
+                             "create_server, not session_config= or session_creator=.")
         wait_for_tasks(self.task, self._needed_tasks(), self.startup_timeout_s)
         creator = _ClusterSessionCreator(
             self.server.target,
@@ -135,7 +135,9 @@ class _ClusterTrainerMixin:
             return self.sess.run(fetch, options=tfv1.RunOptions(
                 timeout_in_ms=int(self.startup_timeout_s * 1000)))
         except CLUSTER_ERRORS as e:
-            raise ClusterError(f"{self.task.device()}: {what} did not complete within {self.startup_timeout_s:.0f} s: {type(e).__name__}: {describe_cluster_error(e)}") from e
+            raise ClusterError(f"{self.task.device()}: {what} did not complete within "
+                               f"{self.startup_timeout_s:.0f} s: {type(e).__name__}: "
+                               f"{describe_cluster_error(e)}") from e
 
     def run_step(self):
         try:
@@ -241,7 +243,8 @@ class _ExitBarrier(Callback):
             # The chief leaves right after releasing the others; its reply may not arrive.
             logger.info(f"{self._task.device()}: the chief left after the last step.")
         except tf.errors.DeadlineExceededError as e:
-            raise ClusterError(f"{self._task.device()}: the other workers did not finish their last step: {describe_cluster_error(e)}") from e
+            raise ClusterError(f"{self._task.device()}: the other workers did not finish their "
+                               f"last step: {describe_cluster_error(e)}") from e
 
     def __str__(self):
         return "ExitBarrier"
@@ -419,7 +422,8 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
                 self.sess.run(abort if failed else done, options=tfv1.RunOptions(
                     timeout_in_ms=5000))
             except tf.errors.OpError as e:
-                logger.info(f"{self.task.device()}: could not report the end to the ps: {describe_cluster_error(e)}")
+                logger.info(f"{self.task.device()}: could not report the end to the ps: "
+                            f"{describe_cluster_error(e)}")
 
 
 def trainer_from_tf_config(gpus=1, tf_config=None, timeout_s=None,

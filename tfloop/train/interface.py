@@ -20,8 +20,8 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
     if not isinstance(config, TrainConfig):
         raise TypeError(f"launch_train_with_config needs a TrainConfig, got {config!r}.")
     if not isinstance(trainer, TowerTrainer):
-        raise TypeError("launch_train_with_config needs a tfloop trainer (e.g. SimpleTrainer()), got "
-                        f"{trainer!r}.")
+        raise TypeError("launch_train_with_config needs a tfloop trainer (e.g. SimpleTrainer()), "
+                        f"got {trainer!r}.")
     if config.model is None or config.data is None:
         raise ValueError("TrainConfig needs model= and data= to be launched.")
     finished = getattr(config, "finished_epoch", None)

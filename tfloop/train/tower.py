@@ -36,10 +36,11 @@ def check_cost(cost):
     if not isinstance(cost, tf.Tensor):
         raise TypeError(f"build_graph must return the cost as a scalar tf.Tensor, got {cost!r}.")
     if cost.shape.rank is not None and cost.shape.rank != 0:
-        raise ValueError(f"The cost must be a scalar, got {cost.name} with shape {cost.shape}: reduce it, e.g. with "
-                         "tf.reduce_mean.")
+        raise ValueError(f"The cost must be a scalar, got {cost.name} with shape {cost.shape}: "
+                         "reduce it, e.g. with tf.reduce_mean.")
     if not cost.dtype.is_floating:
-        raise TypeError(f"The cost must be a float tensor, got {cost.name} of dtype {cost.dtype.name}.")
+        raise TypeError(f"The cost must be a float tensor, got {cost.name} of dtype "
+                        f"{cost.dtype.name}.")
     return cost
 
 
@@ -58,17 +59,18 @@ def check_optimizer(opt):
     if not isinstance(opt, tfv1.train.Optimizer):
         raise TypeError(
             "optimizer() must return a tf.compat.v1.train.Optimizer (e.g. "
-            f"tf.compat.v1.train.AdamOptimizer(1e-3)), got {opt!r}. Keras optimizers do not work in "
-            "tf.compat.v1 graphs.")
+            f"tf.compat.v1.train.AdamOptimizer(1e-3)), got {opt!r}. Keras optimizers do not work "
+            "in tf.compat.v1 graphs.")
     for attr in ("_learning_rate", "_lr"):
         if not hasattr(opt, attr):
             continue
         lr = getattr(opt, attr)
         if not (is_number(lr) or isinstance(lr, (tf.Tensor, tf.Variable)) or callable(lr)):
             raise TypeError(
-                f"optimizer(): {type(opt).__name__} got the learning rate {lr!r} ({type(lr).__name__}); give a number, a float tensor or "
-                f"a variable, e.g. {type(opt).__name__}(0.1) or {type(opt).__name__}(tf.compat.v1.get_variable('learning_rate', "
-                "initializer=0.1, trainable=False)).")
+                f"optimizer(): {type(opt).__name__} got the learning rate {lr!r} "
+                f"({type(lr).__name__}); give a number, a float tensor or a variable, e.g. "
+                f"{type(opt).__name__}(0.1) or {type(opt).__name__}(tf.compat.v1.get_variable("
+                "'learning_rate', initializer=0.1, trainable=False)).")
         break
     return opt
 
@@ -106,11 +108,11 @@ class TowerTrainer(Trainer):
             get_opt_fn (callable): returns a ``tf.compat.v1.train.Optimizer``.
         """
         if self.tower_func is not None:
-            raise RuntimeError("setup_graph was already called on this trainer; build a new trainer "
-                               "for another model.")
+            raise RuntimeError("setup_graph was already called on this trainer; build a new "
+                               "trainer for another model.")
         if not isinstance(input, InputSource):
-            raise TypeError(f"input must be an InputSource (DatasetInput, FeedInput, ...), got {input!r}."
-                            )
+            raise TypeError("input must be an InputSource (DatasetInput, FeedInput, ...), got "
+                            f"{input!r}.")
         with self.graph.as_default():
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
@@ -222,14 +224,14 @@ class SimpleTrainer(TowerTrainer):
                 cost = check_cost(self.tower_func(*inputs))
             opt = check_optimizer(get_opt_fn())
             if not tfv1.trainable_variables():
-                raise ValueError(f"The model has no trainable variables: the cost {cost.name} does not depend "
-                                 "on any trainable variable.")
+                raise ValueError("The model has no trainable variables: the cost "
+                                 f"{cost.name} does not depend on any trainable variable.")
             with tf.name_scope("optimizer"):
                 grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
                 grads = [(g, v) for g, v in grads if g is not None]
                 if not grads:
-                    raise ValueError(f"The cost {cost.name} does not depend on any trainable variable."
-                                     )
+                    raise ValueError(f"The cost {cost.name} does not depend on any trainable "
+                                     "variable.")
             train_op = opt.apply_gradients(grads, global_step=get_global_step_var(),
                                            name="train_op")
         if multi:

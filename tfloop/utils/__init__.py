@@ -13,6 +13,6 @@ from tfloop.utils.utils import (
     humanize_time_delta,
 )
 
-__all__ = ["logger", "gpu", "rng", "stats", "utils", "Clock", "change_env", "execute_only_once", "fix_rng_seed", "get_rng",
-           "get_tqdm", "humanize_time_delta", "collect_env_info",
+__all__ = ["logger", "gpu", "rng", "stats", "utils", "Clock", "change_env", "execute_only_once",
+           "fix_rng_seed", "get_rng", "get_tqdm", "humanize_time_delta", "collect_env_info",
            "LogDirInUseError", "RunStatus", "read_run_status"]

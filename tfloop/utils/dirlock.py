@@ -132,10 +132,10 @@ class DirLock:
 
     def _in_use(self, owner):
         return LogDirInUseError(
-            f"Log directory {self.dirname} is in use by {_describe(owner)}: two runs in one log directory would mix their "
-            "checkpoints and stats. Wait for that run to end (or stop it), or use another "
-            f"directory. (A lock of a process that died is freed by the system; its lock file {self.path} "
-            "then does not block.)", owner)
+            f"Log directory {self.dirname} is in use by {_describe(owner)}: two runs in one log "
+            "directory would mix their checkpoints and stats. Wait for that run to end (or stop "
+            "it), or use another directory. (A lock of a process that died is freed by the "
+            f"system; its lock file {self.path} then does not block.)", owner)
 
     def release(self) -> None:
         """Give the lock up. The file stays, naming its last owner and marked ``"released"``, so

@@ -26,12 +26,13 @@ def atomic_write(path, data):
         >>> atomic_write("image.png", png_bytes)
     """
     path = os.path.abspath(os.fspath(path))
-    tmp_path = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp_path = os.path.join(os.path.dirname(path),
+                            f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
     binary = isinstance(data, (bytes, bytearray, memoryview))
     try:
         # Mode "x" creates the file with the usual permissions (umask), unlike tempfile's 0600.
-        with open(tmp_path, "xb" if binary else "x", **({} if binary else
-                                                          {"encoding": "utf-8", "newline": ""})) as f:
+        with open(tmp_path, "xb" if binary else "x",
+                  **({} if binary else {"encoding": "utf-8", "newline": ""})) as f:
             if callable(data):
                 data(f)
             else:

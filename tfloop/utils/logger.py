@@ -21,8 +21,9 @@ from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, LogDirInUseError
 from tfloop.utils.fs import display_path
 from tfloop.utils.logdir_format import LOG_FILE
 
-__all__ = ["set_logger_dir", "get_logger_dir", "path_in_logger_dir", "auto_set_dir", "info", "warning", "warn", "error",
-           "exception", "debug", "LOG_DIR_ACTIONS", "console_stream", "set_console_stream",
+__all__ = ["set_logger_dir", "get_logger_dir", "path_in_logger_dir", "auto_set_dir", "info",
+           "warning", "warn", "error", "exception", "debug", "LOG_DIR_ACTIONS", "console_stream",
+           "set_console_stream",
            "is_debug_enabled", "unset_logger_dir", "LogDirInUseError",
            "critical", "setLevel", "addFilter", "detail", "set_verbose", "is_verbose"]
 
@@ -181,8 +182,9 @@ class _LogFileHandler(logging.FileHandler):
         self._failing = True
         error = sys.exc_info()[1]
         try:
-            sys.stderr.write(f"tfloop: cannot write the log file {self.baseFilename} ({type(error).__name__}: {error}); its lines are lost "
-                             "until it works again, the console still gets them.\n")
+            sys.stderr.write(f"tfloop: cannot write the log file {self.baseFilename} "
+                             f"({type(error).__name__}: {error}); its lines are lost until it "
+                             "works again, the console still gets them.\n")
         except (OSError, ValueError):
             pass
 
@@ -218,8 +220,8 @@ def _lock_existing(dirname):
     try:
         lock.acquire()
     except OSError as e:
-        raise PermissionError(f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can "
-                              "write to.") from None
+        raise PermissionError(f"Log directory {dirname} is not writable ({e.strerror or e}): "
+                              "choose a directory you can write to.") from None
     owner = lock.taken_over
     if owner and owner.get("pid") != os.getpid() and not owner.get("released"):
         info(f"Log directory {dirname}: the lock of process {owner.get('pid')} (host "
@@ -235,8 +237,8 @@ def _check_writable(dirname):
             f.write(b"ok")
     except OSError as e:
         raise PermissionError(
-            f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you can write to."
-            ) from None
+            f"Log directory {dirname} is not writable ({e.strerror or e}): choose a directory you "
+            "can write to.") from None
 
 
 def _versions():
@@ -258,22 +260,22 @@ def _check_log_dir_name(dirname):
     working directory (their source tree), so it is never a log directory.
     """
     if dirname is None or not isinstance(dirname, (str, os.PathLike)):
-        raise TypeError(f"set_logger_dir needs a directory path (str or pathlib.Path), got {dirname!r}; "
-                        "e.g. set_logger_dir('train_log/run1').")
+        raise TypeError("set_logger_dir needs a directory path (str or pathlib.Path), got "
+                        f"{dirname!r}; e.g. set_logger_dir('train_log/run1').")
     raw = os.fspath(dirname)
     if isinstance(raw, bytes):
         raw = os.fsdecode(raw)
     if not raw.strip():
-        raise ValueError(f"set_logger_dir got an empty path {raw!r}, which means the working directory "
-                         f"{os.getcwd()}: give a directory of its own, e.g. set_logger_dir('train_log/run1')."
-                         )
+        raise ValueError(f"set_logger_dir got an empty path {raw!r}, which means the working "
+                         f"directory {os.getcwd()}: give a directory of its own, e.g. "
+                         "set_logger_dir('train_log/run1').")
     normalised = os.path.normpath(raw)
     resolved = os.path.realpath(normalised)
     cwd = os.path.realpath(os.getcwd())
     if resolved == cwd or cwd.startswith(resolved.rstrip(os.sep) + os.sep) or resolved == os.sep:
-        raise ValueError(f"Log directory {raw!r} is the working directory {cwd} or one of its parents: "
-                         "give a directory of its own, e.g. set_logger_dir('train_log/run1')."
-                         )
+        raise ValueError(f"Log directory {raw!r} is the working directory {cwd} or one of its "
+                         "parents: give a directory of its own, e.g. "
+                         "set_logger_dir('train_log/run1').")
     return normalised
 
 
@@ -282,10 +284,11 @@ def set_logger_dir(dirname: str | os.PathLike[str], action: str | None = None) -
 
     Args:
         dirname (str): the directory; created when missing.
-        action (str): what to do when ``dirname`` exists and is not empty: ``"keep"``/``"k"`` (use it
-            as is, e.g. to resume), ``"backup"``/``"b"`` (rename it to ``<dirname><timestamp>``),
-            ``"delete"``/``"d"``, ``"new"``/``"n"`` (use ``<dirname><timestamp>`` instead),
-            ``"quit"``/``"q"``. ``None`` asks on an interactive terminal and raises otherwise.
+        action (str): what to do when ``dirname`` exists and is not empty: ``"keep"``/``"k"``
+            (use it as is, e.g. to resume), ``"backup"``/``"b"`` (rename it to
+            ``<dirname><timestamp>``), ``"delete"``/``"d"``, ``"new"``/``"n"`` (use
+            ``<dirname><timestamp>`` instead), ``"quit"``/``"q"``. ``None`` asks on an interactive
+            terminal and raises otherwise.
 
     Raises:
         FileExistsError: the directory exists and no action was given in a non-interactive process.
@@ -306,8 +309,8 @@ def set_logger_dir(dirname: str | os.PathLike[str], action: str | None = None) -
     """
     global LOG_DIR
     if action is not None and action not in LOG_DIR_ACTIONS:
-        raise ValueError(f"Unknown log dir action {action!r}: use one of keep, backup, delete, new, quit."
-                         )
+        raise ValueError(f"Unknown log dir action {action!r}: use one of keep, backup, delete, "
+                         "new, quit.")
     dirname = _check_log_dir_name(dirname)
     _close_file_handler()
     _release_lock()
@@ -344,14 +347,14 @@ def _apply_action(dirname, action, lock):
             lock.release()
             lock = None
     elif os.path.exists(dirname) and not os.path.isdir(dirname):
-        raise FileExistsError(f"Log directory {dirname} exists and is not a directory: choose another "
-                              "path, or remove that file.")
+        raise FileExistsError(f"Log directory {dirname} exists and is not a directory: choose "
+                              "another path, or remove that file.")
 
     try:
         os.makedirs(dirname, exist_ok=True)
     except OSError as e:
-        raise PermissionError(f"Cannot create log directory {dirname} ({e.strerror or e}): choose a directory you can "
-                              "write to.") from None
+        raise PermissionError(f"Cannot create log directory {dirname} ({e.strerror or e}): "
+                              "choose a directory you can write to.") from None
     _check_writable(dirname)
     if lock is None:
         lock = _lock_existing(dirname)
