@@ -558,7 +558,7 @@ def _(tmp):
     _placeholder_predictor(tf.string, "text")(np.array([1.5]))
 
 
-# ---- reliability: data loss, hangs, silent wrong training, late errors (issue 15) -----------------
+# ---- reliability: data loss, hangs, silent wrong training, late errors (issue 15) ----------------
 @case("logdir-empty-path")
 def _(tmp):
     cwd = os.getcwd()

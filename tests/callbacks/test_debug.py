@@ -112,7 +112,7 @@ def test_ipython_shell_opens_once_per_touch_with_trainer_in_scope(logdir, fake_i
     shell = tfloop.InjectShell()
     path = os.path.join(logdir, "INJECT_SHELL.tmp")
     trainer = train_linear([shell, Toucher(path, epochs=(1, 4))], max_epoch=4)
-    # Touched after epoch 1 -> shell after epoch 2 only; touched after epoch 4 -> removed at the end.
+    # Touched after epoch 1 -> shell after epoch 2 only; touched after epoch 4 -> removed at end.
     assert [(step, cb) for step, cb, _ in opened] == [(6, shell)]
     assert "trainer" in opened[0][2]
     assert shell.path == os.path.abspath(path)
@@ -159,9 +159,9 @@ def test_no_shell_without_a_terminal(logdir, fake_ipython, monkeypatch, log_warn
     trainer = train_linear([tfloop.InjectShell()], max_epoch=3)
     assert opened == [] and trainer.global_step == 9
     assert not os.path.exists(path)
-    assert log_warnings == [f"InjectShell: found {path} at global step 3, but stdin is not a terminal, "
-                            "so no shell can be used; training goes on. Run training in a "
-                            "terminal to use InjectShell."]
+    assert log_warnings == [f"InjectShell: found {path} at global step 3, but stdin is not a "
+                            "terminal, so no shell can be used; training goes on. Run training in "
+                            "a terminal to use InjectShell."]
 
 
 def test_a_directory_or_fifo_at_the_path_is_ignored(logdir, fake_ipython, log_warnings):

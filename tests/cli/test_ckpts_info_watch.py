@@ -38,7 +38,8 @@ def test_info(run_dir, capsys):
     assert "versions       tfloop 0.1.0, TensorFlow 2.21.0, Python 3.11.7" in out
     assert "duration       2 min 5 s" in out and "status         finished" in out
     assert "epochs         3" in out and "checkpoints    3" in out
-    assert ["val-accuracy", "0.85", "0.9", "max", "2"] in [line.split() for line in out.splitlines()]
+    assert (["val-accuracy", "0.85", "0.9", "max", "2"]
+            in [line.split() for line in out.splitlines()])
 
 
 def test_format_duration():

@@ -28,7 +28,8 @@ def test_help_imports_no_tensorflow():
 def test_each_command_imports_no_tensorflow(command, run_dir):
     code = ("import sys; from tfloop.cli import main\n"
             f"main([{command!r}, sys.argv[1]] + (['-o', sys.argv[1] + '/p.html'] "
-            f"if {command!r} == 'plot' else ['--timeout', '0'] if {command!r} == 'watch' else []))\n"
+            f"if {command!r} == 'plot' else ['--timeout', '0'] if {command!r} == 'watch' "
+            "else []))\n"
             "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'")
     out = run_python(code, run_dir)
     assert out.returncode == 0, out.stderr

@@ -48,8 +48,8 @@ def page_programs(path):
         continued = _CONTINUES.match(first)
         if continued:
             if continued.group(1) not in named:
-                raise ValueError(f"{path} line {line}: '# continues: {continued.group(1)}' names no "
-                                 f"earlier '# block: {continued.group(1)}' on this page.")
+                raise ValueError(f"{path} line {line}: '# continues: {continued.group(1)}' names "
+                                 f"no earlier '# block: {continued.group(1)}' on this page.")
             code = named[continued.group(1)] + "\n" + code
         name = _NAME.match(first)
         if name:

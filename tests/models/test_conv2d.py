@@ -41,9 +41,11 @@ def np_conv2d_transpose(x, w, stride, padding):
                 np.einsum("nc,abfc->nabf", x[:, i, j, :], w)
     if padding == "SAME":
         oh, ow = h * stride, wd * stride
-        top, left = max((h - 1) * stride + kh - oh, 0) // 2, max((wd - 1) * stride + kw - ow, 0) // 2
+        top, left = (max((h - 1) * stride + kh - oh, 0) // 2,
+                     max((wd - 1) * stride + kw - ow, 0) // 2)
     else:
-        oh, ow, top, left = h * stride + max(kh - stride, 0), wd * stride + max(kw - stride, 0), 0, 0
+        oh, ow, top, left = (h * stride + max(kh - stride, 0), wd * stride + max(kw - stride, 0),
+                             0, 0)
     full = np.pad(full, [(0, 0), (0, max(0, top + oh - full.shape[1])),
                          (0, max(0, left + ow - full.shape[2])), (0, 0)])
     return full[:, top:top + oh, left:left + ow, :]
@@ -95,8 +97,8 @@ def test_group_convolution_with_split():
     y, variables = evaluate(lambda t: Conv2D("g", t, 6, 3, split=2, use_bias=False), x)
     w = variables["g/W"]
     assert w.shape == (3, 3, 2, 6) and sorted(variables) == ["g/W"]
-    expected = np.concatenate([np_conv2d(x[..., :2], w[..., :3]), np_conv2d(x[..., 2:], w[..., 3:])],
-                              axis=-1)
+    expected = np.concatenate([np_conv2d(x[..., :2], w[..., :3]),
+                               np_conv2d(x[..., 2:], w[..., 3:])], axis=-1)
     np.testing.assert_allclose(y, expected, atol=1e-5)
 
 

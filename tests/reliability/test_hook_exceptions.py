@@ -44,7 +44,8 @@ class RaiseOnce(tfloop.Callback):
                "_trigger_epoch": self.epoch_num == 2}.get(self.hook, self.global_step >= 4)
         if due and self.raised_at is None:
             self.raised_at = self.global_step
-            raise self.error(f"{type(self).__name__} raised in {self.hook} at global step {self.global_step}")
+            raise self.error(f"{type(self).__name__} raised in {self.hook} "
+                             f"at global step {self.global_step}")
 
 
 @pytest.fixture(scope="module")

@@ -282,8 +282,9 @@ def test_a_bit_flipped_data_file_is_an_error_naming_the_checkpoint(tmp_path):
     content[3] ^= 0xFF
     open(data, "wb").write(bytes(content))
     graph, w = _build()
-    with pytest.raises(ValueError, match=rf"Checkpoint {prefix} is corrupt \(.*\): its files model-5.data"
-                                         r"-00000-of-00001, model-5.index were changed"):
+    with pytest.raises(ValueError, match=rf"Checkpoint {prefix} is corrupt \(.*\): its files "
+                                         r"model-5.data-00000-of-00001, model-5.index were "
+                                         r"changed"):
         _restore(tfloop.SaverRestore(prefix), graph, w)
 
 
@@ -296,9 +297,9 @@ def test_a_checkpoint_of_another_model_is_refused_listing_the_names(tmp_path):
             sess.run(tfv1.global_variables_initializer())
             sess.run(gs.assign(1000))
             prefix = tfv1.train.Saver().save(sess, str(tmp_path / "other"), global_step=1000)
-    with pytest.raises(ValueError, match=rf"SaverRestore: {prefix} holds none of the model's trainable "
-                                         r"variables.*Trainable variables missing there: w\. Its "
-                                         r"variables not in the graph: conv/W\."):
+    with pytest.raises(ValueError, match=rf"SaverRestore: {prefix} holds none of the model's "
+                                         r"trainable variables.*Trainable variables missing "
+                                         r"there: w\. Its variables not in the graph: conv/W\."):
         train_linear(session_init=tfloop.SaverRestore(prefix), max_epoch=1)
 
 

@@ -41,7 +41,8 @@ def test_inputs_not_tensorspecs():
 
 
 def test_optimizer_not_a_v1_optimizer():
-    with pytest.raises(TypeError, match=r"must return a tf.compat.v1.train.Optimizer .* got 'adam'"):
+    with pytest.raises(TypeError,
+                       match=r"must return a tf.compat.v1.train.Optimizer .* got 'adam'"):
         train_linear([], model=KerasOptimizer())
 
 

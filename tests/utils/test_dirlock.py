@@ -39,7 +39,8 @@ def other_run(tmp_path):
 def test_a_live_runs_directory_is_refused_and_left_alone(tmp_path, other_run, action):
     path, process = other_run
     before = sorted(os.listdir(path))
-    with pytest.raises(LogDirInUseError, match=f"is in use by process {process.pid} on host") as info:
+    with pytest.raises(LogDirInUseError,
+                       match=f"is in use by process {process.pid} on host") as info:
         logger.set_logger_dir(path, action=action)
     assert info.value.owner["pid"] == process.pid
     assert sorted(os.listdir(path)) == before

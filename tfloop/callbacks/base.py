@@ -172,7 +172,7 @@ class Callback:
         """Create the ops and tensors the callback needs. All graph changes belong here."""
 
     def _before_train(self) -> None:
-        """Called once before the first step, after the session is created and the graph finalized."""
+        """Called once before the first step, after session creation and graph finalization."""
 
     def _after_train(self) -> None:
         """Called once at the end of training, also when training raised."""

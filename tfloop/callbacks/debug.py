@@ -111,21 +111,21 @@ class InjectShell(Callback):
             self._warn_once("stat", f"cannot look at {self.path} ({e}); ignored.")
             return False
         if not stat.S_ISREG(mode):
-            self._warn_once("kind", f"{self.path} is not a regular file (a directory, a FIFO ...); it is "
-                            "ignored. Create a plain file to open a shell.")
+            self._warn_once("kind", f"{self.path} is not a regular file (a directory, a FIFO ...); "
+                            "it is ignored. Create a plain file to open a shell.")
             return False
         try:
             os.remove(self.path)
         except FileNotFoundError:
             return False
         except OSError as e:
-            self._warn_once("remove", f"found {self.path} but cannot remove it ({e}), so no shell opens "
-                            "(it would open again at every trigger).")
+            self._warn_once("remove", f"found {self.path} but cannot remove it ({e}), so no shell "
+                            "opens (it would open again at every trigger).")
             return False
         if not stdin_is_terminal():
-            self._warn_once("tty", f"found {self.path} at global step {self.global_step}, but stdin is not a terminal, so "
-                            "no shell can be used; training goes on. Run training in a terminal "
-                            "to use InjectShell.")
+            self._warn_once("tty", f"found {self.path} at global step {self.global_step}, but "
+                            "stdin is not a terminal, so no shell can be used; training goes on. "
+                            "Run training in a terminal to use InjectShell.")
             return False
         return True
 

@@ -35,7 +35,8 @@ class Callbacks(Callback, dispatcher=True):
     def __init__(self, callbacks: Sequence[Callback]) -> None:
         for cb in callbacks:
             if not isinstance(cb, Callback):
-                raise TypeError(f"Every callback must be a tfloop Callback; got {cb!r} ({type(cb).__name__}).")
+                raise TypeError(f"Every callback must be a tfloop Callback; got {cb!r} "
+                                f"({type(cb).__name__}).")
         self.cbs = list(callbacks)
         self.step_callbacks: tuple[Callback, ...] = ()
         self.run_callbacks: tuple[Callback, ...] = ()

@@ -28,7 +28,8 @@ def _as_name_list(names, what):
     try:
         names = list(names)
     except TypeError:
-        raise TypeError(f"{what} must be a tensor name or a list of names, got {names!r}.") from None
+        raise TypeError(f"{what} must be a tensor name or a list of names, "
+                        f"got {names!r}.") from None
     bad = [n for n in names if not isinstance(n, str) or not n]
     if bad or not names:
         raise TypeError(f"{what} must be non-empty tensor names, got {names!r}.")
@@ -100,14 +101,14 @@ class Inferencer:
         if stats is None:
             return {}
         if not isinstance(stats, dict):
-            raise TypeError(f"{self}._after_inference() must return a dict of name -> scalar or None, "
-                            f"got {stats!r}.")
+            raise TypeError(f"{self}._after_inference() must return a dict of name -> scalar or "
+                            f"None, got {stats!r}.")
         checked = {}
         for name, value in stats.items():
             if not isinstance(name, str) or np.ndim(value) != 0 or \
                     not isinstance(np.asarray(value).item(), numbers.Real):
-                raise TypeError(f"{self}._after_inference() returned {name!r}: {value!r} for a stat; stats "
-                                "must be named real scalars.")
+                raise TypeError(f"{self}._after_inference() returned {name!r}: {value!r} for a "
+                                "stat; stats must be named real scalars.")
             checked[name] = float(np.asarray(value).item())
         return checked
 
@@ -136,12 +137,11 @@ class Inferencer:
         try:
             tensor = tower.get_tensor(name)
         except UnknownNameError:
-            raise UnknownNameError(f"{self} asked for {name!r}, which is not in the inference tower {tower.name!r}.{_close_matches(tower, name)}"
-                                   ) \
-                from None
+            raise UnknownNameError(f"{self} asked for {name!r}, which is not in the inference "
+                                   f"tower {tower.name!r}.{_close_matches(tower, name)}") from None
         if not isinstance(tensor, tf.Tensor):
-            raise TypeError(f"{self} asked for {name!r}, which is the op {tensor.name} without outputs; fetch a tensor."
-                            )
+            raise TypeError(f"{self} asked for {name!r}, which is the op {tensor.name} without "
+                            "outputs; fetch a tensor.")
         return tensor
 
     def __str__(self):
@@ -264,8 +264,8 @@ class ClassificationError(Inferencer):
 
     def _after_inference(self):
         if self._total == 0:
-            raise ValueError(f"{self} saw no examples in this pass: every batch of {self.wrong_tensor_name!r} was empty."
-                             )
+            raise ValueError(f"{self} saw no examples in this pass: every batch of "
+                             f"{self.wrong_tensor_name!r} was empty.")
         return {self.summary_name: self._wrong / self._total}
 
     def __str__(self):
@@ -316,7 +316,8 @@ class BinaryClassificationStats(Inferencer):
         if value.ndim == 0:
             raise ValueError(f"{self} got a scalar for {name!r}; it needs 0/1 values per example.")
         if not np.isin(value, (0, 1)).all():
-            raise ValueError(f"{self} needs 0/1 values for {name!r}, got {np.unique(value)[:5].tolist()}: threshold scores first, e.g. "
+            raise ValueError(f"{self} needs 0/1 values for {name!r}, got "
+                             f"{np.unique(value)[:5].tolist()}: threshold scores first, e.g. "
                              "tf.cast(prob > 0.5, tf.int32).")
         return value.astype(bool)
 
@@ -324,15 +325,16 @@ class BinaryClassificationStats(Inferencer):
         pred = self._binary(self.pred_tensor_name, results[0])
         label = self._binary(self.label_tensor_name, results[1])
         if pred.shape != label.shape:
-            raise ValueError(f"{self}: predictions have shape {pred.shape} but labels {label.shape}.")
+            raise ValueError(f"{self}: predictions have shape {pred.shape} "
+                             f"but labels {label.shape}.")
         self._true_pos += int(np.sum(pred & label))
         self._pred_pos += int(np.sum(pred))
         self._label_pos += int(np.sum(label))
 
     def _ratio(self, what, numerator, denominator):
         if denominator == 0:
-            logger.warning(f"{self}: {what} is undefined (nothing to divide by in this pass); using 0.0."
-                           )
+            logger.warning(f"{self}: {what} is undefined (nothing to divide by in this pass); "
+                           "using 0.0.")
             return 0.0
         return numerator / denominator
 

@@ -56,8 +56,8 @@ def _as_inference_input(data):
                         f"an InputSource, or an iterable of datapoints; got {data!r}.") \
             from None
     if iterator is data:
-        raise TypeError(f"InferenceRunner's input {data!r} is a one-shot iterator, but every trigger "
-                        "needs a new pass: give a list or another re-iterable object.")
+        raise TypeError(f"InferenceRunner's input {data!r} is a one-shot iterator, but every "
+                        "trigger needs a new pass: give a list or another re-iterable object.")
     return feed_input.FeedInput(data)
 
 

@@ -1,4 +1,4 @@
-"""Checkpoints of the model at every trigger (ModelSaver), and the checkpoint IO both savers share."""
+"""Model checkpoints at every trigger (ModelSaver), and the checkpoint IO both savers share."""
 import os
 
 from tfloop.callbacks.base import Callback
@@ -21,14 +21,14 @@ def resolve_checkpoint_dir(checkpoint_dir, who):
         checkpoint_dir = logger.get_logger_dir()
         if checkpoint_dir is None:
             raise ValueError(
-                f"{who} has no directory to write to: pass checkpoint_dir=... or set a log directory "
-                "first with tfloop.logger.set_logger_dir(...).")
+                f"{who} has no directory to write to: pass checkpoint_dir=... or set a log "
+                "directory first with tfloop.logger.set_logger_dir(...).")
     checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
     try:
         os.makedirs(checkpoint_dir, exist_ok=True)
     except OSError as e:
-        raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: {e.strerror or e}. Choose a directory you "
-                      "can write to.") from None
+        raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: "
+                      f"{e.strerror or e}. Choose a directory you can write to.") from None
     return checkpoint_dir
 
 
@@ -111,14 +111,15 @@ class ModelSaver(Callback):
                 break
             if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
                 raise ValueError(
-                    f"Two ModelSavers write to {self.checkpoint_dir}: they would overwrite each other's 'checkpoint' "
-                    "file and delete each other's checkpoints. Give one of them a checkpoint_dir= "
-                    "of its own.")
+                    f"Two ModelSavers write to {self.checkpoint_dir}: they would overwrite each "
+                    "other's 'checkpoint' file and delete each other's checkpoints. Give one of "
+                    "them a checkpoint_dir= of its own.")
         variables = []
         for key in self._var_collections:
             variables.extend(v for v in self.graph.get_collection(key) if v not in variables)
         if not variables:
-            raise ValueError(f"ModelSaver found no variables to save in the collections {self._var_collections}.")
+            raise ValueError("ModelSaver found no variables to save in the collections "
+                             f"{self._var_collections}.")
         self.saver = tfv1.train.Saver(
             var_list=variables, max_to_keep=self._max_to_keep,
             keep_checkpoint_every_n_hours=self._keep_hours,
@@ -131,8 +132,8 @@ class ModelSaver(Callback):
             earlier = [p for p in state.all_model_checkpoint_paths if os.path.exists(p + ".index")]
             if earlier:
                 self.saver.recover_last_checkpoints(earlier)
-                logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in {self.checkpoint_dir} count towards max_to_keep."
-                            )
+                logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
+                            f"{self.checkpoint_dir} count towards max_to_keep.")
 
     def _trigger(self):
         if self.global_step not in self._saved:
@@ -161,7 +162,8 @@ class ModelSaver(Callback):
                                        os.path.join(self.checkpoint_dir, CHECKPOINT_PREFIX),
                                        global_step=step, write_meta_graph=False)
         except IO_ERRORS as e:
-            message = f"ModelSaver could not save checkpoint {prefix} (global step {step}): {describe_io_error(e)}."
+            message = (f"ModelSaver could not save checkpoint {prefix} (global step {step}): "
+                       f"{describe_io_error(e)}.")
             if self._on_error == "raise":
                 raise OSError(message) from e
             logger.error(f"{message} Training continues; the latest checkpoint is "

@@ -1,4 +1,4 @@
-"""OptunaPruningCallback: report a stat to an Optuna trial after each epoch, stop when it is pruned."""
+"""OptunaPruningCallback: report a stat to an Optuna trial each epoch, stop when it is pruned."""
 import difflib
 
 from tfloop.callbacks.base import Callback, StopTraining

@@ -75,9 +75,9 @@ def _find_variable(var_name, graph):
     close = difflib.get_close_matches(var_name, [v.name for v in variables], n=5, cutoff=0.5)
     hint = f" Close matches: {', '.join(close)}." if close else ""
     raise UnknownNameError(
-        f"No variable named {var_name!r} in the graph.{hint} A hyper-parameter must be a variable, e.g. "
-        "tf.compat.v1.get_variable('learning_rate', initializer=0.1, trainable=False) in "
-        "optimizer().")
+        f"No variable named {var_name!r} in the graph.{hint} A hyper-parameter must be a "
+        "variable, e.g. tf.compat.v1.get_variable('learning_rate', initializer=0.1, "
+        "trainable=False) in optimizer().")
 
 
 class GraphVarParam(HyperParam):
@@ -106,15 +106,16 @@ class GraphVarParam(HyperParam):
     def setup_graph(self):
         found = _find_variable(self.var_name, tfv1.get_default_graph())
         if found is tfv1.train.get_global_step(found.graph):
-            raise ValueError(f"{self}: {found.name} is the global step, the count of training steps that the "
-                             "trainer keeps; it cannot be set as a hyper-parameter. Schedule a "
-                             "variable of your own (e.g. 'learning_rate').")
+            raise ValueError(f"{self}: {found.name} is the global step, the count of training "
+                             "steps that the trainer keeps; it cannot be set as a hyper-parameter. "
+                             "Schedule a variable of your own (e.g. 'learning_rate').")
         if not self.shape.is_compatible_with(found.shape):
-            raise ValueError(f"{self}: the variable {found.name} has shape {found.shape}, not the shape {self.shape} given.")
+            raise ValueError(f"{self}: the variable {found.name} has shape {found.shape}, "
+                             f"not the shape {self.shape} given.")
         dtype = found.dtype.base_dtype
         if not (dtype.is_floating or dtype.is_integer):
-            raise TypeError(f"{self}: the variable {found.name} is of dtype {dtype.name}; only number variables can be set."
-                            )
+            raise TypeError(f"{self}: the variable {found.name} is of dtype {dtype.name}; "
+                            "only number variables can be set.")
         self.var = found
         self._placeholder = tfv1.placeholder(dtype, found.shape, name="value")
         self._assign_op = found.assign(self._placeholder, read_value=False)
@@ -151,14 +152,16 @@ class GraphVarParam(HyperParam):
         except (TypeError, ValueError, OverflowError):
             array = None
         if array is None or not self.var.shape.is_compatible_with(array.shape):
-            raise ValueError(f"{self} cannot take the value {value!r}: it needs a {dtype.name} of shape {self.var.shape}.")
+            raise ValueError(f"{self} cannot take the value {value!r}: it needs a {dtype.name} "
+                             f"of shape {self.var.shape}.")
         if not np.isfinite(wide).all():
-            raise ValueError(f"{self} cannot take the value {value!r}: a hyper-parameter must be finite "
-                             "(a NaN or infinite value would turn the weights into NaN).")
+            raise ValueError(f"{self} cannot take the value {value!r}: a hyper-parameter must be "
+                             "finite (a NaN or infinite value would turn the weights into NaN).")
         info = np.finfo(array.dtype) if dtype.is_floating else np.iinfo(array.dtype)
         if (np.abs(wide) > info.max).any():
-            raise ValueError(f"{self} cannot take the value {value!r}: it does not fit the variable's dtype "
-                             f"{dtype.name} (largest magnitude {float(info.max):.4g}); use a smaller value.")
+            raise ValueError(f"{self} cannot take the value {value!r}: it does not fit the "
+                             f"variable's dtype {dtype.name} (largest magnitude "
+                             f"{float(info.max):.4g}); use a smaller value.")
         return array
 
     def set_value(self, value):
@@ -308,7 +311,8 @@ class HyperParamSetter(Callback):
         if self.epoch_num != self._last_logged_epoch:
             self._last_logged_epoch = self.epoch_num
             was = "" if self._last_value is None else f" (was {_describe(self._last_value)})"
-            logger.detail(f"{self}: {self.param.readable_name} = {_describe(value)} at global step {self.global_step}{was}.")
+            logger.detail(f"{self}: {self.param.readable_name} = {_describe(value)} "
+                          f"at global step {self.global_step}{was}.")
         self._last_value = value
         if self._in_epoch:
             self._put(value)

@@ -51,8 +51,8 @@ class ProgressBar(Callback):
 
     def __init__(self, names=(), refresh_secs=None, file=None, *, moving_averages=False):
         if isinstance(names, str):
-            raise TypeError(f"ProgressBar takes a list of tensor names, got the string {names!r}; write "
-                            f"ProgressBar([{names!r}]).")
+            raise TypeError(f"ProgressBar takes a list of tensor names, got the string {names!r}; "
+                            f"write ProgressBar([{names!r}]).")
         self._refresh_secs = check_number(refresh_secs, "ProgressBar: refresh_secs", at_least=0,
                                           allow_none=True)
         self._names = list(names)

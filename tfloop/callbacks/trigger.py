@@ -36,7 +36,8 @@ class PeriodicTrigger(ProxyCallback):
         self._epoch_k = _check_period("every_k_epochs", every_k_epochs)
         self._seconds_k = _check_period("every_k_seconds", every_k_seconds)
         if self._step_k is None and self._epoch_k is None and self._seconds_k is None:
-            raise ValueError("PeriodicTrigger needs every_k_steps, every_k_epochs or every_k_seconds.")
+            raise ValueError("PeriodicTrigger needs every_k_steps, every_k_epochs or "
+                             "every_k_seconds.")
         self._before_train_trigger = bool(before_train)
         self._clock = clock or Clock()
         self._last_trigger_time = None

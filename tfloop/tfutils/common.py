@@ -3,9 +3,9 @@ import difflib
 
 from tfloop.compat import tf, tfv1
 
-__all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name", "get_global_step_var",
-           "get_global_step_value", "get_tf_version_tuple", "get_tensors_by_names",
-           "NameFetchSession"]
+__all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name",
+           "get_global_step_var", "get_global_step_value", "get_tf_version_tuple",
+           "get_tensors_by_names", "NameFetchSession"]
 
 
 class UnknownNameError(KeyError):
@@ -16,7 +16,10 @@ class UnknownNameError(KeyError):
 
 
 def get_op_tensor_name(name):
-    """Split a name into (op name, tensor name): ``"a:0"`` -> ``("a", "a:0")``, ``"a"`` -> ``("a", "a:0")``."""
+    """Split a name into (op name, tensor name).
+
+    ``"a:0"`` -> ``("a", "a:0")``, ``"a"`` -> ``("a", "a:0")``.
+    """
     if ":" in name:
         op, _, idx = name.rpartition(":")
         if idx.isdigit():
@@ -111,7 +114,7 @@ def _read_value_of_handle(graph, handle):
 
 
 def get_global_step_var(graph=None):
-    """The global step variable of ``graph`` (int64 scalar ``global_step``), created when missing."""
+    """The global step variable of ``graph`` (int64 scalar ``global_step``), created if missing."""
     graph = graph or tfv1.get_default_graph()
     with graph.as_default(), graph.name_scope(None):
         return tfv1.train.get_or_create_global_step(graph)

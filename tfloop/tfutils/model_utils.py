@@ -24,6 +24,7 @@ def describe_trainable_vars(graph=None):
         total_bytes += size * v.dtype.base_dtype.size
         rows.append([v.op.name, shape, size, v.device or "-", v.dtype.base_dtype.name])
     table = tabulate(rows, headers=["name", "shape", "size", "device", "dtype"])
-    summary = f"Number of trainable variables: {len(variables)}\nNumber of parameters: {total_size} ({total_bytes / 2.0 ** 20:.2f} MB)"
+    summary = (f"Number of trainable variables: {len(variables)}\n"
+               f"Number of parameters: {total_size} ({total_bytes / 2.0 ** 20:.2f} MB)")
     logger.detail("Trainable variables:\n" + table + "\n" + summary)
     return table

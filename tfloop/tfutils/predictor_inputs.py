@@ -66,9 +66,9 @@ def _check_integer_range(arr, name, dtype, description, who):
     low, high = arr.min(), arr.max()
     bad = low if low < info.min else high if high > info.max else None
     if bad is not None:
-        raise ValueError(f"{who}: input {name!r} expects {description}, got the value {bad.item()!r}, "
-                         f"which {dtype} cannot hold (range {info.min} to {info.max}); use a wider "
-                         "input dtype, or bring the values into range.")
+        raise ValueError(f"{who}: input {name!r} expects {description}, got the value "
+                         f"{bad.item()!r}, which {dtype} cannot hold (range {info.min} to "
+                         f"{info.max}); use a wider input dtype, or bring the values into range.")
 
 
 def _example(arr):

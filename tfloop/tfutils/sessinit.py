@@ -142,15 +142,16 @@ class DictRestore(AssignFromValues):
 
     def __init__(self, variable_dict, ignore_mismatch=False):
         if not isinstance(variable_dict, dict):
-            raise TypeError(f"DictRestore needs a dict {{variable name: value}}, got {type(variable_dict).__name__!r}.")
+            raise TypeError("DictRestore needs a dict {variable name: value}, got "
+                            f"{type(variable_dict).__name__!r}.")
         self.values = {}
         for name, value in variable_dict.items():
             if not isinstance(name, str):
                 raise TypeError(f"DictRestore keys must be variable names (str), got {name!r}.")
             arr = np.asarray(value)
             if arr.dtype.kind not in "biuf":
-                raise TypeError(f"DictRestore value for {name!r} is not numeric: {value!r}; give a number or "
-                                "a numpy array of numbers.")
+                raise TypeError(f"DictRestore value for {name!r} is not numeric: {value!r}; give a "
+                                "number or a numpy array of numbers.")
             self.values[get_op_tensor_name(name)[0]] = arr
         self.relaxed = bool(ignore_mismatch)
         self.source_name = f"a dict of {len(self.values)} value(s)"
@@ -203,8 +204,9 @@ def _load_npz(path):
     try:
         loaded = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"{path} is not a readable .npz file ({type(e).__name__}: {e}); a model file maps variable "
-                         "names to arrays, saved with np.savez(path, **values).") from None
+        raise ValueError(f"{path} is not a readable .npz file ({type(e).__name__}: {e}); a model "
+                         "file maps variable names to arrays, saved with "
+                         "np.savez(path, **values).") from None
     if isinstance(loaded, np.ndarray):
         raise ValueError(f"{path} holds a single array; a model file must map variable names to "
                          "arrays (save it with np.savez(path, **values)).")
@@ -212,7 +214,8 @@ def _load_npz(path):
         try:
             return {k: data[k] for k in data.files}
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(f"{path} is damaged ({type(e).__name__}: {e}): read it again from its source.") from None
+            raise ValueError(f"{path} is damaged ({type(e).__name__}: {e}): read it again from "
+                             "its source.") from None
 
 
 def get_model_loader(obj, *, ignore_mismatch=False):
@@ -259,6 +262,6 @@ def SmartInit(obj, ignore_mismatch=False):
         if ignore_mismatch:
             return SaverRestoreRelaxed(path)
         return SaverRestore(path)
-    raise TypeError(f"Cannot initialize a session from {obj!r} ({type(obj).__name__}): give None, a SessionInit, a "
-                    "checkpoint path or directory, a .npz file, a dict {name: value}, or a list "
-                    "of these.")
+    raise TypeError(f"Cannot initialize a session from {obj!r} ({type(obj).__name__}): give None, "
+                    "a SessionInit, a checkpoint path or directory, a .npz file, a dict "
+                    "{name: value}, or a list of these.")

@@ -59,7 +59,7 @@ class TowerContext:
 
     @property
     def has_own_variables(self):
-        """Whether this tower creates variables (the first training tower, or a replica's own scope)."""
+        """Whether this tower creates variables (first training tower, or a replica's own scope)."""
         return self.is_main_training_tower or (self.is_training and bool(self.vs_name))
 
     @property
@@ -68,7 +68,8 @@ class TowerContext:
 
     def __enter__(self):
         if _CURRENT_TOWER:
-            raise ValueError(f"TowerContext {self.name!r} cannot be nested in TowerContext {_CURRENT_TOWER[-1].name!r}.")
+            raise ValueError(f"TowerContext {self.name!r} cannot be nested in TowerContext "
+                             f"{_CURRENT_TOWER[-1].name!r}.")
         _CURRENT_TOWER.append(self)
         reuse = not self.has_own_variables
         if self.vs_name:
@@ -78,7 +79,8 @@ class TowerContext:
             fresh_inference_graph = not self.is_training and not tfv1.get_collection(
                 tfv1.GraphKeys.TRAINABLE_VARIABLES)
             self._contexts.append(tfv1.variable_scope(
-                tfv1.get_variable_scope(), reuse=tfv1.AUTO_REUSE if fresh_inference_graph else True))
+                tfv1.get_variable_scope(),
+                reuse=tfv1.AUTO_REUSE if fresh_inference_graph else True))
         if self.name:
             self._contexts.append(tf.name_scope(self.name + "/"))
         # Keras 3 layers built in the tower get graph variables with stable names. Imported here,

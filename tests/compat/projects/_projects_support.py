@@ -19,7 +19,8 @@ import sys
 import pytest
 from support import scaled_timeout
 
-TENSORPACK_REPO = os.environ.get("TFLOOP_TENSORPACK_GIT", "/work/.mirror/tensorpack+tensorpack/repo")
+TENSORPACK_REPO = os.environ.get("TFLOOP_TENSORPACK_GIT",
+                                 "/work/.mirror/tensorpack+tensorpack/repo")
 TFLOOP_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
@@ -34,8 +35,9 @@ def _is_bare(repo):
 
 def _require_repository():
     if not os.path.exists(TENSORPACK_REPO):
-        pytest.skip(f"tensorpack's repository is not at {TENSORPACK_REPO}: set $TFLOOP_TENSORPACK_GIT "
-                    "to a clone of github.com/tensorpack/tensorpack to run the example projects.")
+        pytest.skip(f"tensorpack's repository is not at {TENSORPACK_REPO}: set "
+                    "$TFLOOP_TENSORPACK_GIT to a clone of github.com/tensorpack/tensorpack to run "
+                    "the example projects.")
 
 
 def read_example_file(path):

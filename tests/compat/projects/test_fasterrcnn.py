@@ -35,8 +35,8 @@ EXAMPLE_FIXES = {
     # in NHWC between two transposes on the CPU.
     "modeling/model_box.py": [(
         "    ret = avgpool(ret, [1, 1, 2, 2], [1, 1, 2, 2], padding='SAME', data_format='NCHW')\n",
-        "    ret = tf.transpose(avgpool(tf.transpose(ret, [0, 2, 3, 1]), [1, 2, 2, 1], [1, 2, 2, 1], "
-        "padding='SAME'), [0, 3, 1, 2])\n")],
+        "    ret = tf.transpose(avgpool(tf.transpose(ret, [0, 2, 3, 1]), [1, 2, 2, 1], "
+        "[1, 2, 2, 1], padding='SAME'), [0, 3, 1, 2])\n")],
     # numpy 1.24 removed the aliases np.int and np.bool: the builtins are what they meant.
     "data.py": [("dtype=np.int)", "dtype=int)")],
     "common.py": [("dtype=np.bool))", "dtype=bool))")],
