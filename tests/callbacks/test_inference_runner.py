@@ -194,7 +194,8 @@ def test_queue_input_over_a_dataflow_is_one_pass_per_trigger():
     val = tfloop.DataFromList(batches(X_VAL, LABEL_VAL, 3), shuffle=False)
     runner = InferenceRunner(tfloop.QueueInput(val), [RecordingInferencer(log)])
     train(Classifier(), [runner], batches(X_TRAIN, LABEL_TRAIN, 8), max_epoch=2)
-    assert log == ["before", (3, 3), (3, 3), (3, 3), (1, 1), "after"] * 2
+    assert log == ["before", "batch", (3, 3), "batch", (3, 3), "batch", (3, 3), "batch", (1, 1),
+                   "after"] * 2
     with pytest.raises(TypeError, match="an input with an end"):
         InferenceRunner(tfloop.BatchQueueInput(val, 2), [RecordingInferencer(log)])
 
