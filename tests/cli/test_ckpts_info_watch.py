@@ -84,10 +84,11 @@ def test_format_record():
 def test_watch_waits_for_a_directory_that_does_not_exist_yet(tmp_path, capsys):
     path = tmp_path / "later"
 
-    def start_and_finish():
+    def start_and_finish():  # the whole directory appears at once, as a finished run's
         time.sleep(0.2)
-        make_logdir(path, records=[{"epoch_num": 1, "global_step": 3, "cost": 0.5}],
-                    checkpoints=())
+        make_logdir(tmp_path / "writing", records=[{"epoch_num": 1, "global_step": 3,
+                                                    "cost": 0.5}], checkpoints=())
+        os.rename(tmp_path / "writing", path)
 
     writer = threading.Thread(target=start_and_finish)
     writer.start()
