@@ -310,3 +310,19 @@ class Flow:
 
 def produce_broken_datapoint(i):
     raise KeyError(f"record {i} is missing")
+
+
+def check_generated_section(path, begin, end, content, test_file):
+    """Assert that the file ``path`` holds ``content`` between the ``begin`` and ``end`` marker
+    lines (a table a test generates); with ``$TFLOOP_WRITE_MIGRATING`` set, write it there
+    instead. ``test_file`` is named in the message as the way to regenerate it."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start, stop = text.index(begin) + len(begin) + 1, text.index(end)
+    if os.environ.get("TFLOOP_WRITE_MIGRATING"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text[:start] + content + text[stop:])
+        return
+    assert text[start:stop] == content, (
+        f"{os.path.basename(path)}'s section after {begin!r} is stale: run "
+        f"TFLOOP_WRITE_MIGRATING=1 python -m pytest {test_file}")

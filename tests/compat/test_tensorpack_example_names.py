@@ -23,6 +23,7 @@ import types
 import warnings
 
 import pytest
+from support import check_generated_section
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES_FILE = os.path.join(HERE, "tensorpack_example_names.json")
@@ -236,13 +237,5 @@ def render(status):
 
 
 def test_guide_table_is_up_to_date(status):
-    text = _guide()
-    table = render(status)
-    start, end = text.index(BEGIN) + len(BEGIN) + 1, text.index(END)
-    if os.environ.get("TFLOOP_WRITE_MIGRATING"):
-        with open(GUIDE, "w", encoding="utf-8") as f:
-            f.write(text[:start] + table + text[end:])
-        return
-    assert text[start:end] == table, (
-        "docs/migrating.md's example-names table is stale: run TFLOOP_WRITE_MIGRATING=1 python "
-        "-m pytest tests/compat/test_tensorpack_example_names.py")
+    check_generated_section(GUIDE, BEGIN, END, render(status),
+                            "tests/compat/test_tensorpack_example_names.py")
