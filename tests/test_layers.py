@@ -34,6 +34,7 @@ LAYERS = [
     ("tfloop.monitors",),
     ("tfloop.resume",),
     ("tfloop.predict", "tfloop.train"),
+    ("tfloop.contrib",),
     ("tfloop.cli",),
     ("tfloop.__main__",),
     ("tfloop",),

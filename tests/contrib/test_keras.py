@@ -1,0 +1,117 @@
+"""tfloop.contrib.keras: KerasModel (compile/fit through a tfloop trainer) and
+KerasPhaseCallback (the towers' Keras training phase checked at setup)."""
+import keras
+import numpy as np
+import pytest
+
+import tfloop
+from tfloop.compat import tf, tfv1
+from tfloop.contrib.keras import KerasModel, KerasPhaseCallback
+
+N_IN, N_CLASSES, BATCH = 4, 3, 8
+
+
+def datapoints(n=4 * BATCH, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.randn(n, N_IN).astype(np.float32)
+    onehot = np.eye(N_CLASSES, dtype=np.float32)[(x[:, 0] > 0).astype(int) + (x[:, 1] > 1)]
+    return [[x[i:i + BATCH], onehot[i:i + BATCH]] for i in range(0, n, BATCH)]
+
+
+def get_model(features):
+    model = keras.Sequential()
+    model.add(keras.layers.InputLayer(input_tensor=features))
+    model.add(keras.layers.Dense(8, activation="relu",
+                                 kernel_regularizer=keras.regularizers.l2(0.5)))
+    model.add(keras.layers.Dropout(0.5))
+    model.add(keras.layers.Dense(N_CLASSES, activation="softmax"))
+    return model
+
+
+class Record(tfloop.Callback):
+    """Records the first Dense kernel before and after training."""
+
+    def _setup_graph(self):
+        self.kernel = next(v for v in tfv1.global_variables()
+                           if v.op.name == "sequential/dense/kernel")
+
+    def _before_train(self):
+        self.before = self.trainer.sess.run(self.kernel)
+
+    def _after_train(self):
+        self.after = self.trainer.sess.run(self.kernel)
+
+
+def keras_model(**kwargs):
+    return KerasModel(get_model,
+                      input_signature=[tf.TensorSpec([None, N_IN], tf.float32, "features")],
+                      target_signature=[tf.TensorSpec([None, N_CLASSES], tf.float32, "labels")],
+                      input=tfloop.QueueInput(tfloop.DataFromList(datapoints())), **kwargs)
+
+
+def test_compile_and_fit_train_the_model_and_validate(logdir):
+    record = Record()
+    M = keras_model(trainer=tfloop.SimpleTrainer())
+    M.compile(optimizer=tfv1.train.GradientDescentOptimizer(0.5),
+              loss="categorical_crossentropy", metrics="categorical_accuracy")
+    M.fit(validation_data=tfloop.DataFromList(datapoints(2 * BATCH, seed=1)),
+          steps_per_epoch=3, max_epoch=1, callbacks=[record, KerasPhaseCallback(True),
+                                                     KerasPhaseCallback(False)])
+    assert isinstance(M.model, keras.Model)
+    assert not np.allclose(record.before, record.after)
+    graph = M.trainer.graph
+    # the cost: the loss named by Keras' loss name plus the model's l2 regularizer
+    towers = M.trainer.towers
+    assert [t.is_training for t in towers] == [True, False]
+    cost, loss = towers[0]["total_cost"], towers[0]["categorical_crossentropy"]
+    assert cost.op.type == "AddN" and len(cost.op.inputs) == 2 and cost.op.inputs[0] is loss
+    # Dropout drops in the training tower only: the tower's flag reached the Keras layers
+    dropping = {op.name.split("/")[0] for op in graph.get_operations()
+                if "stateless_dropout" in op.name}
+    assert dropping and "InferenceTower" not in dropping, dropping
+    assert any(op.name.startswith("InferenceTower/") for op in graph.get_operations())
+    # the validation tower reuses the trained variables and reports every stat
+    names = sorted(v.op.name for v in graph.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES))
+    assert names == ["sequential/dense/bias", "sequential/dense/kernel",
+                     "sequential/dense_1/bias", "sequential/dense_1/kernel"]
+    monitors = M.trainer.monitors
+    for stat in ("categorical_crossentropy", "categorical_accuracy", "total_cost"):
+        assert np.isfinite(monitors.get_latest(f"validation_{stat}")), stat
+    assert 0 <= monitors.get_latest("validation_categorical_accuracy") <= 1
+
+
+def test_phase_callback_refuses_a_trainer_without_training_towers():
+    callback = KerasPhaseCallback(True)
+    with pytest.raises(ValueError, match=r"KerasPhaseCallback\(True\) needs a trainer that builds"):
+        callback.setup_graph(tfloop.NoOpTrainer())
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(get_model=3), TypeError, "get_model must be a function"),
+    (dict(input_signature=None), ValueError, "needs input_signature"),
+    (dict(target_signature=["labels"]), TypeError, "target_signature must be"),
+    (dict(input=None), ValueError, "needs input="),
+    (dict(trainer="simple"), TypeError, "trainer must be a tfloop Trainer"),
+])
+def test_bad_constructor_arguments_name_the_fix(kwargs, error, match):
+    args = dict(get_model=get_model,
+                input_signature=[tf.TensorSpec([None, N_IN], tf.float32, "features")],
+                target_signature=[tf.TensorSpec([None, N_CLASSES], tf.float32, "labels")],
+                input=datapoints())
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        KerasModel(**args)
+
+
+def test_bad_compile_and_fit_calls_name_the_fix():
+    M = keras_model(trainer=tfloop.SimpleTrainer())
+    with pytest.raises(RuntimeError, match="before compile"):
+        M.fit(steps_per_epoch=1)
+    with pytest.raises(TypeError, match="tf.compat.v1.train.Optimizer"):
+        M.compile(keras.optimizers.Adam(), "categorical_crossentropy")
+    with pytest.raises(ValueError, match="one loss per target"):
+        M.compile(tfv1.train.AdamOptimizer(), ["mse", "mse"])
+    with pytest.raises(ValueError, match="not a Keras loss"):
+        M.compile(tfv1.train.AdamOptimizer(), "no_such_loss")
+    with pytest.raises(TypeError, match="True .training towers. or False"):
+        KerasPhaseCallback(1)

@@ -1,0 +1,232 @@
+"""tensorpack's Keras bridge, for Keras 3: :class:`KerasModel` and :class:`KerasPhaseCallback`.
+
+``KerasModel`` trains a Keras model built by a function of the model's inputs, with Keras-style
+``compile``/``fit`` and tfloop's trainers underneath: ``fit`` runs ``Trainer.train_with_defaults``.
+The model is built once, on ``keras.Input`` placeholders shaped like ``input_signature`` (Keras 3
+builds models only on its own symbolic tensors), and then called inside every tower, where
+:class:`tfloop.tfutils.keras_scope.KerasTowerScope` gives its layers graph variables shared by all
+towers and the tower's training flag.
+"""
+import keras
+
+from tfloop.callbacks.base import Callback
+from tfloop.callbacks.inference import ScalarStats
+from tfloop.callbacks.inference_runner import InferenceRunner
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.summary import add_moving_summary
+from tfloop.tfutils.tower import get_current_tower_context
+from tfloop.train import SimpleTrainer, SyncMultiGPUTrainerParameterServer, Trainer
+from tfloop.train.config import as_input_source
+from tfloop.utils import logger
+from tfloop.utils.gpu import get_num_gpu
+
+__all__ = ["KerasModel", "KerasPhaseCallback"]
+
+TOTAL_LOSS_NAME = "total_cost"
+
+
+class KerasPhaseCallback(Callback):
+    """Check that the Keras layers of the trainer's towers run in the phase ``isTrain``.
+
+    What Keras 3 changed: Keras 2 had a global ``learning_phase`` placeholder that tensorpack fed
+    at every step (1 for training, 0 in ``InferenceRunner``). Keras 3 has no such tensor: a layer
+    takes ``training=`` at call time, and in tfloop a Keras layer called without it gets the
+    training flag of the tower it is built in. Nothing needs feeding, so this callback instead
+    checks, when the graph is set up, that the towers it covers run the phase it names:
+    ``KerasPhaseCallback(True)`` that the trainer built a training tower, and
+    ``KerasPhaseCallback(False)`` that every ``InferenceRunner`` builds its tower in inference
+    mode. A model whose layers never see the flag it expects fails here, before training.
+
+    Args:
+        isTrain (bool): the phase: True for the trainer's towers, False for inference towers.
+
+    Example:
+        >>> config = TrainConfig(model=Model(), dataflow=train,
+        ...                      callbacks=[KerasPhaseCallback(True), ModelSaver()])
+    """
+
+    def __init__(self, isTrain):
+        if not isinstance(isTrain, bool):
+            raise TypeError(f"KerasPhaseCallback(isTrain) takes True (training towers) or False "
+                            f"(inference towers), got {isTrain!r}.")
+        self._isTrain = isTrain
+
+    def _setup_graph(self):
+        towers = getattr(self.trainer, "towers", None)
+        if towers is None:
+            raise ValueError(f"KerasPhaseCallback({self._isTrain}) needs a trainer that builds "
+                             f"towers (SimpleTrainer, a multi-GPU trainer), got "
+                             f"{type(self.trainer).__name__} with none.")
+        if self._isTrain:
+            self._check(towers.training(), "the trainer")
+
+    def _before_train(self):
+        if not self._isTrain:  # inference runners build their towers in their setup_graph
+            self._check([t for t in self.trainer.towers if not t.is_training],
+                        "the inference runners")
+
+    def _check(self, towers, who):
+        towers = list(towers)
+        wrong = [t.name for t in towers if t.is_training != self._isTrain]
+        if not towers or wrong:
+            raise ValueError(
+                f"KerasPhaseCallback({self._isTrain}): {who} built no tower with "
+                f"is_training={self._isTrain} (towers: {[repr(t) for t in towers]}), so its "
+                f"Keras layers do not run in that phase. Use KerasPhaseCallback(True) with a "
+                f"training trainer; inference towers are always built with is_training=False.")
+        logger.info(f"KerasPhaseCallback: Keras layers in {len(towers)} tower(s) of {who} take "
+                    f"training={self._isTrain} from their tower.")
+
+
+def _check_signature(signature, name):
+    if signature is None:
+        raise ValueError(f"KerasModel needs {name}: a list of tf.TensorSpec, e.g. "
+                         f"[tf.TensorSpec([None, 28, 28, 1], tf.float32, 'images')].")
+    signature = list(signature)
+    bad = [s for s in signature if not isinstance(s, tf.TensorSpec)]
+    if not signature or bad:
+        raise TypeError(f"KerasModel: {name} must be a non-empty list of tf.TensorSpec, got "
+                        f"{signature!r}.")
+    return signature
+
+
+def _as_names(value, what):
+    names = [value] if isinstance(value, str) else list(value or [])
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise TypeError(f"KerasModel.compile: {what} must be Keras {what} names (strings), got "
+                        f"{bad[0]!r}.")
+    return names
+
+
+def _keras_function(kind, name):
+    try:
+        return getattr(keras, kind).get(name)
+    except ValueError:
+        raise ValueError(f"KerasModel.compile: {name!r} is not a Keras {kind[:-1]} name; use e.g. "
+                         f"'categorical_crossentropy' or 'categorical_accuracy'.") from None
+
+
+class KerasModel:
+    """Train a Keras model Keras-style (``compile``, ``fit``) with a tfloop trainer.
+
+    ``get_model`` is called once, with one ``keras.Input`` per ``input_signature`` entry, and
+    returns the ``keras.Model``; every tower then calls that model on its input tensors. The cost
+    is the sum of the batch mean of each loss (one per model output and target, each named by the
+    loss) and the model's own losses (regularizers), named ``total_cost``; each metric's batch
+    mean is named by the metric and, like the losses, summarized as a moving average.
+
+    Args:
+        get_model (callable): ``(input1, input2, ...) -> keras.Model`` on Keras symbolic inputs.
+        input_signature (list[tf.TensorSpec]): the model's inputs.
+        target_signature (list[tf.TensorSpec]): the targets, one per model output.
+        input (InputSource | DataFlow): the training data: datapoints of inputs then targets.
+        trainer (Trainer): by default ``SimpleTrainer`` with at most one GPU, else
+            ``SyncMultiGPUTrainerParameterServer`` over all GPUs.
+
+    Example:
+        >>> M = KerasModel(lambda image: keras.Sequential([
+        ...         keras.layers.InputLayer(input_tensor=image), keras.layers.Flatten(),
+        ...         keras.layers.Dense(10, activation="softmax")]),
+        ...     input_signature=[tf.TensorSpec([None, 28, 28], tf.float32, "images")],
+        ...     target_signature=[tf.TensorSpec([None, 10], tf.float32, "labels")],
+        ...     input=QueueInput(train_dataflow))
+        >>> M.compile(tf.train.AdamOptimizer(1e-3), loss="categorical_crossentropy",
+        ...           metrics="categorical_accuracy")
+        >>> M.fit(validation_data=test_dataflow, steps_per_epoch=100, max_epoch=3)
+    """
+
+    def __init__(self, get_model, input_signature=None, target_signature=None, input=None,
+                 trainer=None):
+        if not callable(get_model):
+            raise TypeError(f"KerasModel: get_model must be a function of the inputs returning a "
+                            f"keras.Model, got {get_model!r}.")
+        self.get_model = get_model
+        self.input_signature = _check_signature(input_signature, "input_signature")
+        self.target_signature = _check_signature(target_signature, "target_signature")
+        if input is None:
+            raise ValueError("KerasModel needs input=: the training InputSource or DataFlow.")
+        if trainer is None:
+            num_gpu = get_num_gpu()
+            trainer = SimpleTrainer() if num_gpu <= 1 else \
+                SyncMultiGPUTrainerParameterServer(num_gpu)
+        if not isinstance(trainer, Trainer):
+            raise TypeError(f"KerasModel: trainer must be a tfloop Trainer, got {trainer!r}.")
+        self.input = as_input_source(input)
+        self.trainer = trainer
+        self.model = None
+        self._stats_to_inference = None
+
+    def compile(self, optimizer, loss, metrics=None):
+        """Build the training graph.
+
+        Args:
+            optimizer (tf.compat.v1.train.Optimizer): trains the model's weights.
+            loss (str | list[str]): Keras loss names, one per model output.
+            metrics (str | list[str]): Keras metric names, the i-th on the i-th output.
+        """
+        if not isinstance(optimizer, tfv1.train.Optimizer):
+            raise TypeError(f"KerasModel.compile: optimizer must be a "
+                            f"tf.compat.v1.train.Optimizer (Keras optimizers do not work in "
+                            f"tf.compat.v1 graphs), got {optimizer!r}.")
+        losses, metrics = _as_names(loss, "losses"), _as_names(metrics, "metrics")
+        if len(losses) != len(self.target_signature):
+            raise ValueError(f"KerasModel.compile: {len(losses)} loss(es) {losses} for "
+                             f"{len(self.target_signature)} target(s): give one loss per target.")
+        if len(metrics) > len(self.target_signature):
+            raise ValueError(f"KerasModel.compile: {len(metrics)} metrics {metrics} but only "
+                             f"{len(self.target_signature)} output(s): one metric per output.")
+        self._losses = [(name, _keras_function("losses", name)) for name in losses]
+        self._metrics = [(name, _keras_function("metrics", name)) for name in metrics]
+        self._stats_to_inference = losses + metrics + [TOTAL_LOSS_NAME]
+        self.trainer.setup_graph(self.input_signature + self.target_signature, self.input,
+                                 self._build_cost, lambda: optimizer)
+
+    def _keras_model(self):
+        if self.model is None:
+            inputs = [keras.Input(batch_shape=tuple(s.shape), dtype=s.dtype.name, name=s.name)
+                      for s in self.input_signature]
+            model = self.get_model(*inputs)
+            if not isinstance(model, keras.Model):
+                raise TypeError(f"KerasModel: get_model returned {model!r}, not a keras.Model.")
+            self.model = model
+        return self.model
+
+    def _build_cost(self, *tensors):
+        num_inputs = len(self.input_signature)
+        inputs, targets = list(tensors[:num_inputs]), list(tensors[num_inputs:])
+        model = self._keras_model()
+        outputs = model(inputs[0] if num_inputs == 1 else inputs)
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        if len(outputs) != len(targets):
+            raise ValueError(f"KerasModel: the model has {len(outputs)} output(s) but "
+                             f"target_signature has {len(targets)}: give one target per output.")
+        loss_tensors = [tf.reduce_mean(fn(target, out), name=name)
+                        for (name, fn), target, out in zip(self._losses, targets, outputs)]
+        regularizers = [tf.cast(x, loss_tensors[0].dtype) for x in model.losses]
+        total = tf.add_n(loss_tensors + regularizers, name=TOTAL_LOSS_NAME)
+        metric_tensors = [tf.reduce_mean(tf.cast(fn(target, out), tf.float32), name=name)
+                          for (name, fn), target, out in zip(self._metrics, targets, outputs)]
+        if get_current_tower_context().is_main_training_tower:
+            add_moving_summary(*loss_tensors, *metric_tensors)
+        return total
+
+    def fit(self, validation_data=None, **kwargs):
+        """Train: ``Trainer.train_with_defaults(**kwargs)``.
+
+        Args:
+            validation_data (DataFlow | InputSource): if given, an ``InferenceRunner`` on it with
+                ``ScalarStats`` of the losses, metrics and ``total_cost`` goes first among the
+                callbacks.
+            kwargs: the arguments of ``Trainer.train_with_defaults``.
+        """
+        if self._stats_to_inference is None:
+            raise RuntimeError("KerasModel.fit before compile: call "
+                               "compile(optimizer, loss, metrics) first.")
+        callbacks = kwargs.pop("callbacks", None)
+        callbacks = [] if callbacks is None else (
+            [callbacks] if isinstance(callbacks, Callback) else list(callbacks))
+        if validation_data is not None:
+            callbacks.insert(0, InferenceRunner(validation_data,
+                                                ScalarStats(self._stats_to_inference)))
+        self.trainer.train_with_defaults(callbacks=callbacks, **kwargs)
