@@ -86,6 +86,13 @@ def test_phase_callback_refuses_a_trainer_without_training_towers():
         callback.setup_graph(tfloop.NoOpTrainer())
 
 
+def test_phase_callback_false_needs_an_inference_tower(logdir):
+    M = keras_model(trainer=tfloop.SimpleTrainer())
+    M.compile(tfv1.train.GradientDescentOptimizer(0.1), "categorical_crossentropy")
+    with pytest.raises(ValueError, match=r"built no tower with is_training=False.*InferenceRunner"):
+        M.fit(steps_per_epoch=1, max_epoch=1, callbacks=[KerasPhaseCallback(False)])
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(get_model=3), TypeError, "get_model must be a function"),
     (dict(input_signature=None), ValueError, "needs input_signature"),

@@ -26,16 +26,18 @@ TOTAL_LOSS_NAME = "total_cost"
 
 
 class KerasPhaseCallback(Callback):
-    """Check that the Keras layers of the trainer's towers run in the phase ``isTrain``.
+    """Check, when training starts, that towers of the phase ``isTrain`` exist to run the
+    model's Keras layers in that phase.
 
-    What Keras 3 changed: Keras 2 had a global ``learning_phase`` placeholder that tensorpack fed
-    at every step (1 for training, 0 in ``InferenceRunner``). Keras 3 has no such tensor: a layer
-    takes ``training=`` at call time, and in tfloop a Keras layer called without it gets the
-    training flag of the tower it is built in. Nothing needs feeding, so this callback instead
-    checks, when the graph is set up, that the towers it covers run the phase it names:
-    ``KerasPhaseCallback(True)`` that the trainer built a training tower, and
-    ``KerasPhaseCallback(False)`` that every ``InferenceRunner`` builds its tower in inference
-    mode. A model whose layers never see the flag it expects fails here, before training.
+    What Keras 3 changed: Keras 2 had one global ``learning_phase`` placeholder, which tensorpack
+    fed at every step (1 in training, 0 in ``InferenceRunner``). Keras 3 has no such tensor: a
+    layer takes ``training=`` at call time, and in tfloop a Keras layer called without it gets the
+    training flag of the tower it is built in (:mod:`tfloop.tfutils.keras_scope`), fixed in the
+    graph. Nothing is fed, so this callback checks what the feed used to provide:
+    ``KerasPhaseCallback(True)`` that the trainer built at least one training tower (at
+    ``setup_graph``; a trainer without towers fails), and ``KerasPhaseCallback(False)`` that at
+    least one inference tower (an ``InferenceRunner``'s) was built (before training). It logs
+    how many towers run the phase, and changes nothing in the graph or the step.
 
     Args:
         isTrain (bool): the phase: True for the trainer's towers, False for inference towers.
@@ -67,13 +69,13 @@ class KerasPhaseCallback(Callback):
 
     def _check(self, towers, who):
         towers = list(towers)
-        wrong = [t.name for t in towers if t.is_training != self._isTrain]
-        if not towers or wrong:
-            raise ValueError(
-                f"KerasPhaseCallback({self._isTrain}): {who} built no tower with "
-                f"is_training={self._isTrain} (towers: {[repr(t) for t in towers]}), so its "
-                f"Keras layers do not run in that phase. Use KerasPhaseCallback(True) with a "
-                f"training trainer; inference towers are always built with is_training=False.")
+        if not towers:
+            fix = ("train with a trainer that builds training towers (SimpleTrainer, a multi-GPU "
+                   "trainer)" if self._isTrain else
+                   "add an InferenceRunner, or drop KerasPhaseCallback(False)")
+            raise ValueError(f"KerasPhaseCallback({self._isTrain}): {who} built no tower with "
+                             f"is_training={self._isTrain}, so no Keras layer runs in that "
+                             f"phase: {fix}.")
         logger.info(f"KerasPhaseCallback: Keras layers in {len(towers)} tower(s) of {who} take "
                     f"training={self._isTrain} from their tower.")
 
