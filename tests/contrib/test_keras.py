@@ -122,3 +122,18 @@ def test_bad_compile_and_fit_calls_name_the_fix():
         M.compile(tfv1.train.AdamOptimizer(), "no_such_loss")
     with pytest.raises(TypeError, match="True .training towers. or False"):
         KerasPhaseCallback(1)
+
+
+def test_two_training_towers_share_one_model(logdir):
+    """tensorpack's default multi-GPU trainer for KerasModel: both towers call the one model."""
+    M = keras_model(trainer=tfloop.SyncMultiGPUTrainerParameterServer(2))
+    M.compile(tfv1.train.GradientDescentOptimizer(0.1), "categorical_crossentropy",
+              "categorical_accuracy")
+    M.fit(steps_per_epoch=2, max_epoch=1, callbacks=[KerasPhaseCallback(True)])
+    assert [t.is_training for t in M.trainer.towers] == [True, True]
+    names = sorted(v.op.name for v in
+                   M.trainer.graph.get_collection(tfv1.GraphKeys.TRAINABLE_VARIABLES))
+    assert names == ["sequential/dense/bias", "sequential/dense/kernel",
+                     "sequential/dense_1/bias", "sequential/dense_1/kernel"]
+    for stat in ("total_cost", "categorical_crossentropy", "categorical_accuracy"):
+        assert np.isfinite(M.trainer.monitors.get_latest(stat)), stat

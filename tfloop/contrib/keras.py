@@ -210,7 +210,7 @@ class KerasModel:
         metric_tensors = [tf.reduce_mean(tf.cast(fn(target, out), tf.float32), name=name)
                           for (name, fn), target, out in zip(self._metrics, targets, outputs)]
         if get_current_tower_context().is_main_training_tower:
-            add_moving_summary(*loss_tensors, *metric_tensors)
+            add_moving_summary(total, *loss_tensors, *metric_tensors)
         return total
 
     def fit(self, validation_data=None, **kwargs):
