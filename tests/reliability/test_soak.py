@@ -109,6 +109,12 @@ def test_twenty_random_kill_9s_then_an_exact_finish(tmp_path, processes):
     assert read_stats(logdir) == read_stats(reference_dir)
 
 
+def _unrotated_files(logdir):
+    """The log dir's files that its own run never removes: not its checkpoints and their resume
+    states, which ``max_to_keep`` rotates while the run goes on."""
+    return {n for n in os.listdir(logdir) if not n.startswith((".", "model-"))}
+
+
 @pytest.mark.parametrize("action", ["delete", "backup", "keep"])
 def test_a_second_run_never_touches_a_live_runs_log_dir(tmp_path, processes, action):
     logdir = str(tmp_path / "log")
@@ -116,12 +122,13 @@ def test_a_second_run_never_touches_a_live_runs_log_dir(tmp_path, processes, act
     try:
         assert started
         time.sleep(0.5)
-        before = {n for n in os.listdir(logdir) if not n.startswith(".")}
+        before = _unrotated_files(logdir)
         with pytest.raises(LogDirInUseError, match=f"in use by process {process.pid} "):
             train(logdir, max_epoch=MAX_EPOCH) if action == "keep" else \
                 logger.set_logger_dir(logdir, action=action)
         assert sorted(os.listdir(str(tmp_path))) == ["first", "log"]
-        assert before <= set(os.listdir(logdir))
+        assert before <= _unrotated_files(logdir)
+        assert any(n.startswith("model-") and n.endswith(".index") for n in os.listdir(logdir))
     finally:
         process.kill()
         process.join()
