@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.flow import StopEpoch
@@ -43,7 +43,7 @@ class _ConstructedInItsGraph(type):
     do, builds it there."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        trainer = cls.__new__(cls)
+        trainer = cast(Any, cls).__new__(cls)
         trainer.graph = tf.Graph()
         with trainer.graph.as_default():
             trainer.__init__(*args, **kwargs)
