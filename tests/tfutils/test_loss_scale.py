@@ -78,7 +78,9 @@ def test_the_model_is_wrapped_once_by_train_config():
             return tfv1.train.GradientDescentOptimizer(0.05)
 
     rows = train(model=Plain())
-    assert rows[0][2] == 2.0 ** 15 and rows[2][4] == 1
+    # Real float16 may overflow at the default 2 ** 15 too: each skip halves it once.
+    assert rows[0][2] * 2 ** rows[0][4] == 2.0 ** 15
+    assert rows[2][4] == rows[1][4] + 1 and rows[2][2] == rows[1][2] / 2
 
 
 def test_replicated_towers_skip_together():
@@ -157,3 +159,26 @@ def test_loss_scale_alone_with_minimize():
             assert sess.run([w, opt.loss_scale]) == [0.0, 8.0]
             sess.run(train_op, {poison: np.inf})
             assert sess.run([w, opt.loss_scale, step]) == [0.0, 4.0, 2]
+
+
+def test_moving_averages_skip_the_steps_that_overflow():
+    class Costs(tfloop.Callback):
+        def _trigger_epoch(self):
+            self.average = self.trainer.monitors.get_latest("cost")
+
+    costs = Costs()
+    rows = train(callbacks=[costs], steps=6)
+    assert rows[2][4] >= 1                       # the poisoned step was skipped ...
+    assert np.isfinite(costs.average)            # ... and left out of the average
+
+
+def test_float32_averages_still_show_a_nan_cost():
+    class Costs(tfloop.Callback):
+        def _trigger_epoch(self):
+            self.average = self.trainer.monitors.get_latest("cost")
+
+    costs = Costs()
+    config = tfloop.TrainConfig(model=ScaledLinear(), data=tfloop.DatasetInput(
+        dataset_fn(POISONED, Y, 4)), callbacks=[costs], steps_per_epoch=4, max_epoch=1)
+    tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    assert np.isnan(costs.average)

@@ -38,11 +38,24 @@ def test_precision_options_need_a_session_creator_with_a_config():
         tfloop.TrainConfig(model=LinearModel(), data=[(X, Y)], session_creator=Creator(), xla=True)
 
 
-def test_float16_on_cpu_warns_and_trains_loss_scaled_in_float32(caplog):
+def test_float16_on_cpu_computes_in_float16_and_warns_it_is_slow(caplog):
     probe = train_convnet(mixed_precision="float16")
-    assert probe.reduced == {} and probe.dtypes == {tf.float32, tf.int64}
+    assert probe.reduced["float16"] >= 5 and "bfloat16" not in probe.reduced
+    assert probe.dtypes == {tf.float32, tf.int64}
     assert probe.loss_scale == 2.0 ** 15
     assert "mixed_precision='bfloat16'" in caplog.text and "without a GPU" in caplog.text
+
+
+def test_float16_emulation_asked_for_by_hand_is_turned_off(caplog, monkeypatch):
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16", "1")
+    x, y = images(8, seed=1)
+    val = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4),
+                              repeat=False)
+    probe = train_convnet(mixed_precision="float16", callbacks=[
+        tfloop.InferenceRunner(val, [tfloop.ScalarStats("cost")])])
+    assert probe.reduced["float16"] >= 5
+    assert os.environ["TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"] == "0"
+    assert "is replaced by 0" in caplog.text
 
 
 def test_float32_step_has_no_reduced_precision_and_no_xla():

@@ -51,6 +51,7 @@ from tfloop.tfutils.summary import (
     add_moving_summary,
     add_param_summary,
     add_tensor_summary,
+    average_finite_values_only,
 )
 from tfloop.tfutils.tower import (
     TowerContext,
@@ -70,7 +71,7 @@ __all__ = [
     "default_session_config", "JustCurrentSession", "SessionInit", "TowerContext", "TowerFunc",
     "TowerTensorHandle", "TowerTensorHandles", "get_current_tower_context",
     "MOVING_SUMMARY_OPS_KEY", "add_cost_summary", "add_moving_summary", "add_param_summary",
-    "add_tensor_summary",
+    "add_tensor_summary", "average_finite_values_only",
     "ChainInit", "DictRestore", "SaverRestore", "SaverRestoreRelaxed", "SmartInit",
     "get_model_loader", "get_checkpoint_path", "load_chkpt_vars", "SkipUpdateGate",
     "add_activation_summary",

@@ -9,6 +9,7 @@ Moving averages are updated by the ``MovingAverageSummary`` callback along with 
 other summaries are ``tf.compat.v1.summary`` ops, fetched by ``MergeAllSummaries``.
 """
 import re
+import weakref
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.tower import get_current_tower_context
@@ -17,11 +18,12 @@ from tfloop.utils.checks import is_number
 
 __all__ = ["add_moving_summary", "add_cost_summary", "add_tensor_summary", "add_param_summary",
            "add_activation_summary",
-           "MOVING_SUMMARY_OPS_KEY", "moving_summary_name"]
+           "average_finite_values_only", "MOVING_SUMMARY_OPS_KEY", "moving_summary_name"]
 
 MOVING_SUMMARY_OPS_KEY = "MOVING_SUMMARY_OPS"
 EMA_SCOPE = "EMA"
 
+_FINITE_ONLY_GRAPHS: "weakref.WeakSet" = weakref.WeakSet()
 _TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
 
 
@@ -273,14 +275,34 @@ def add_cost_summary(cost, name="cost"):
     return add_moving_summary(cost)[0]
 
 
+def average_finite_values_only(graph):
+    """Make the moving averages that ``graph`` builds from now on skip inf and nan values.
+
+    ``TrainConfig(mixed_precision="float16")`` sets it: loss scaling skips the steps whose float16
+    values overflow, and the averages skip them too (``skipped_steps`` counts them) instead of
+    turning nan for the rest of the run. In float32 a nan cost means the run diverged, so the
+    averages keep showing it there.
+
+    Example:
+        >>> average_finite_values_only(trainer.graph)     # before the model is built
+    """
+    _FINITE_ONLY_GRAPHS.add(graph)
+
+
 def _build_moving_average(graph, tensor, name, decay):
     with graph.name_scope(f"{EMA_SCOPE}/{name}/"):
         value = tf.cast(tensor, tf.float32)
         with graph.control_dependencies(None):  # initializers must not depend on the model's ops
             biased = tfv1.Variable(tf.zeros([]), trainable=False, name="biased")
             decay_power = tfv1.Variable(tf.ones([]), trainable=False, name="decay_power")
-        new_biased = biased.assign(decay * biased + (1.0 - decay) * value)
-        new_power = decay_power.assign(decay_power * decay)
-        corrected = new_biased / (1.0 - new_power)
+        next_biased, next_power = decay * biased + (1.0 - decay) * value, decay_power * decay
+        if graph in _FINITE_ONLY_GRAPHS:
+            finite = tf.math.is_finite(value)
+            next_biased = tf.where(finite, next_biased, biased.read_value())
+            next_power = tf.where(finite, next_power, decay_power.read_value())
+        new_biased = biased.assign(next_biased)
+        new_power = decay_power.assign(next_power)
+        # Before the first finite value the power is still 1: show the value itself.
+        corrected = tf.where(new_power < 1.0, new_biased / (1.0 - new_power), value)
     with graph.name_scope(EMA_SCOPE + "/"):
         return tf.identity(corrected, name=name)

@@ -40,6 +40,7 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
     seed = seed_training(trainer.graph, config.seed, config.deterministic)
     if config.precision.active:
         config.precision.check_hardware()
+    config.precision.prepare_graph(trainer.graph)
     trainer.setup_graph(signature, config.data, model.build_graph,
                         config.precision.optimizer_fn(model.get_optimizer))
     warn_unseeded_eager_shuffles(trainer.graph, seed)

@@ -5,11 +5,14 @@ outputs, and TensorFlow's graph rewriters change what runs inside the step.
 
 - ``"bfloat16"``: the oneDNN bfloat16 rewrite (``auto_mixed_precision_onednn_bfloat16``) turns
   CPU matmuls, convolutions and what lies between them to bfloat16.
-- ``"float16"``: the float16 rewrite (``auto_mixed_precision``) on GPUs, and the model's
-  optimizer wrapped in a :class:`~tfloop.tfutils.loss_scale.LossScaleOptimizer`. On a machine
-  without a GPU the step trains with loss scaling but float32 arithmetic: TensorFlow 2.21's
-  float16 emulation for CPUs (``auto_mixed_precision_cpu``) crashes the process (a segfault in
-  the graph rewriter) on ordinary graphs, e.g. an InferenceRunner's pass over a small convnet.
+- ``"float16"``: the float16 rewrite and the model's optimizer wrapped in a
+  :class:`~tfloop.tfutils.loss_scale.LossScaleOptimizer`. On GPUs the rewrite is
+  ``auto_mixed_precision``; on a machine without one it is ``auto_mixed_precision_cpu`` with its
+  emulation turned off (``TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16=0``, read by the
+  rewriter on every run), so the CPU computes convolutions and matmuls in real float16 (slowly).
+  The emulation, TensorFlow's default there, only rounds float32 results to float16, and it
+  crashes the process (a segfault in the rewriter) on any step that also fetches the shape of a
+  convolution's input, e.g. an InferenceRunner's batch size.
 - ``xla=True``: XLA auto-clustering of the step (``global_jit_level`` ON_1, on CPU too through
   the session's ``cpu_global_jit``; no environment variable needed).
 """
@@ -19,12 +22,14 @@ import os
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.loss_scale import LossScaleOptimizer
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
+from tfloop.tfutils.summary import average_finite_values_only
 from tfloop.utils import logger
 
 __all__ = ["MIXED_PRECISION_MODES", "Precision", "check_mixed_precision", "merge_session_configs",
            "precision_session_creator", "precision_session_config"]
 
 MIXED_PRECISION_MODES = (None, "bfloat16", "float16")
+_EMULATE_FP16 = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"
 _BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
@@ -78,6 +83,15 @@ def _gpus():
     return tf.config.list_physical_devices("GPU")
 
 
+def _compute_float16_on_cpu():
+    """Turn the CPU float16 rewrite's emulation off for this process (see the module's doc)."""
+    if os.environ.get(_EMULATE_FP16, "0").lower() not in ("0", "false"):
+        logger.warning(f"mixed_precision='float16': {_EMULATE_FP16}={os.environ[_EMULATE_FP16]} "
+                       "is replaced by 0: TensorFlow's float16 emulation crashes on steps that "
+                       "fetch an input's shape, so tfloop computes in real float16 instead.")
+    os.environ[_EMULATE_FP16] = "0"
+
+
 class Precision:
     """The precision and compilation options of one run, and what they change.
 
@@ -102,6 +116,12 @@ class Precision:
     def __repr__(self):
         return f"Precision(mixed_precision={self.mixed_precision!r}, xla={self.xla})"
 
+    def prepare_graph(self, graph):
+        """Set up ``graph`` before the model is built in it: in float16, moving averages skip the
+        overflowing steps that loss scaling skips (:func:`average_finite_values_only`)."""
+        if self.mixed_precision == "float16":
+            average_finite_values_only(graph)
+
     def check_session_creator(self, session_creator):
         """Raise ValueError if this precision needs session options that ``session_creator``
         (not None) has no ``config`` for; return self."""
@@ -122,6 +142,9 @@ class Precision:
             rewrite.auto_mixed_precision_onednn_bfloat16 = on
         elif self.mixed_precision == "float16" and _gpus():
             rewrite.auto_mixed_precision = on
+        elif self.mixed_precision == "float16":
+            _compute_float16_on_cpu()
+            rewrite.auto_mixed_precision_cpu = on
         if self.xla:
             options = config.graph_options.optimizer_options
             options.global_jit_level = tfv1.OptimizerOptions.ON_1
@@ -154,10 +177,10 @@ class Precision:
             raise ValueError("xla=True: this TensorFlow build has no XLA; use xla=False.")
         if self.mixed_precision == "float16" and not _gpus():
             logger.warning(
-                "mixed_precision='float16' on a machine without a GPU: the step trains with "
-                "loss scaling but float32 arithmetic (CPUs have no fast float16, and "
-                "TensorFlow's CPU float16 emulation crashes on ordinary graphs). For speed on a "
-                "CPU use mixed_precision='bfloat16' on CPUs with AMX or AVX512-BF16, else None.")
+                "mixed_precision='float16' on a machine without a GPU: the step computes in "
+                "float16 with loss scaling, but CPUs have no fast float16, so it is slower than "
+                "float32. For speed on a CPU use mixed_precision='bfloat16' on CPUs with AMX or "
+                "AVX512-BF16, else None.")
         if self.mixed_precision == "bfloat16":
             self._check_bfloat16()
 
