@@ -791,6 +791,39 @@ def _(tmp):
     tfloop.WandbMonitor("team/mnist")
 
 
+@case("precision-unknown")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), mixed_precision="fp8")
+
+
+@case("precision-xla-type")
+def _(tmp):
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), xla="yes")
+
+
+@case("precision-session-creator")
+def _(tmp):
+    class Creator:
+        def create_session(self, graph):
+            return tfv1.Session(graph=graph)
+
+        def __repr__(self):
+            return "<Creator>"
+
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_creator=Creator(),
+                       mixed_precision="bfloat16")
+
+
+@case("precision-float16-cpu")
+def _(tmp):
+    train_linear([], mixed_precision="float16", max_epoch=1)
+
+
+@case("loss-scale-initial")
+def _(tmp):
+    tfloop.LossScaleOptimizer(tfv1.train.GradientDescentOptimizer(0.1), initial_scale=0.5)
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 
