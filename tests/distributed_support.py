@@ -256,6 +256,8 @@ def _task_main(tf_config, outdir, options):
                 callbacks.append(DieAt(options["die_at"]))
             if options.get("fail_at_setup"):
                 callbacks.append(FailAtSetup())
+            if options.get("mixed_precision"):
+                extra["mixed_precision"] = options["mixed_precision"]
             if options.get("auto_resume"):
                 extra.update(config_class=tfloop.AutoResumeTrainConfig,
                              max_epoch=options["max_epoch"])

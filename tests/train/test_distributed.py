@@ -103,6 +103,23 @@ def test_collective_cluster_trains_the_single_process_model(tmp_path, reference)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ps", [1, 0], ids=["parameter_server", "collective"])
+def test_a_float16_cluster_trains_with_one_loss_scale(tmp_path, ps):
+    outdir = str(tmp_path)
+    results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=1 if ps else 2,
+                     mixed_precision="float16")
+    _check_clean_exit(results, outdir)
+    first, second = (results[f"worker{i}"]["values"] for i in range(2))
+    for var in MODEL_VARIABLES + ["loss_scale/scale", "loss_scale/skipped_steps"]:
+        np.testing.assert_array_equal(first[var], second[var], err_msg=var)
+        assert first[var].dtype != np.float16, var
+    assert first["global_step"] == STEPS and first["loss_scale/scale"] <= 2.0 ** 15
+    with open(os.path.join(outdir, "train_log", "stats.json")) as f:
+        assert "loss_scale" in json.load(f)[-1]
+    assert "without a GPU" in task_log(outdir, "worker0")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ps", [1, 0], ids=["parameter_server", "collective"])
 def test_a_dead_worker_stops_the_others_with_a_clear_error(tmp_path, ps):
     outdir = str(tmp_path)
     results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=1, timeout_s=3,
