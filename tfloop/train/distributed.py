@@ -162,6 +162,12 @@ class _ClusterTrainerMixin:
             if not self.is_chief:
                 self._check_same_start(steps_per_epoch, starting_epoch)
             super().main_loop(steps_per_epoch, starting_epoch, max_epoch)
+        except CLUSTER_ERRORS as e:    # a callback's own session call, outside the step
+            self._end(failed=True)
+            raise ClusterError(
+                f"{self.task.device()}: a session call at global step {self.global_step} "
+                f"failed: another task of the cluster died, hung or stopped responding "
+                f"(timeout {self.timeout_s:g} s): {_failure_cause(self.task, e)}") from e
         except BaseException:
             self._end(failed=True)
             raise
