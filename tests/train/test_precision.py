@@ -109,7 +109,7 @@ def test_bfloat16_rewrite_fires_and_reduced_precision_keeps_digits_accuracy():
 
 
 def test_bfloat16_without_onednn_says_training_stays_float32(caplog, monkeypatch):
-    from tfloop.train import precision
+    from tfloop.tfutils import precision
     monkeypatch.setattr(precision, "_onednn_enabled", lambda: False)
     Precision("bfloat16").check_hardware()
     assert "TF_ENABLE_ONEDNN_OPTS=1" in caplog.text and "stays float32" in caplog.text

@@ -5,8 +5,9 @@ from typing import Any
 
 from tfloop.compat import tf, tfv1
 from tfloop.model_desc import ModelDescBase
+from tfloop.tfutils.precision import Precision
 from tfloop.tfutils.predict_tower import check_session_init_complete
-from tfloop.tfutils.sesscreate import NewSessionCreator
+from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.sessinit import SmartInit
 from tfloop.tfutils.tower import TowerFunc
 
@@ -78,6 +79,10 @@ class PredictConfig:
             the initial values (a warning is logged).
         return_input (bool): predictors return ``(inputs, outputs)``.
         create_graph (bool): build in a new graph (else in the default graph).
+        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"``: predict with the
+            rewrite ``TrainConfig`` uses for training (``docs/performance.md``); inputs, outputs
+            and the loaded variables stay float32.
+        xla (bool): compile the prediction with XLA auto-clustering.
 
     Example:
         >>> config = PredictConfig(model=MyModel(), session_init="train_log/mnist",
@@ -90,7 +95,8 @@ class PredictConfig:
                  input_signature: list | None = None, input_names: list | None = None,
                  output_names: list | None = None, session_creator: Any = None,
                  session_init: Any = None, return_input: bool = False,
-                 create_graph: bool = True) -> None:
+                 create_graph: bool = True, mixed_precision: str | None = None,
+                 xla: bool = False) -> None:
         self.input_signature, self.tower_func = _tower_of(model, tower_func, input_signature)
         if output_names is None:
             raise ValueError("PredictConfig needs output_names=[...]: the tensors to predict.")
@@ -101,6 +107,11 @@ class PredictConfig:
             input_names = [s.name for s in self.input_signature]
         self.input_names = _name_list(input_names, "input_names")
         self.session_creator = _session_creator(session_creator)
+        self.precision = Precision(mixed_precision, xla).check_session_creator(
+            self.session_creator)
+        if self.precision.active:
+            self.session_creator.config = self.precision.apply(
+                self.session_creator.config or default_session_config())
         if isinstance(session_init, (str, os.PathLike)) and not os.fspath(session_init):
             raise ValueError("PredictConfig: session_init is an empty path.")
         self.session_init = SmartInit(session_init)
