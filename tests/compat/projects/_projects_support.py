@@ -5,7 +5,8 @@ tfloop), written to a temporary directory with ``tensorpack`` replaced by ``tflo
 lines (and ``import tensorflow as tf`` by ``from tfloop import tfv1 as tf``, as
 ``docs/migrating.md`` says), plus the short, documented edits a test names (a smaller step count,
 an example's own bug). Each edit must match exactly once, so a changed example fails the test
-instead of running unshrunk. The script then runs in a subprocess with this checkout's tfloop.
+instead of running unshrunk. The script then runs in a subprocess on the CPU, without a display,
+with this checkout's tfloop.
 
 The repository is ``$TFLOOP_TENSORPACK_GIT`` (a checkout, or a bare git directory read with ``git
 show``); by default the mirror at ``/work/.mirror/tensorpack+tensorpack/repo``. Without it the
@@ -26,11 +27,17 @@ TFLOOP_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 
 _IMPORT_LINE = re.compile(r"^(\s*)(from|import)\s+tensorpack\b", re.MULTILINE)
 _TF_IMPORT = "import tensorflow as tf\n"
+_SYMLINK = "120000"
 
 
 def _is_bare(repo):
     return os.path.isfile(os.path.join(repo, "HEAD")) and not os.path.isdir(
         os.path.join(repo, ".git"))
+
+
+def _git(*args):
+    return subprocess.run(["git", f"--git-dir={TENSORPACK_REPO}", *args], check=True,
+                          capture_output=True, text=True).stdout
 
 
 def _require_repository():
@@ -40,28 +47,31 @@ def _require_repository():
                     "the example projects.")
 
 
-def read_example_file(path):
-    """The text of ``path`` (``examples/GAN/GAN.py``) in tensorpack's repository."""
+def read_example_file(path, mode="100644"):
+    """The text of ``path`` (``examples/GAN/GAN.py``) in tensorpack's repository; a symbolic
+    link (git mode 120000) is read through to its target."""
     _require_repository()
-    if _is_bare(TENSORPACK_REPO):
-        return subprocess.run(["git", f"--git-dir={TENSORPACK_REPO}", "show", f"HEAD:{path}"],
-                              check=True, capture_output=True, text=True).stdout
-    with open(os.path.join(TENSORPACK_REPO, path), encoding="utf-8") as f:
-        return f.read()
+    if not _is_bare(TENSORPACK_REPO):
+        with open(os.path.join(TENSORPACK_REPO, path), encoding="utf-8") as f:
+            return f.read()
+    text = _git("show", f"HEAD:{path}")
+    if mode == _SYMLINK:     # the text is the target, relative to the link's folder
+        return read_example_file(os.path.normpath(os.path.join(os.path.dirname(path),
+                                                               text.strip())))
+    return text
 
 
 def list_example_files(directory):
-    """Paths of the ``.py`` files under ``directory`` (``examples/FasterRCNN``) in the repo."""
+    """``[(git mode, path)]`` of the ``.py`` files under ``directory`` (``examples/HED``)."""
     _require_repository()
     if _is_bare(TENSORPACK_REPO):
-        listed = subprocess.run(["git", f"--git-dir={TENSORPACK_REPO}", "ls-tree", "-r",
-                                 "--name-only", "HEAD", directory + "/"],
-                                check=True, capture_output=True, text=True).stdout.split()
+        rows = _git("ls-tree", "-r", "HEAD", directory + "/").splitlines()
+        listed = [(row.split()[0], row.split("\t")[1]) for row in rows]
     else:
         root = os.path.join(TENSORPACK_REPO, directory)
-        listed = [os.path.relpath(os.path.join(d, f), TENSORPACK_REPO)
+        listed = [("100644", os.path.relpath(os.path.join(d, f), TENSORPACK_REPO))
                   for d, _, files in os.walk(root) for f in files]
-    return sorted(p for p in listed if p.endswith(".py"))
+    return sorted((mode, path) for mode, path in listed if path.endswith(".py"))
 
 
 def change_imports(text):
@@ -86,10 +96,10 @@ def write_example(directory, dest, edits=None):
     """Write tensorpack's ``directory`` (``examples/GAN``) to ``dest`` with imports changed and
     ``edits`` (``{file name: [(old, new), ...]}``) applied; return ``dest``."""
     edits = dict(edits or {})
-    for path in list_example_files(directory):
+    for mode, path in list_example_files(directory):
         relative = os.path.relpath(path, directory)
-        text = apply_edits(change_imports(read_example_file(path)), edits.pop(relative, ()),
-                           path)
+        text = apply_edits(change_imports(read_example_file(path, mode)),
+                           edits.pop(relative, ()), path)
         target = os.path.join(dest, relative)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "w", encoding="utf-8") as f:
@@ -99,22 +109,29 @@ def write_example(directory, dest, edits=None):
     return dest
 
 
-def run_script(cwd, args, timeout, env=None):
+def run_example(cwd, args, timeout, env=None):
     """Run ``python <args>`` in ``cwd`` with this checkout's tfloop, on the CPU, without a
-    display; return the completed process. A non-zero exit fails the test with the output's
-    tail."""
+    display; return its output (stdout and stderr as they interleaved). A non-zero exit or a run
+    past ``timeout`` seconds (scaled to the machine) fails the test with the output's tail."""
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join([TFLOOP_ROOT, str(cwd)]),
                     CUDA_VISIBLE_DEVICES="", MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2",
-                    PYTHONUNBUFFERED="1", **(env or {}))
+                    PYTHONUNBUFFERED="1", **dict(env or {}))
     full_env.pop("DISPLAY", None)
     try:
-        done = subprocess.run([sys.executable] + list(args), cwd=str(cwd), env=full_env,
-                              capture_output=True, text=True, timeout=scaled_timeout(timeout))
+        done = subprocess.run([sys.executable, *args], cwd=str(cwd), env=full_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=scaled_timeout(timeout))
     except subprocess.TimeoutExpired as e:
         output = e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or ""
-        raise AssertionError(f"{' '.join(args)} ran past its timeout:\n{output[-4000:]}"
+        raise AssertionError(f"{' '.join(args)} ran past {timeout} s:\n{output[-4000:]}"
                              ) from None
     if done.returncode != 0:
         raise AssertionError(f"{' '.join(args)} exited with {done.returncode}:\n"
-                             f"{(done.stdout + done.stderr)[-6000:]}")
-    return done
+                             f"{done.stdout[-6000:]}")
+    return done.stdout
+
+
+def checkpoints(log_dir):
+    """The checkpoint index files a run wrote in ``log_dir``."""
+    return sorted(f for f in os.listdir(log_dir) if f.startswith("model-") and
+                  f.endswith(".index"))

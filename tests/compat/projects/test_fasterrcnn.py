@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _projects_support import run_script, write_example  # noqa: E402
+from _projects_support import run_example, write_example  # noqa: E402
 from support import scaled_timeout  # noqa: E402
 
 # The example's own bugs on a machine without a GPU, each a one-line change.
@@ -106,7 +106,7 @@ def project(tmp_path_factory):
 
 def train(src, coco, mode, logdir):
     config = TINY + mode + [f"DATA.BASEDIR={coco}"]
-    return run_script(src, ["train.py", "--logdir", logdir, "--config"] + config, timeout=120)
+    return run_example(src, ["train.py", "--logdir", logdir, "--config"] + config, timeout=120)
 
 
 @pytest.mark.slow
@@ -129,17 +129,17 @@ def test_mask_rcnn_fpn_trains_evaluates_and_predicts(project):
     config = ["--config"] + TINY + MASK_FPN + [f"DATA.BASEDIR={coco}",
                                               "TEST.RESULT_SCORE_THRESH=0"]
 
-    evaluated = run_script(src, ["predict.py", "--load", checkpoint, "--evaluate",
-                                 "results.json"] + config, timeout=90)
+    evaluated = run_example(src, ["predict.py", "--load", checkpoint, "--evaluate",
+                                  "results.json"] + config, timeout=90)
     # Every detection went to pycocotools, which scored boxes and masks.
     with open(os.path.join(src, "results.json-coco_val2017")) as f:
         results = json.load(f)
     assert results and all("segmentation" in r for r in results)
-    assert "Average Precision" in evaluated.stdout
+    assert "Average Precision" in evaluated
 
     picture = os.path.join(coco, "val2017", "0.jpg")
-    run_script(src, ["predict.py", "--load", checkpoint, "--predict", picture] + config,
-               timeout=90)
+    run_example(src, ["predict.py", "--load", checkpoint, "--predict", picture] + config,
+                timeout=90)
     import cv2
     written = cv2.imread(os.path.join(src, "output.png"))
     assert written is not None and written.shape == (48, 128, 3)

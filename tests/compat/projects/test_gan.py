@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _projects_support import run_script, write_example  # noqa: E402
+from _projects_support import run_example, write_example  # noqa: E402
 from support import scaled_timeout  # noqa: E402
 
 ONE_EPOCH_OF_TWO_STEPS = [("steps_per_epoch=300", "steps_per_epoch=2"),
@@ -91,8 +91,8 @@ def test_gan_example_trains_with_its_own_trainer(script, tmp_path):
     edits, make_data, log_name, checkpoint = CASES[script]
     src = write_example("examples/GAN", str(tmp_path / "GAN"), {script: edits})
     args = make_data(tmp_path)
-    done = run_script(src, [script] + args, timeout=120,
+    out = run_example(src, [script] + args, timeout=120,
                       env={"TENSORPACK_DATASET": str(tmp_path / "datasets")})
     log_dir = os.path.join(src, "train_log", log_name)
-    assert os.path.isfile(os.path.join(log_dir, checkpoint + ".index")), done.stdout[-3000:]
-    assert "Training has finished." in done.stdout + done.stderr
+    assert os.path.isfile(os.path.join(log_dir, checkpoint + ".index")), out[-3000:]
+    assert "Training has finished." in out

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _projects_support import checkpoints, run_example, write_example  # noqa: E402
 from dataflow_support import write_ilsvrc  # noqa: E402
-from example_runner import checkpoints, run_example, write_example  # noqa: E402
 
 pytest.importorskip("cv2")
 
