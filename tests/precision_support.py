@@ -51,10 +51,18 @@ class StepGraph(tfloop.Callback):
                         break
                 self.xla += node.op == "_XlaCompile"
         self.dtypes = {v.dtype.base_dtype for v in tfv1.global_variables()}
-        scale = [v for v in tfv1.global_variables() if v.op.name == "loss_scale/scale"]
-        self.loss_scale = self.trainer.sess.run(scale[0]) if scale else None
+        found = {v.op.name: v for v in tfv1.global_variables()}
+        scale, skipped = found.get("loss_scale/scale"), found.get("loss_scale/skipped_steps")
+        self.loss_scale = self.trainer.sess.run(scale) if scale is not None else None
+        self.skipped_steps = self.trainer.sess.run(skipped) if skipped is not None else None
         if hasattr(self.trainer, "check_replicas"):
             self.replica_difference = self.trainer.check_replicas()
+
+
+def assert_default_loss_scale(probe):
+    """The run was loss-scaled from TrainConfig's default 2 ** 15, halved once per skipped step
+    (real float16 may overflow at 2 ** 15; the default growth interval is not reached)."""
+    assert probe.loss_scale is not None and probe.loss_scale * 2 ** probe.skipped_steps == 2 ** 15
 
 
 def train_convnet(trainer=None, steps=4, **kwargs):

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from precision_support import ConvNet, images, train_convnet
+from precision_support import ConvNet, assert_default_loss_scale, images, train_convnet
 from support import LinearModel, make_regression_data
 
 import tfloop
@@ -42,7 +42,7 @@ def test_float16_on_cpu_computes_in_float16_and_warns_it_is_slow(caplog):
     probe = train_convnet(mixed_precision="float16")
     assert probe.reduced["float16"] >= 5 and "bfloat16" not in probe.reduced
     assert probe.dtypes == {tf.float32, tf.int64}
-    assert probe.loss_scale == 2.0 ** 15
+    assert_default_loss_scale(probe)
     assert "mixed_precision='bfloat16'" in caplog.text and "without a GPU" in caplog.text
 
 
@@ -119,7 +119,7 @@ def test_user_session_config_is_merged_with_the_replicated_trainers_devices():
     user = tfv1.ConfigProto(intra_op_parallelism_threads=1)
     trainer = tfloop.SyncMultiGPUTrainerReplicated(2)
     probe = train_convnet(trainer, session_config=user, mixed_precision="float16")
-    assert probe.loss_scale == 2.0 ** 15
+    assert_default_loss_scale(probe)
     assert probe.replica_difference == 0.0
     merged = merge_session_configs(trainer.default_session_config(), user)
     assert merged.device_count["CPU"] == 2 and merged.intra_op_parallelism_threads == 1
@@ -144,7 +144,8 @@ def test_float16_with_parameter_server_trainer_and_keras_layers():
 
     probe = train_convnet(tfloop.SyncMultiGPUTrainerParameterServer(2), model=KerasNet(),
                           mixed_precision="float16")
-    assert probe.loss_scale == 2.0 ** 15 and tf.float16 not in probe.dtypes
+    assert_default_loss_scale(probe)
+    assert tf.float16 not in probe.dtypes
 
 
 def test_keras_model_desc_trains_in_float16():
@@ -154,7 +155,7 @@ def test_keras_model_desc_trains_in_float16():
     desc = tfloop.KerasModelDesc(model, keras.losses.SparseCategoricalCrossentropy(
         from_logits=True), lambda: tfv1.train.GradientDescentOptimizer(0.1))
     probe = train_convnet(model=desc, mixed_precision="float16")
-    assert probe.loss_scale == 2.0 ** 15
+    assert_default_loss_scale(probe)
 
 
 def test_inference_runner_and_offline_predictor_give_float32(logdir):
