@@ -1,6 +1,8 @@
 """Whole DataFlows run in worker processes and threads: data, seeding, errors, deaths, Ctrl-C."""
 import os
 import signal
+import subprocess
+import time
 import traceback
 
 import pytest
@@ -139,7 +141,8 @@ def test_multi_thread_runner_reraises_a_thread_exception():
 
 
 SCRIPT = """
-import os, time
+import faulthandler, os, signal, time
+faulthandler.register(signal.SIGUSR1, all_threads=True)   # the test's view of a hang
 from tfloop.dataflow import (DataFromList, FakeData, MultiProcessMapAndBatchData,
                              MultiProcessMapData, MultiProcessRunner, MultiProcessRunnerZMQ)
 flows = [MultiProcessRunnerZMQ(FakeData([[100]], size=10 ** 6), num_proc=2),
@@ -163,7 +166,15 @@ def test_ctrl_c_during_prefetch_shuts_everything_down(tmp_path):
     pids = [int(p) for p in read_until(proc, "PIDS ").split()]
     read_until(proc, "READY")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=scaled_timeout(10))
+    try:
+        _, err = proc.communicate(timeout=scaled_timeout(10))
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"the script did not exit after Ctrl-C; its threads:\n{err[-6000:]}"
+                             ) from None
     assert "KeyboardInterrupt" in err and proc.returncode != 0
     assert wait_gone(pids, timeout=scaled_timeout(10)), [p for p in pids if alive(p)]
 
