@@ -1,6 +1,7 @@
 """Every ```python block in README.md and docs/ runs as written.
 
-A block is a complete program, run in a subprocess in a fresh directory. A block whose first line
+A block is a complete program, run in a fresh process (forked from one that imported tfloop once:
+``tests/forked_python.py``) in a fresh directory. A block whose first line
 is ``# continues: NAME`` runs after the earlier block of the same page whose first line is
 ``# block: NAME`` (and after whatever that one continues). Text that must not run goes in a
 ```text, ```bash or ```console block instead.
@@ -15,9 +16,8 @@ import glob
 import json
 import os
 import re
-import subprocess
-import sys
 
+import forked_python
 import pytest
 from support import scaled_timeout
 
@@ -78,8 +78,7 @@ def run_python(args, cwd):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("CI", None)
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=scaled_timeout(90), stdin=subprocess.DEVNULL)
+    return forked_python.run_python(args, cwd, env, timeout=scaled_timeout(90))
 
 
 def test_pages_have_blocks():

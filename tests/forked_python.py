@@ -1,0 +1,97 @@
+"""``python -c CODE`` or ``python SCRIPT`` without paying TensorFlow's import every time.
+
+Each program runs in its own process forked from a ``forkserver`` that imported tfloop (and so
+TensorFlow) once, as ``tests/distributed_support.py`` runs cluster tasks. The process starts as a
+fresh interpreter would look to the program: its own directory, ``sys.argv`` and ``sys.path[0]``,
+a new ``__main__``, stdin from /dev/null, stdout and stderr to files, the atexit handlers run at
+the end, and the exit status of ``python`` (1 and a traceback for an uncaught exception). What it
+cannot give is a fresh TensorFlow: an environment variable that TensorFlow reads only when it is
+imported is already read.
+"""
+import atexit
+import multiprocessing
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+import types
+
+_CONTEXT = None
+
+
+def _context():
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = multiprocessing.get_context("forkserver")
+        _CONTEXT.set_forkserver_preload(["tensorflow", "keras", "tfloop.train", "tfloop.callbacks"])
+    return _CONTEXT
+
+
+def _redirect(fd, path, flags):
+    target = os.open(path, flags, 0o644)
+    os.dup2(target, fd)
+    os.close(target)
+
+
+def _run(args, cwd, env, out_path, err_path):
+    os.chdir(cwd)
+    _redirect(0, os.devnull, os.O_RDONLY)
+    _redirect(1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    _redirect(2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.environ.clear()
+    os.environ.update(env)
+    code = 0
+    try:
+        if args[0] == "-c":
+            sys.argv, sys.path[0] = ["-c", *args[2:]], ""
+            main = types.ModuleType("__main__")
+            sys.modules["__main__"] = main
+            exec(compile(args[1], "<string>", "exec"), main.__dict__)
+        else:
+            sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
+            runpy.run_path(args[0], run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, int) and e.code is not None:
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_python(args, cwd, env, timeout):
+    """Run ``python *args`` in ``cwd`` with environment ``env``, in a forked process.
+
+    Returns:
+        subprocess.CompletedProcess: ``returncode``, ``stdout`` and ``stderr`` (text).
+
+    Raises:
+        subprocess.TimeoutExpired: after ``timeout`` seconds (the process is killed).
+    """
+    outdir = tempfile.mkdtemp(prefix="forked-python-")
+    out_path, err_path = (os.path.join(outdir, name) for name in ("stdout", "stderr"))
+    process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
+                                                     err_path))
+    try:
+        process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            raise subprocess.TimeoutExpired(["python", *args], timeout)
+        outputs = []
+        for path in (out_path, err_path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                outputs.append(f.read())
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+    return subprocess.CompletedProcess(["python", *args], process.exitcode, *outputs)
