@@ -143,6 +143,9 @@ def test_multi_thread_runner_reraises_a_thread_exception():
 SCRIPT = """
 import faulthandler, os, signal, time
 faulthandler.register(signal.SIGUSR1, all_threads=True)   # the test's view of a hang
+# Ctrl-C raises KeyboardInterrupt as in a terminal, also under a test run started in the
+# background: such a run ignores SIGINT, and Python then leaves it ignored in this script.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tfloop.dataflow import (DataFromList, FakeData, MultiProcessMapAndBatchData,
                              MultiProcessMapData, MultiProcessRunner, MultiProcessRunnerZMQ)
 flows = [MultiProcessRunnerZMQ(FakeData([[100]], size=10 ** 6), num_proc=2),
