@@ -53,10 +53,12 @@ def _run(args, cwd, env, out_path, err_path):
         else:
             sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
             runpy.run_path(args[0], run_name="__main__")
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, int) and e.code is not None:
+    except SystemExit as e:   # as python exits: None is 0, a message goes to stderr with 1
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
             print(e.code, file=sys.stderr)
+            code = 1
     except BaseException:
         traceback.print_exc()
         code = 1

@@ -296,13 +296,15 @@ def _build_moving_average(graph, tensor, name, decay):
             biased = tfv1.Variable(tf.zeros([]), trainable=False, name="biased")
             decay_power = tfv1.Variable(tf.ones([]), trainable=False, name="decay_power")
         next_biased, next_power = decay * biased + (1.0 - decay) * value, decay_power * decay
-        if graph in _FINITE_ONLY_GRAPHS:
+        finite_only = graph in _FINITE_ONLY_GRAPHS
+        if finite_only:
             finite = tf.math.is_finite(value)
             next_biased = tf.where(finite, next_biased, biased.read_value())
             next_power = tf.where(finite, next_power, decay_power.read_value())
         new_biased = biased.assign(next_biased)
         new_power = decay_power.assign(next_power)
-        # Before the first finite value the power is still 1: show the value itself.
-        corrected = tf.where(new_power < 1.0, new_biased / (1.0 - new_power), value)
+        corrected = new_biased / (1.0 - new_power)
+        if finite_only:   # before the first finite value the power is still 1: show the value
+            corrected = tf.where(new_power < 1.0, corrected, value)
     with graph.name_scope(EMA_SCOPE + "/"):
         return tf.identity(corrected, name=name)
