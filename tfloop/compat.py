@@ -31,4 +31,14 @@ if TF_VERSION < MIN_TF_VERSION:
 
 tfv1 = tf.compat.v1
 
-__all__ = ["tf", "tfv1", "TF_VERSION"]
+__all__ = ["tf", "tfv1", "TF_VERSION", "onednn_enabled"]
+
+
+def onednn_enabled():
+    """Whether TensorFlow's CPU kernels are oneDNN's in this process: its default on x86 CPUs
+    with AVX-512 VNNI/BF16 or AMX, or set by ``TF_ENABLE_ONEDNN_OPTS``, read once at start-up."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:  # a TensorFlow without the flag: assume its kernels may be oneDNN's
+        return True
+    return bool(_pywrap_util_port.IsMklEnabled())

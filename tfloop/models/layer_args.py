@@ -9,7 +9,7 @@ has no kernels for some of them, by transposing to ``NHWC`` and back.
 import functools
 import inspect
 
-from tfloop.compat import tf, tfv1
+from tfloop.compat import onednn_enabled, tf, tfv1
 from tfloop.utils.checks import is_int
 
 __all__ = []
@@ -121,12 +121,40 @@ def gpu_visible():
 
 
 def run_in_layout(x, data_format, op):
-    """``op(x, data_format)`` for an NHWC or NCHW ``x``; without a GPU an NCHW ``x`` is transposed
-    to NHWC for ``op`` and the result transposed back (CPU kernels lack NCHW for some ops)."""
-    if data_format == "NHWC" or gpu_visible():
+    """``op(x, data_format)`` for an NHWC or NCHW ``x``, on any batch size.
+
+    Without a GPU an NCHW ``x`` is transposed to NHWC for ``op`` and the result transposed back
+    (CPU kernels lack NCHW for some ops), and the batch goes through :func:`guard_empty_batch`.
+    """
+    if gpu_visible():
         return op(x, data_format)
-    y = op(tf.transpose(x, [0, 2, 3, 1]), "NHWC")
-    return tf.transpose(y, [0, 3, 1, 2])
+    if data_format == "NHWC":
+        return guard_empty_batch(x, lambda t: op(t, "NHWC"))
+    return guard_empty_batch(x, lambda t: tf.transpose(
+        op(tf.transpose(t, [0, 2, 3, 1]), "NHWC"), [0, 3, 1, 2]))
+
+
+def guard_empty_batch(x, compute):
+    """``compute(x)``, also right when ``x``'s batch (first) dimension is 0 under oneDNN.
+
+    oneDNN's CPU kernels (TensorFlow's default on x86 servers with AVX-512 VNNI/BF16 or AMX, or
+    with ``TF_ENABLE_ONEDNN_OPTS=1``) mishandle an empty batch: a convolution returns its input's
+    shape, a transposed convolution's gradient the output's, and max pooling's gradient aborts
+    the process. There an empty batch runs ``compute`` on one sample of zeros and keeps none of
+    its rows, so the result is empty, shaped as without oneDNN, with zero gradients. A batch
+    known to be non-empty in the graph, or oneDNN off, adds nothing to the graph.
+    """
+    batch = x.shape[0] if x.shape.rank else None
+    if not onednn_enabled() or (batch is not None and batch > 0):
+        return compute(x)
+
+    def on_one_zero_sample():
+        one = tf.zeros(tf.concat([[1], tf.shape(x)[1:]], 0), x.dtype)
+        return compute(one)[:0]
+
+    if batch == 0:
+        return on_one_zero_sample()
+    return tf.cond(tf.shape(x)[0] > 0, lambda: compute(x), on_one_zero_sample)
 
 
 def new_variable(name, shape, initializer, regularizer=None, **kwargs):
