@@ -261,7 +261,8 @@ def _task_main(tf_config, outdir, options):
             if options.get("auto_resume"):
                 extra.update(config_class=tfloop.AutoResumeTrainConfig,
                              max_epoch=options["max_epoch"])
-            towers = options.get("gpus", 1) * len(tf_config["cluster"]["worker"])
+            towers = options.get("gpus", 1) * sum(len(tf_config["cluster"].get(job, []))
+                                                  for job in ("chief", "worker"))
             train_script(trainer, towers_per_step=towers, callbacks=callbacks,
                          capture=CaptureVariables(outdir, name),
                          optimizer=options.get("optimizer", "momentum"), **extra)

@@ -190,12 +190,47 @@ def test_tf_config_parsing():
     assert not ClusterTask(cluster, "ps", 0).is_chief
 
 
+@pytest.mark.parametrize("task,expected", [
+    ({"type": "chief", "index": 0}, ("worker", 0, True)),
+    ({"type": "worker", "index": 0}, ("worker", 1, False)),
+    ({"type": "worker", "index": "1"}, ("worker", 2, False)),
+    ({"type": "ps", "index": 0}, ("ps", 0, False)),
+])
+def test_a_chief_job_is_worker_0_as_kubeflow_and_estimator_write_it(task, expected):
+    cluster = {"chief": ["127.0.0.1:1000"], "worker": ["127.0.0.1:1001", "127.0.0.1:1002"],
+               "ps": ["127.0.0.1:1003"], "evaluator": ["127.0.0.1:1004"]}
+    parsed = ClusterTask.from_tf_config({"cluster": cluster, "task": task})
+    assert (parsed.job_name, parsed.task_index, parsed.is_chief) == expected
+    assert parsed.cluster.as_dict() == {
+        "worker": ["127.0.0.1:1000", "127.0.0.1:1001", "127.0.0.1:1002"],
+        "ps": ["127.0.0.1:1003"]}
+
+
+@pytest.mark.slow
+def test_a_cluster_with_a_chief_job_trains_the_single_process_model(tmp_path, reference):
+    outdir = str(tmp_path)
+    cluster = make_cluster(workers=2)
+    results = launch({"chief": cluster["worker"][:1], "worker": cluster["worker"][1:]}, outdir,
+                     gpus=1)
+    assert {name: r["exitcode"] for name, r in results.items()} == {"chief0": 0, "worker0": 0}, \
+        [task_log(outdir, name) for name in results]
+    for name in results:
+        np.testing.assert_allclose(results[name]["values"]["fc2/W"], reference["fc2/W"],
+                                   rtol=RTOL, atol=ATOL)
+    logdir = os.path.join(outdir, "train_log")
+    assert os.path.basename(tf.train.latest_checkpoint(logdir)) == f"model-{STEPS}"
+    assert os.path.isdir(os.path.join(logdir, "worker-1"))
+
+
 @pytest.mark.parametrize("tf_config,match", [
     ("{not json", "TF_CONFIG is not valid JSON"),
     ({"cluster": {"worker": ["a:1"]}}, "must have a 'cluster' dict and a 'task' dict"),
     ({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker"}}, "needs 'type' and 'index'"),
-    ({"cluster": {"chief": ["a:1"], "worker": ["a:2"]}, "task": {"type": "chief", "index": 0}},
-     r"job\(s\) \['chief'\].*List a 'chief' task as worker 0"),
+    ({"cluster": {"chief": ["a:1", "a:3"], "worker": ["a:2"]},
+      "task": {"type": "chief", "index": 0}}, "'chief' job must list one address"),
+    ({"cluster": {"chief": ["a:1"], "worker": ["a:2"], "evaluator": ["a:3"]},
+      "task": {"type": "evaluator", "index": 0}},
+     "an 'evaluator' task, which tfloop does not run: evaluate during training on the chief"),
     ({"cluster": {"ps": ["a:1"]}, "task": {"type": "ps", "index": 0}}, "no 'worker' job"),
     ({"cluster": {"worker": ["a:1"]}, "task": {"type": "ps", "index": 0}},
      "Task type 'ps' is not a job of the cluster"),

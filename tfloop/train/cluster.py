@@ -82,7 +82,8 @@ class ClusterTask:
         unsupported = sorted(set(jobs) - set(_JOBS))
         if unsupported:
             raise ValueError(f"The cluster has job(s) {unsupported}; tfloop supports 'worker' "
-                             "(worker 0 is the chief) and 'ps'. List a 'chief' task as worker 0.")
+                             "(worker 0 is the chief) and 'ps'. List a 'chief' task as worker 0 "
+                             "(ClusterTask.from_tf_config does that for TF_CONFIG).")
         if "worker" not in jobs:
             raise ValueError(f"The cluster has no 'worker' job: {cluster.as_dict()}.")
         if job_name not in jobs:
@@ -118,7 +119,17 @@ class ClusterTask:
         task = tf_config["task"]
         if "type" not in task or "index" not in task:
             raise ValueError(f"TF_CONFIG's task needs 'type' and 'index', got {task!r}.")
-        return cls(tf_config["cluster"], task["type"], task["index"])
+        if task["type"] == "evaluator":
+            raise ValueError(
+                "TF_CONFIG makes this process an 'evaluator' task, which tfloop does not run: "
+                "evaluate during training on the chief (InferenceRunner, or "
+                "DataParallelInferenceRunner over its devices), or evaluate the chief's "
+                "checkpoints in a process of your own with OfflinePredictor "
+                "(docs/distributed.md, 'Kubernetes / Slurm sketch'), and remove the evaluator "
+                "replica.")
+        cluster, job_name, task_index = _chief_as_worker_0(tf_config["cluster"], task["type"],
+                                                           task["index"])
+        return cls(cluster, job_name, task_index)
 
     @classmethod
     def from_server(cls, server):
@@ -183,6 +194,28 @@ def _port_in_use(address):
     except ValueError:
         return False
     return False
+
+
+def _chief_as_worker_0(cluster, job_name, task_index):
+    """The Estimator and Kubeflow layout (a ``chief`` job beside the ``worker`` job, and an
+    ``evaluator`` outside the training) as tfloop's: the chief is worker 0, worker i is worker
+    i + 1. Every task maps the same ``TF_CONFIG`` the same way, so their servers agree."""
+    cluster = {job: addresses for job, addresses in cluster.items() if job != "evaluator"}
+    if "chief" not in cluster:
+        return cluster, job_name, task_index
+    chief = cluster.pop("chief")
+    if not isinstance(chief, (list, tuple)) or len(chief) != 1:
+        raise ValueError(f"TF_CONFIG's 'chief' job must list one address, got {chief!r}.")
+    workers = cluster.get("worker", [])
+    if not isinstance(workers, (list, tuple)):
+        raise ValueError(f"TF_CONFIG's 'worker' job must list 'host:port' addresses, got "
+                         f"{workers!r}.")
+    cluster["worker"] = list(chief) + list(workers)
+    if job_name == "chief":
+        return cluster, "worker", _task_index(task_index)
+    if job_name == "worker":
+        return cluster, "worker", _task_index(task_index) + 1
+    return cluster, job_name, task_index
 
 
 def _cluster_from_dict(cluster):

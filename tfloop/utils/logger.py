@@ -202,14 +202,17 @@ def _has_content(dirname):
 
 def _shares_the_chiefs_dir():
     """Whether this process is a non-chief task of a TF_CONFIG cluster (``ps``, or a worker other
-    than worker 0): every task sets the chief's log directory, and the trainer then moves the
-    others to ``<log dir>/worker-<index>``; only the chief owns the shared one."""
+    than the chief): every task sets the chief's log directory, and the trainer then moves the
+    others to ``<log dir>/worker-<index>``; only the chief owns the shared one. The chief is
+    worker 0, or the ``chief`` task where the cluster has one (Kubeflow's layout)."""
     try:
-        task = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}
+        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+        task, cluster = tf_config.get("task") or {}, tf_config.get("cluster") or {}
     except (ValueError, AttributeError):
         return False
-    return task.get("type") == "ps" or (task.get("type") == "worker" and
-                                        str(task.get("index", 0)) != "0")
+    if task.get("type") == "worker":
+        return "chief" in cluster or str(task.get("index", 0)) != "0"
+    return task.get("type") == "ps"
 
 
 def _lock_existing(dirname):
