@@ -49,8 +49,8 @@ class Hue(PhotometricAugmentor):
                             else (cv2.COLOR_BGR2HSV, cv2.COLOR_HSV2BGR))
         work = img if img.dtype == np.uint8 else img.astype(np.float32)
         hsv = cv2.cvtColor(work, to_hsv)
-        if hsv.dtype == np.uint8:  # OpenCV's 8-bit hue is in [0, 180)
-            hsv[..., 0] = (hsv[..., 0].astype(np.int32) + int(round(hue))) % 180
+        if hsv.dtype == np.uint8:  # OpenCV's 8-bit hue is in [0, 180), rounded down
+            hsv[..., 0] = np.floor((hsv[..., 0] + np.float32(hue)) % 180)
         else:  # and its floating-point hue in [0, 360)
             hsv[..., 0] = (hsv[..., 0] + 2 * hue) % 360
         return cv2.cvtColor(hsv, from_hsv).astype(img.dtype)
