@@ -26,7 +26,8 @@ def _varint(buf, pos):
 
 
 def _fields(buf):
-    """``(field number, value)`` of a protobuf message; varints as ints, the rest as bytes."""
+    """``(field number, wire type, value)`` of each field of a protobuf message: varints as
+    ints, the other wire types as their bytes."""
     pos = 0
     while pos < len(buf):
         key, pos = _varint(buf, pos)

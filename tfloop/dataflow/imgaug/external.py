@@ -24,7 +24,12 @@ def _import(owner, module, install):
 
 class IAATransform(Transform):
     """One draw of an imgaug augmenter, frozen (``to_deterministic()``): the same change to
-    every image of the same size, and to ``(x, y)`` coordinates as imgaug keypoints."""
+    every image of the same size, and to ``(x, y)`` coordinates as imgaug keypoints.
+
+    Example:
+        >>> t = IAAugmentor(iaa.Fliplr(0.5)).get_transform(img)  # doctest: +SKIP
+        >>> t.apply_image(mask), t.apply_coords(points)  # doctest: +SKIP
+    """
 
     def __init__(self, aug, img_shape):
         self.aug, self.img_shape = aug, tuple(img_shape)
@@ -67,7 +72,12 @@ class IAAugmentor(ImageAugmentor):
 
 
 class AlbumentationsTransform(Transform):
-    """One draw of an albumentations transform: its parameters, applied to any image."""
+    """One draw of an albumentations transform: its parameters, applied to any image.
+
+    Example:
+        >>> t = Albumentations(A.RandomRotate90(p=1)).get_transform(img)  # doctest: +SKIP
+        >>> t.apply_image(img).shape  # doctest: +SKIP
+    """
 
     def __init__(self, aug, param):
         self.aug, self.param = aug, param
