@@ -4,11 +4,17 @@ from collections import deque
 from copy import copy
 
 from tfloop.dataflow.base import DataFlowReentrantGuard, NoLength, ProxyDataFlow, RNGDataFlow
+from tfloop.dataflow.batch import BatchData, BatchDataByShape
+from tfloop.dataflow.combine import ConcatData, JoinData, RandomChooseData, RandomMixData
+from tfloop.dataflow.debug import PrintData, TestDataSpeed
 from tfloop.utils.checks import check_callable, check_int, check_positive_int
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
-           "RepeatedDataPoint", "LocallyShuffleData", "CacheData"]
+           "RepeatedDataPoint", "LocallyShuffleData", "CacheData",
+           # defined in batch.py, combine.py and debug.py; tensorpack has them here
+           "BatchData", "BatchDataByShape", "ConcatData", "JoinData", "RandomChooseData",
+           "RandomMixData", "PrintData", "TestDataSpeed"]
 
 
 class FixedSizeData(ProxyDataFlow):

@@ -11,11 +11,12 @@ import tqdm
 
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, RNGDataFlow
 from tfloop.dataflow.common import FixedSizeData, MapData
+from tfloop.dataflow.hdf5 import HDF5Serializer
 from tfloop.dataflow.raw import DataFromGenerator, DataFromList
 from tfloop.utils import logger
 
 __all__ = ["LMDBData", "LMDBDataDecoder", "LMDBSerializer", "NumpySerializer",
-           "TFRecordSerializer"]
+           "TFRecordSerializer", "HDF5Serializer"]
 
 _KEYS = b"__keys__"
 
@@ -80,8 +81,9 @@ class LMDBData(RNGDataFlow):
         Args:
             lmdb_path (str): an LMDB directory or file.
             shuffle (bool): produce the entries in a random order at every pass.
-            keys (list[bytes]): the keys to read; by default those stored by
-                :meth:`LMDBSerializer.save`, else all keys of the database.
+            keys (list[bytes] or str): the keys to read, or a format string such as
+                ``"{:0>8d}"`` that makes them from the indices 0 to (entries - 1); by default
+                those stored by :meth:`LMDBSerializer.save`, else all keys of the database.
         """
         super().__init__()
         if not os.path.exists(lmdb_path):
@@ -90,7 +92,10 @@ class LMDBData(RNGDataFlow):
         self._shuffle = shuffle
         with _open_env(self._lmdb_path).begin() as txn:
             stored = txn.get(_KEYS)
-            if keys is not None:
+            if isinstance(keys, str):
+                entries = txn.stat()["entries"] - (stored is not None)
+                self.keys = [keys.format(k).encode("utf-8") for k in range(entries)]
+            elif keys is not None:
                 self.keys = list(keys)
             elif stored is not None:
                 self.keys = pickle.loads(stored)

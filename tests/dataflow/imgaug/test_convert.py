@@ -17,3 +17,16 @@ def test_conversions():
     assert imgaug.Grayscale(keepshape=True).augment(RGB).shape == (3, 4, 3)
     with pytest.raises(ValueError, match="keepshape=True needs keepdims=True"):
         imgaug.Grayscale(keepdims=False, keepshape=True)
+
+
+def test_color_space_converts_with_opencv_and_keeps_dims():
+    cv2 = pytest.importorskip("cv2")
+    img = np.random.RandomState(0).randint(0, 256, (4, 5, 3)).astype(np.uint8)
+    hsv = imgaug.ColorSpace(cv2.COLOR_BGR2HSV).augment(img)
+    np.testing.assert_array_equal(hsv, cv2.cvtColor(img, cv2.COLOR_BGR2HSV))
+    grey = imgaug.ColorSpace(cv2.COLOR_BGR2GRAY).augment(img)
+    assert grey.shape == (4, 5, 1)
+    np.testing.assert_array_equal(grey[..., 0], cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    assert imgaug.ColorSpace(cv2.COLOR_BGR2GRAY, keepdims=False).augment(img).shape == (4, 5)
+    with pytest.raises(TypeError, match="mode must be an OpenCV conversion code"):
+        imgaug.ColorSpace("hsv")

@@ -2,14 +2,16 @@
 
 tfloop never downloads: a dataset reads the standard files from the directory you name (``dir=``),
 or from ``$TFLOOP_DATASET/<name>`` (``$TENSORPACK_DATASET`` is honoured too), else
-``~/tfloop_data/<name>``. :class:`ImageLabelData` is the DataFlow part the datasets share.
+``~/tfloop_data/<name>``. :class:`ImageLabelData` (arrays in memory) and
+:class:`ImageFileLabelData` (image files) are the DataFlow parts the datasets share.
 """
 import os
 
 from tfloop.dataflow.base import RNGDataFlow
 from tfloop.utils.fs import get_dataset_path
+from tfloop.utils.optional import require
 
-__all__ = ["dataset_dir", "require_files", "ImageLabelData"]
+__all__ = ["dataset_dir", "require_files", "ImageLabelData", "ImageFileLabelData"]
 
 
 def dataset_dir(subdir, dir=None):
@@ -43,3 +45,22 @@ class ImageLabelData(RNGDataFlow):
         order = self.rng.permutation(len(self)) if self.shuffle else range(len(self))
         for k in order:
             yield [self.images[k], self.labels[k]]
+
+
+class ImageFileLabelData(RNGDataFlow):
+    """``[image, label]`` datapoints of ``self.imglist``, ``(image path, label)`` pairs set by a
+    subclass: uint8 HxWx3 BGR images read with OpenCV (``pip install 'tfloop[datasets]'``), in a
+    new random order at every pass when ``self.shuffle``."""
+
+    def __len__(self):
+        return len(self.imglist)
+
+    def __iter__(self):
+        cv2 = require("cv2", "datasets", type(self).__name__)
+        order = self.rng.permutation(len(self)) if self.shuffle else range(len(self))
+        for k in order:
+            path, label = self.imglist[k]
+            image = cv2.imread(path, cv2.IMREAD_COLOR)
+            if image is None:
+                raise ValueError(f"{type(self).__name__}: cannot read the image {path}.")
+            yield [image, label]

@@ -1,4 +1,5 @@
-"""ILSVRC12 (ImageNet-1k) from a local copy in tensorpack's layout, and its metadata files.
+"""ILSVRC12 (ImageNet-1k) from a local copy in tensorpack's layout, its metadata files, and
+TinyImageNet.
 
 The image directory (``dir``)::
 
@@ -14,11 +15,11 @@ label k), ``synset_words.txt`` (``n01440764 tench, Tinca tinca`` per line) and `
 import os
 
 from tfloop.dataflow.base import RNGDataFlow
-from tfloop.dataflow.dataset._files import dataset_dir, require_files
+from tfloop.dataflow.dataset._files import ImageFileLabelData, dataset_dir, require_files
 from tfloop.utils import logger
 from tfloop.utils.optional import require
 
-__all__ = ["ILSVRCMeta", "ILSVRC12", "ILSVRC12Files"]
+__all__ = ["ILSVRCMeta", "ILSVRC12", "ILSVRC12Files", "TinyImageNet"]
 
 _SPLITS = ("train", "val", "test")
 _STRUCTURES = ("original", "train")
@@ -176,3 +177,56 @@ class ILSVRC12(ILSVRC12Files):
             if image is None:
                 raise ValueError(f"ILSVRC12: cannot decode {fname}.")
             yield [image, label]
+
+
+_GET_TINY = "Download and unzip http://cs231n.stanford.edu/tiny-imagenet-200.zip."
+
+
+class TinyImageNet(ImageFileLabelData):
+    """``[image, label]`` of TinyImageNet: 64x64x3 uint8 BGR images and labels in [0, 200) (the
+    line of the class in ``wnids.txt``).
+
+    ``dir`` is the unzipped ``tiny-imagenet-200``: ``wnids.txt``,
+    ``train/<wnid>/images/*.JPEG``, and ``val/val_annotations.txt`` (``<image> <wnid> ...`` per
+    line) with ``val/images/*.JPEG``. Reading the images needs OpenCV
+    (``pip install 'tfloop[datasets]'``).
+
+    Args:
+        dir (str): the dataset directory.
+        name (str): ``"train"`` or ``"val"``.
+        shuffle (bool): a new order at each pass; by default for ``"train"`` only.
+
+    Example:
+        >>> ds = TinyImageNet("~/data/tiny-imagenet-200", "train")  # doctest: +SKIP
+    """
+
+    def __init__(self, dir, name, shuffle=None):
+        if name not in ("train", "val"):
+            raise ValueError(f"TinyImageNet: name must be 'train' or 'val', got {name!r}.")
+        dir = os.path.expanduser(str(dir))
+        wnids = _read_lines(require_files("TinyImageNet", dir, ["wnids.txt"], _GET_TINY)[0])
+        self.full_dir = os.path.join(dir, name)
+        self.shuffle = name == "train" if shuffle is None else shuffle
+        self.imglist = (self._train_list(wnids) if name == "train"
+                        else self._val_list({wnid: k for k, wnid in enumerate(wnids)}))
+
+    def _train_list(self, wnids):
+        imglist = []
+        for label, wnid in enumerate(wnids):
+            images = os.path.join(self.full_dir, wnid, "images")
+            if not os.path.isdir(images):
+                raise FileNotFoundError(f"TinyImageNet: no directory {images}. {_GET_TINY}")
+            imglist += [(os.path.join(images, f), label) for f in sorted(os.listdir(images))]
+        return imglist
+
+    def _val_list(self, labels):
+        annotations, = require_files("TinyImageNet", self.full_dir, ["val_annotations.txt"],
+                                     _GET_TINY)
+        imglist = []
+        for line in _read_lines(annotations):
+            image, wnid = line.split()[:2]
+            if wnid not in labels:
+                raise ValueError(f"TinyImageNet: {annotations} names the class {wnid!r}, which "
+                                 f"is not in wnids.txt.")
+            imglist.append((os.path.join(self.full_dir, "images", image), labels[wnid]))
+        return imglist

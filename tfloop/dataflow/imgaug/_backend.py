@@ -28,6 +28,15 @@ def cv2():
     return _CV2
 
 
+def require_cv2(owner):
+    """The cv2 module for ``owner``, which has no numpy version; ImportError when absent."""
+    module = cv2()
+    if module is None:
+        raise ImportError(f"{owner} needs OpenCV, which is not installed: run "
+                          "`pip install opencv-python-headless`.")
+    return module
+
+
 def _cast_like(result, dtype):
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)

@@ -4,7 +4,38 @@ import numpy as np
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import PhotometricAugmentor
 
-__all__ = ["ToUint8", "ToFloat32", "Grayscale"]
+__all__ = ["ColorSpace", "ToUint8", "ToFloat32", "Grayscale"]
+
+
+class ColorSpace(PhotometricAugmentor):
+    """Convert the image with OpenCV's ``cv2.cvtColor`` and a conversion code (e.g.
+    ``cv2.COLOR_BGR2HSV``); with ``keepdims`` a conversion that drops the channel axis (to grey)
+    keeps it, of size 1. Needs OpenCV.
+
+    Example:
+        >>> import cv2, numpy as np
+        >>> ColorSpace(cv2.COLOR_BGR2GRAY).augment(np.zeros((2, 2, 3), np.uint8)).shape
+        (2, 2, 1)
+    """
+
+    def __init__(self, mode, keepdims=True):
+        """
+        Args:
+            mode (int): an OpenCV colour conversion code.
+            keepdims (bool): keep the number of dimensions of the input.
+        """
+        _backend.require_cv2("imgaug.ColorSpace")
+        if not isinstance(mode, int):
+            raise TypeError(f"ColorSpace: mode must be an OpenCV conversion code such as "
+                            f"cv2.COLOR_BGR2HSV, got {mode!r}.")
+        self.mode, self.keepdims = mode, keepdims
+        super().__init__()
+
+    def _augment(self, img, _):
+        out = _backend.require_cv2("imgaug.ColorSpace").cvtColor(img, self.mode)
+        if self.keepdims and out.ndim < img.ndim:
+            out = out[..., np.newaxis]
+        return out
 
 
 class ToUint8(PhotometricAugmentor):

@@ -3,7 +3,7 @@ import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
-from tfloop.dataflow.imgaug.geometry import ResizeShortestEdge, shape2d
+from tfloop.dataflow.imgaug.misc import ResizeShortestEdge, shape2d
 from tfloop.dataflow.imgaug.transform import (
     CropTransform,
     PhotometricTransform,

@@ -1,270 +1,214 @@
-"""Augmentors that move pixels: flips, resizing, transposing, pasting on a canvas."""
+"""Augmentors that warp the image by an affine map: shifts, rotations, rotation and crop, and
+random affine maps (scale, translation, rotation, shear) about the image centre."""
+import math
+
 import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import ImageAugmentor
-from tfloop.dataflow.imgaug.transform import (
-    FlipTransform,
-    NoOpTransform,
-    ResizeTransform,
-    TransformFactory,
-    TransposeTransform,
-)
-from tfloop.utils.checks import is_int
+from tfloop.dataflow.imgaug.transform import CropTransform, TransformList, WarpAffineTransform
 
-__all__ = ["Flip", "Resize", "ResizeShortestEdge", "RandomResize", "Transpose", "CenterPaste",
-           "RandomPaste", "BackgroundFiller", "ConstantBackgroundFiller"]
+__all__ = ["Shift", "Rotation", "RotationAndCropValid", "Affine"]
 
 
-def shape2d(value, owner="shape"):
-    """``(h, w)`` from an int or a pair."""
-    if is_int(value):
-        return int(value), int(value)
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        return int(value[0]), int(value[1])
-    raise ValueError(f"{owner} must be an int or an (h, w) pair, got {value!r}.")
-
-
-class Flip(ImageAugmentor):
-    """Mirror the image left-right (``horiz=True``) or upside-down (``vert=True``) with
-    probability ``prob``.
+class Rotation(ImageAugmentor):
+    """Rotate by a random angle in ``[-max_deg, max_deg]`` about a random centre (a fraction in
+    ``center_range`` of the width and height). The image keeps its size; uncovered pixels are
+    filled by ``border`` (replicated edge by default, or ``border_value``).
 
     Example:
         >>> import numpy as np
-        >>> Flip(horiz=True, prob=1.0).augment(np.array([[1, 2]], np.uint8)).tolist()
-        [[2, 1]]
+        >>> Rotation(30).augment(np.zeros((8, 10, 3), np.uint8)).shape
+        (8, 10, 3)
     """
 
-    def __init__(self, horiz=False, vert=False, prob=0.5):
+    def __init__(self, max_deg, center_range=(0, 1), interp=_backend.INTER_LINEAR,
+                 border=_backend.BORDER_REPLICATE, step_deg=None, border_value=0):
         """
         Args:
-            horiz (bool): flip left-right.
-            vert (bool): flip upside-down.
-            prob (float): probability of flipping.
+            max_deg (float): largest absolute angle, in degrees.
+            center_range (tuple): range of the centre, as fractions of the image size.
+            interp (int): OpenCV interpolation code (linear or nearest without OpenCV).
+            border (int): OpenCV border mode: ``BORDER_REPLICATE`` (1) or ``BORDER_CONSTANT`` (0).
+            step_deg (float): make the angle a multiple of this (needs ``max_deg=180`` and a
+                divisor of 180).
+            border_value: the fill value with ``BORDER_CONSTANT``.
         """
-        if horiz == vert:
-            raise ValueError("Flip needs exactly one of horiz=True or vert=True; use two Flip "
-                             "augmentors to flip both ways.")
-        self.horiz, self.vert, self.prob = horiz, vert, prob
+        if step_deg is not None and (max_deg != 180 or 180 % step_deg != 0):
+            raise ValueError(f"Rotation(step_deg={step_deg}) needs max_deg=180 and a step that "
+                             f"divides 180, got max_deg={max_deg}.")
+        self.max_deg, self.center_range, self.interp = max_deg, center_range, interp
+        self.border, self.step_deg, self.border_value = border, step_deg, border_value
         super().__init__()
 
     def get_transform(self, img):
-        if self._rand_range() < self.prob:
-            return FlipTransform(img.shape[0], img.shape[1], self.horiz)
-        return NoOpTransform()
+        size = np.array(img.shape[1::-1], dtype=np.float64)
+        center = size * self.rng.uniform(self.center_range[0], self.center_range[1], 2)
+        deg = float(self.rng.uniform(-self.max_deg, self.max_deg))
+        if self.step_deg:
+            deg = deg // self.step_deg * self.step_deg
+        # pixel centres sit at half-integers: the centre of rotation is shifted by half a pixel
+        mat = _backend.rotation_matrix(tuple(center - 0.5), deg)
+        return WarpAffineTransform(mat, img.shape[1::-1], interp=self.interp,
+                                   borderMode=self.border, borderValue=self.border_value)
 
 
-class Resize(ImageAugmentor):
-    """Resize to ``shape``.
-
-    Example:
-        >>> import numpy as np
-        >>> Resize((4, 6)).augment(np.zeros((2, 2, 3), np.uint8)).shape
-        (4, 6, 3)
-    """
-
-    def __init__(self, shape, interp=_backend.INTER_LINEAR):
-        """
-        Args:
-            shape: ``(h, w)`` or an int.
-            interp (int): OpenCV interpolation code (``cv2.INTER_LINEAR``...).
-        """
-        self.shape = shape2d(shape, "Resize shape")
-        self.interp = interp
-        super().__init__()
-
-    def get_transform(self, img):
-        return ResizeTransform(img.shape[0], img.shape[1], *self.shape, self.interp)
-
-
-class ResizeShortestEdge(ImageAugmentor):
-    """Resize so that the shorter side is ``size``, keeping the aspect ratio.
+class RotationAndCropValid(ImageAugmentor):
+    """Rotate about the image centre by a random angle in ``[-max_deg, max_deg]``, then crop the
+    largest axis-aligned rectangle holding no pixel from outside the image (so the output's
+    size depends on the angle).
 
     Example:
         >>> import numpy as np
-        >>> ResizeShortestEdge(4).augment(np.zeros((2, 3), np.uint8)).shape
-        (4, 6)
-    """
-
-    def __init__(self, size, interp=_backend.INTER_LINEAR):
-        """
-        Args:
-            size (int): the new length of the shorter side.
-            interp (int): OpenCV interpolation code.
-        """
-        self.size, self.interp = int(size), interp
-        super().__init__()
-
-    def get_transform(self, img):
-        h, w = img.shape[:2]
-        scale = self.size / min(h, w)
-        if h < w:
-            new_h, new_w = self.size, int(scale * w + 0.5)
-        else:
-            new_h, new_w = int(scale * h + 0.5), self.size
-        return ResizeTransform(h, w, new_h, new_w, self.interp)
-
-
-class RandomResize(ImageAugmentor):
-    """Resize by random factors (floats in ``xrange``/``yrange``) or to random sizes (ints),
-    rejecting draws that change the aspect ratio by more than ``aspect_ratio_thres``.
-
-    Example:
-        >>> import numpy as np
-        >>> out = RandomResize((0.5, 2.0), aspect_ratio_thres=0).augment(np.zeros((4, 4), np.uint8))
-        >>> out.shape[0] == out.shape[1]
+        >>> out = RotationAndCropValid(20).augment(np.zeros((40, 60, 3), np.uint8))
+        >>> out.shape[0] <= 40 and out.shape[1] <= 60
         True
     """
 
-    def __init__(self, xrange, yrange=None, minimum=(0, 0), aspect_ratio_thres=0.15,
-                 interp=_backend.INTER_LINEAR):
+    def __init__(self, max_deg, interp=_backend.INTER_LINEAR, step_deg=None):
         """
         Args:
-            xrange (tuple): ``(min, max)`` scale factors (floats) or widths in pixels (ints).
-            yrange (tuple): the same for the height; unused when ``aspect_ratio_thres == 0``.
-            minimum (tuple): ``(min width, min height)`` in pixels.
-            aspect_ratio_thres (float): largest relative change of the aspect ratio; 0 keeps it.
+            max_deg (float): largest absolute angle, in degrees.
             interp (int): OpenCV interpolation code.
+            step_deg (float): make the angle a multiple of this (needs ``max_deg=180`` and a
+                divisor of 180).
         """
-        if aspect_ratio_thres < 0:
-            raise ValueError(f"RandomResize: aspect_ratio_thres must be >= 0, got "
-                             f"{aspect_ratio_thres}.")
-        if aspect_ratio_thres > 0 and yrange is None:
-            raise ValueError("RandomResize needs yrange unless aspect_ratio_thres=0 (which keeps "
-                             "the aspect ratio).")
-        self.xrange, self.yrange, self.minimum = xrange, yrange, minimum
-        self.aspect_ratio_thres, self.interp = aspect_ratio_thres, interp
-        self._is_scale = any(isinstance(v, float) for v in xrange)
+        if step_deg is not None and (max_deg != 180 or 180 % step_deg != 0):
+            raise ValueError(f"RotationAndCropValid(step_deg={step_deg}) needs max_deg=180 and "
+                             f"a step that divides 180, got max_deg={max_deg}.")
+        self.max_deg, self.interp, self.step_deg = max_deg, interp, step_deg
         super().__init__()
 
-    def _draw_size(self, h, w):
-        sx = self._rand_range(*self.xrange)
-        if self._is_scale:
-            sy = sx if self.aspect_ratio_thres == 0 else self._rand_range(*self.yrange)
-            new_w, new_h = sx * w, sy * h
-        else:
-            new_w = sx
-            new_h = sx * h / w if self.aspect_ratio_thres == 0 else self._rand_range(*self.yrange)
-        return (int(max(new_h, self.minimum[1]) + 0.5), int(max(new_w, self.minimum[0]) + 0.5))
-
     def get_transform(self, img):
+        deg = float(self.rng.uniform(-self.max_deg, self.max_deg))
+        if self.step_deg:
+            deg = deg // self.step_deg * self.step_deg
         h, w = img.shape[:2]
-        for _ in range(50):
-            new_h, new_w = self._draw_size(h, w)
-            old_ratio, new_ratio = w / h, new_w / max(new_h, 1)
-            if (self.aspect_ratio_thres == 0
-                    or abs(new_ratio - old_ratio) / old_ratio < self.aspect_ratio_thres + 1e-5):
-                return ResizeTransform(h, w, new_h, new_w, self.interp)
-        return NoOpTransform()
+        cx, cy = w * 0.5, h * 0.5
+        rotate = WarpAffineTransform(_backend.rotation_matrix((cx - 0.5, cy - 0.5), deg), (w, h),
+                                     interp=self.interp)
+        new_w, new_h = self.largest_rotated_rect(w, h, deg)
+        new_w, new_h = min(new_w, w), min(new_h, h)
+        crop = CropTransform(int(cy - new_h * 0.5), int(cx - new_w * 0.5), new_h, new_w)
+        return TransformList([rotate, crop])
+
+    @staticmethod
+    def largest_rotated_rect(w, h, angle):
+        """``(width, height)`` of the largest axis-aligned rectangle inside a ``w`` x ``h``
+        rectangle rotated by ``angle`` degrees (centred on it)."""
+        if w <= 0 or h <= 0:
+            return 0, 0
+        rad = math.radians(angle)
+        sin_a, cos_a = abs(math.sin(rad)), abs(math.cos(rad))
+        long_side, short_side = max(w, h), min(w, h)
+        if short_side <= 2.0 * sin_a * cos_a * long_side:
+            # two corners touch the long side, the other two its parallel midline
+            half = 0.5 * short_side
+            width, height = (half / sin_a, half / cos_a) if w >= h else (half / cos_a, half / sin_a)
+        else:
+            cos_2a = cos_a * cos_a - sin_a * sin_a
+            width = (w * cos_a - h * sin_a) / cos_2a
+            height = (h * cos_a - w * sin_a) / cos_2a
+        return int(np.round(width)), int(np.round(height))
 
 
-class Transpose(ImageAugmentor):
-    """Swap height and width with probability ``prob``.
+def _check_pair(owner, name, value):
+    if value is not None and (not isinstance(value, (tuple, list)) or len(value) != 2):
+        raise ValueError(f"{owner}: {name} must be a pair of floats (a, b), got {value!r}.")
+
+
+class Shift(ImageAugmentor):
+    """Shift the image by a random whole number of pixels: at most ``horiz_frac`` of its width
+    left or right and ``vert_frac`` of its height up or down. The image keeps its size; uncovered
+    pixels are filled by ``border`` (replicated edge by default, or ``border_value``).
 
     Example:
         >>> import numpy as np
-        >>> Transpose(prob=1.0).augment(np.zeros((2, 3), np.uint8)).shape
-        (3, 2)
+        >>> Shift(horiz_frac=0.2).augment(np.zeros((4, 10), np.uint8)).shape
+        (4, 10)
     """
 
-    def __init__(self, prob=0.5):
+    def __init__(self, horiz_frac=0, vert_frac=0, border=_backend.BORDER_REPLICATE,
+                 border_value=0):
         """
         Args:
-            prob (float): probability of transposing.
+            horiz_frac (float): largest horizontal shift, as a fraction of the width (< 1).
+            vert_frac (float): largest vertical shift, as a fraction of the height (< 1).
+            border (int): OpenCV border mode: ``BORDER_REPLICATE`` (1) or ``BORDER_CONSTANT`` (0).
+            border_value: the fill value with ``BORDER_CONSTANT``.
         """
-        self.prob = prob
+        for name, frac in (("horiz_frac", horiz_frac), ("vert_frac", vert_frac)):
+            if not 0 <= frac < 1:
+                raise ValueError(f"Shift: {name} must be in [0, 1), got {frac}.")
+        self.horiz_frac, self.vert_frac = horiz_frac, vert_frac
+        self.border, self.border_value = border, border_value
         super().__init__()
 
     def get_transform(self, img):
-        return TransposeTransform() if self.rng.rand() < self.prob else NoOpTransform()
+        max_dx, max_dy = self.horiz_frac * img.shape[1], self.vert_frac * img.shape[0]
+        dx = np.round(self._rand_range(-max_dx, max_dx))
+        dy = np.round(self._rand_range(-max_dy, max_dy))
+        mat = np.array([[1, 0, dx], [0, 1, dy]], dtype=np.float64)
+        return WarpAffineTransform(mat, img.shape[1::-1], borderMode=self.border,
+                                   borderValue=self.border_value)
 
 
-class BackgroundFiller:
-    """Makes the canvas that :class:`CenterPaste` pastes on; subclasses implement ``_fill``.
-
-    Example:
-        >>> import numpy as np
-        >>> ConstantBackgroundFiller(7).fill((2, 2), np.zeros((1, 1), np.uint8)).tolist()
-        [[7, 7], [7, 7]]
-    """
-
-    def fill(self, background_shape, img):
-        """A canvas of ``background_shape`` (h, w) for ``img`` (same channels and dtype)."""
-        return self._fill(tuple(background_shape), img)
-
-    def _fill(self, background_shape, img):
-        raise NotImplementedError(f"{type(self).__name__} must implement _fill.")
-
-
-class ConstantBackgroundFiller(BackgroundFiller):
-    """A canvas filled with ``value``.
+class Affine(ImageAugmentor):
+    """A random affine map about the image centre: scale by a factor in ``scale``, rotate by an
+    angle in ``[-rotate_max_deg, rotate_max_deg]``, shear by an angle in ``[-shear, shear]``
+    (degrees), then translate by a whole number of pixels of at most ``translate_frac`` of the
+    width and height. The image keeps its size; coordinates follow the same map.
 
     Example:
         >>> import numpy as np
-        >>> ConstantBackgroundFiller(0).fill((1, 2), np.ones((1, 1, 3), np.float32)).shape
-        (1, 2, 3)
+        >>> aug = Affine(scale=(0.9, 1.1), translate_frac=(0.1, 0.1), rotate_max_deg=10, shear=5)
+        >>> aug.augment(np.zeros((8, 10, 3), np.uint8)).shape
+        (8, 10, 3)
     """
 
-    def __init__(self, value):
-        self.value = value
-
-    def _fill(self, background_shape, img):
-        shape = background_shape + img.shape[2:]
-        return np.full(shape, self.value, dtype=img.dtype)
-
-
-class CenterPaste(ImageAugmentor):
-    """Paste the image at the centre of a larger canvas of ``background_shape``.
-
-    Example:
-        >>> import numpy as np
-        >>> CenterPaste((3, 3)).augment(np.ones((1, 1), np.uint8)).tolist()
-        [[0, 0, 0], [0, 1, 0], [0, 0, 0]]
-    """
-
-    def __init__(self, background_shape, background_filler=None):
+    def __init__(self, scale=None, translate_frac=None, rotate_max_deg=0.0, shear=0.0,
+                 interp=_backend.INTER_LINEAR, border=_backend.BORDER_REPLICATE, border_value=0):
         """
         Args:
-            background_shape (tuple): ``(h, w)`` of the canvas.
-            background_filler (BackgroundFiller): makes the canvas; zeros by default.
+            scale (tuple): ``(a, b)``: the scale factor is drawn from ``[a, b]``; 1 by default.
+            translate_frac (tuple): ``(a, b)``: largest horizontal shift as a fraction of the
+                width, and vertical as a fraction of the height; none by default.
+            rotate_max_deg (float): largest absolute rotation, in degrees.
+            shear (float): largest absolute shear angle, in degrees (0 to 180).
+            interp (int): OpenCV interpolation code.
+            border (int): OpenCV border mode: ``BORDER_REPLICATE`` (1) or ``BORDER_CONSTANT`` (0).
+            border_value: the fill value with ``BORDER_CONSTANT``.
         """
-        self.background_shape = shape2d(background_shape, "CenterPaste background_shape")
-        self.background_filler = background_filler or ConstantBackgroundFiller(0)
+        _check_pair("Affine", "scale", scale)
+        _check_pair("Affine", "translate_frac", translate_frac)
+        if not 0 <= shear <= 180:
+            raise ValueError(f"Affine: shear must be an angle in [0, 180] degrees, got {shear}.")
+        self.scale, self.translate_frac = scale, translate_frac
+        self.rotate_max_deg, self.shear = rotate_max_deg, shear
+        self.interp, self.border, self.border_value = interp, border, border_value
         super().__init__()
 
-    def _offset(self, img):
-        return ((self.background_shape[0] - img.shape[0]) // 2,
-                (self.background_shape[1] - img.shape[1]) // 2)
-
-    def _paste(self, img, y0, x0):
-        canvas = self.background_filler.fill(self.background_shape, img)
-        canvas[y0:y0 + img.shape[0], x0:x0 + img.shape[1]] = img
-        return canvas
-
-    def _shift(self, coords, y0, x0):
-        coords[:, 0] += x0
-        coords[:, 1] += y0
-        return coords
+    def _draw_shift(self, img):
+        if self.translate_frac is None:
+            return 0.0, 0.0
+        max_dx = self.translate_frac[0] * img.shape[1]
+        max_dy = self.translate_frac[1] * img.shape[0]
+        return (float(np.round(self._rand_range(-max_dx, max_dx))),
+                float(np.round(self._rand_range(-max_dy, max_dy))))
 
     def get_transform(self, img):
-        if img.shape[0] > self.background_shape[0] or img.shape[1] > self.background_shape[1]:
-            raise ValueError(f"{type(self).__name__}: the image of shape {img.shape} does not fit "
-                             f"in the canvas {self.background_shape}.")
-        y0, x0 = self._offset(img)
-        return TransformFactory(name=repr(self),
-                                apply_image=lambda image: self._paste(image, y0, x0),
-                                apply_coords=lambda coords: self._shift(coords, y0, x0))
-
-
-class RandomPaste(CenterPaste):
-    """Paste the image at a random position of a larger canvas of ``background_shape``.
-
-    Example:
-        >>> import numpy as np
-        >>> int(RandomPaste((4, 4)).augment(np.ones((2, 2), np.uint8)).sum())
-        4
-    """
-
-    def _offset(self, img):
-        return (self.rng.randint(self.background_shape[0] - img.shape[0] + 1),
-                self.rng.randint(self.background_shape[1] - img.shape[1] + 1))
+        scale = 1.0 if self.scale is None else float(self._rand_range(*self.scale))
+        dx, dy = self._draw_shift(img)
+        shear = float(self._rand_range(-self.shear, self.shear)) if self.shear > 0 else 0.0
+        center = np.array(img.shape[1::-1], dtype=np.float64) * 0.5 - 0.5
+        deg = float(self._rand_range(-self.rotate_max_deg, self.rotate_max_deg))
+        mat = _backend.rotation_matrix(tuple(center), deg, scale)
+        if shear:
+            # shear the second column, then move the centre back where it was
+            sin_s, cos_s = math.sin(math.radians(shear)), math.cos(math.radians(shear))
+            mat[0, 1] = mat[0, 1] * cos_s + mat[0, 0] * sin_s
+            mat[1, 1] = mat[1, 1] * cos_s + mat[1, 0] * sin_s
+            mat[:, 2] = center - mat[:, :2] @ center
+        mat[:, 2] += (dx, dy)
+        return WarpAffineTransform(mat, img.shape[1::-1], self.interp, self.border,
+                                   self.border_value)

@@ -1,8 +1,44 @@
 """Augmentors that add random noise to pixel values."""
+from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import PhotometricAugmentor
-from tfloop.dataflow.imgaug.photometric import _finish
+from tfloop.dataflow.imgaug.imgproc import _finish
 
-__all__ = ["GaussianNoise", "SaltPepperNoise"]
+__all__ = ["JpegNoise", "GaussianNoise", "SaltPepperNoise"]
+
+
+class JpegNoise(PhotometricAugmentor):
+    """JPEG compression artefacts: encode the image as JPEG at a random quality drawn from
+    ``[low, high)`` of ``quality_range`` and decode it again (as a colour image). Needs OpenCV.
+
+    Example:
+        >>> import numpy as np
+        >>> JpegNoise((50, 60)).augment(np.zeros((8, 8, 3), np.uint8)).shape
+        (8, 8, 3)
+    """
+
+    def __init__(self, quality_range=(40, 100)):
+        """
+        Args:
+            quality_range (tuple): ``(low, high)`` JPEG quality, within [0, 100].
+        """
+        _backend.require_cv2("imgaug.JpegNoise")
+        low, high = quality_range
+        if not 0 <= low < high <= 101:
+            raise ValueError(f"JpegNoise: quality_range must be (low, high) with "
+                             f"0 <= low < high <= 101, got {quality_range!r}.")
+        self.quality_range = quality_range
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return int(self.rng.randint(*self.quality_range))
+
+    def _augment(self, img, quality):
+        cv2 = _backend.require_cv2(f"imgaug.{type(self).__name__}")
+        ok, encoded = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if not ok:
+            raise ValueError(f"JpegNoise cannot encode an image of shape {img.shape} and dtype "
+                             f"{img.dtype} as JPEG; give it uint8 (h, w, 3) images.")
+        return cv2.imdecode(encoded, cv2.IMREAD_COLOR).astype(img.dtype)
 
 
 class GaussianNoise(PhotometricAugmentor):

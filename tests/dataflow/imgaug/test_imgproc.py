@@ -1,4 +1,4 @@
-"""Augmentors that change pixel values: exact values where the draw is pinned."""
+"""Augmentors that change pixel values (imgproc): exact values where the draw is pinned."""
 import numpy as np
 import pytest
 
@@ -76,3 +76,36 @@ def test_gamma_saturation_lighting(backend):
         light.augment(U8)
     with pytest.raises(ValueError, match="3 eigenvalues and a 3x3 eigvec"):
         imgaug.Lighting(0.1, [1, 1], np.eye(3))
+
+
+def _solid(rgb, dtype=np.uint8):
+    return np.tile(np.asarray(rgb, dtype), (2, 3, 1))
+
+
+def test_hue_turns_colours_in_opencv_units():
+    pytest.importorskip("cv2")
+    red, green, blue = _solid([255, 0, 0]), _solid([0, 255, 0]), _solid([0, 0, 255])
+    assert np.array_equal(imgaug.Hue((60, 60)).augment(red), green)  # 180 units: a full turn
+    assert np.array_equal(imgaug.Hue((-60, -60)).augment(red), blue)
+    assert np.array_equal(imgaug.Hue((180, 180)).augment(red), red)
+    # BGR: blue-green-red order, so the same turn goes the other way round the colours
+    assert np.array_equal(imgaug.Hue((60, 60), rgb=False).augment(blue), green)
+    assert np.array_equal(imgaug.Hue((60, 60), rgb=False).augment(red), blue)
+
+
+def test_hue_on_float_images_keeps_dtype_and_draws_within_range():
+    pytest.importorskip("cv2")
+    out = imgaug.Hue((60, 60)).augment(_solid([1.0, 0.0, 0.0], np.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, _solid([0.0, 1.0, 0.0], np.float32), atol=1e-6)
+    aug = imgaug.Hue((10, 20))
+    assert all(10 <= aug._get_augment_params(None) <= 20 for _ in range(20))
+
+
+def test_hue_needs_colour_images_and_opencv(monkeypatch):
+    pytest.importorskip("cv2")
+    with pytest.raises(ValueError, match=r"Hue needs an \(h, w, 3\) colour image, got shape"):
+        imgaug.Hue().augment(U8)
+    monkeypatch.setattr(_backend, "use_opencv", False)
+    with pytest.raises(ImportError, match="pip install opencv-python-headless"):
+        imgaug.Hue()

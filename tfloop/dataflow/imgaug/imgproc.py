@@ -1,18 +1,59 @@
-"""Augmentors that change pixel values only: brightness, contrast, normalization, blur, colour.
-Results keep the input dtype unless the augmentor says otherwise."""
+"""Augmentors that change pixel values only: hue, brightness, contrast, normalization, blur,
+colour (tensorpack's ``imgaug.imgproc``). Results keep the input dtype unless the augmentor says
+otherwise."""
 import numpy as np
 
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import PhotometricAugmentor
 
-__all__ = ["Brightness", "BrightnessScale", "Contrast", "MeanVarianceNormalize", "GaussianBlur",
-           "Gamma", "Clip", "Saturation", "Lighting", "MinMaxNormalize"]
+__all__ = ["Hue", "Brightness", "BrightnessScale", "Contrast", "MeanVarianceNormalize",
+           "GaussianBlur", "Gamma", "Clip", "Saturation", "Lighting", "MinMaxNormalize"]
 
 
 def _finish(img, old_dtype, clip):
     if clip or old_dtype == np.uint8:
         img = np.clip(img, 0, 255)
     return img.astype(old_dtype)
+
+
+class Hue(PhotometricAugmentor):
+    """Rotate the hue of a 3-channel image by a random offset drawn from ``range``, in OpenCV's
+    hue unit (half degrees: 180 is a full turn), through OpenCV's HSV conversion. uint8 and
+    float32 images keep their dtype. Needs OpenCV.
+
+    Example:
+        >>> import numpy as np
+        >>> red = np.zeros((1, 1, 3), np.uint8); red[..., 0] = 255
+        >>> Hue(range=(60, 60)).augment(red).tolist()  # a third of a turn: red to green
+        [[[0, 255, 0]]]
+    """
+
+    def __init__(self, range=(0, 180), rgb=True):
+        """
+        Args:
+            range (tuple): ``(low, high)`` of the offset; offsets beyond [-90, 90] wrap around.
+            rgb (bool): the image is RGB (else BGR).
+        """
+        _backend.require_cv2("imgaug.Hue")
+        self.range, self.rgb = range, bool(rgb)
+        super().__init__()
+
+    def _get_augment_params(self, _):
+        return self._rand_range(*self.range)
+
+    def _augment(self, img, hue):
+        cv2 = _backend.require_cv2(f"imgaug.{type(self).__name__}")
+        if img.ndim != 3 or img.shape[2] != 3:
+            raise ValueError(f"Hue needs an (h, w, 3) colour image, got shape {img.shape}.")
+        to_hsv, from_hsv = ((cv2.COLOR_RGB2HSV, cv2.COLOR_HSV2RGB) if self.rgb
+                            else (cv2.COLOR_BGR2HSV, cv2.COLOR_HSV2BGR))
+        work = img if img.dtype == np.uint8 else img.astype(np.float32)
+        hsv = cv2.cvtColor(work, to_hsv)
+        if hsv.dtype == np.uint8:  # OpenCV's 8-bit hue is in [0, 180), rounded down
+            hsv[..., 0] = np.floor((hsv[..., 0] + np.float32(hue)) % 180)
+        else:  # and its floating-point hue in [0, 360)
+            hsv[..., 0] = (hsv[..., 0] + 2 * hue) % 360
+        return cv2.cvtColor(hsv, from_hsv).astype(img.dtype)
 
 
 class Brightness(PhotometricAugmentor):
