@@ -824,6 +824,12 @@ def _(tmp):
     tfloop.LossScaleOptimizer(tfv1.train.GradientDescentOptimizer(0.1), initial_scale=0.5)
 
 
+@case("loss-scale-order")
+def _(tmp):
+    tfloop.LossScaleOptimizer(tfv1.train.GradientDescentOptimizer(0.1), initial_scale=4,
+                              min_scale=8)
+
+
 # ---- the document and the test ------------------------------------------------------------------
 _ROW = re.compile(r"^\| `([a-z0-9-]+)` \|(.*)\| (\w+) \| `(.*)` \|$")
 
