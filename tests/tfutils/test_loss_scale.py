@@ -11,7 +11,15 @@ from support import LinearModel, dataset_fn, make_regression_data
 import tfloop
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.gradproc import GlobalNormClip
-from tfloop.tfutils.optimizer import AccumGradOptimizer, apply_grad_processors
+from tfloop.tfutils.optimizer import (
+    AccumGradOptimizer,
+    PostProcessOptimizer,
+    VariableAssignmentOptimizer,
+    apply_grad_processors,
+    optimizer_chain,
+)
+from tfloop.tfutils.precision import Precision
+from tfloop.tfutils.skip_gate import SkipUpdateGate
 
 X, Y = make_regression_data(24)
 POISONED = X.copy()
@@ -105,6 +113,55 @@ def test_replicated_towers_skip_together():
 ], ids=["accum_grad", "grad_processors"])
 def test_wrapped_optimizers_skip_too(wrap):
     assert_third_step_skipped(train(model=ScaledLinear(wrap=wrap)))
+
+
+class Outside(LinearModel):
+    """The loss-scale optimizer wrapped by another wrapper."""
+
+    def __init__(self, wrap):
+        super().__init__(0.05)
+        self.wrap = wrap
+
+    def optimizer(self):
+        return self.wrap(tfloop.LossScaleOptimizer(tfv1.train.MomentumOptimizer(self.lr, 0.9),
+                                                   initial_scale=1024))
+
+
+@pytest.mark.parametrize("wrap", [
+    SkipUpdateGate,
+    lambda opt: apply_grad_processors(opt, [GlobalNormClip(1.0)]),
+    lambda opt: AccumGradOptimizer(opt, 1),
+    lambda opt: PostProcessOptimizer(opt, lambda v: None),
+    lambda opt: VariableAssignmentOptimizer(opt, lambda v: None),
+    lambda opt: SkipUpdateGate(apply_grad_processors(opt, [GlobalNormClip(1.0)])),
+], ids=["skip_gate", "grad_processors", "accum_grad", "post_process", "assignment", "two"])
+def test_a_wrapped_loss_scale_optimizer_is_not_scaled_again(wrap):
+    class Names(tfloop.Callback):
+        def _setup_graph(self):
+            self.names = sorted(v.op.name for v in tfv1.global_variables()
+                                if "loss_scale" in v.op.name)
+
+    names = Names()
+    assert_third_step_skipped(train(model=Outside(wrap), callbacks=[names]))
+    assert names.names == ["loss_scale/good_steps", "loss_scale/scale",
+                           "loss_scale/skipped_steps"]
+
+
+def test_tensorflow_loss_scale_optimizer_is_not_scaled_again():
+    with tf.Graph().as_default():
+        opt = SkipUpdateGate(tfv1.mixed_precision.MixedPrecisionLossScaleOptimizer(
+            tfv1.train.GradientDescentOptimizer(0.1), "dynamic"))
+        assert Precision("float16").optimizer_fn(lambda: opt)() is opt
+        plain = tfv1.train.GradientDescentOptimizer(0.1)
+        wrapped = Precision("float16").optimizer_fn(lambda: plain)()
+        assert isinstance(wrapped, tfloop.LossScaleOptimizer) and wrapped.inner is plain
+
+
+def test_optimizer_chain_names_every_wrapped_optimizer():
+    inner = tfv1.train.AdamOptimizer()
+    accum = AccumGradOptimizer(inner, 2)
+    outer = SkipUpdateGate(accum)
+    assert outer.inner is accum and optimizer_chain(outer) == [outer, accum, inner]
 
 
 def test_steps_per_run_loop_skips_inside_the_loop():
