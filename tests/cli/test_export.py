@@ -56,6 +56,21 @@ def test_exports_the_best_checkpoint_by_default_and_the_latest_on_request(run_di
     assert (tmp_path / "m.pb").stat().st_size > 0
 
 
+def test_compact_export_with_the_models_inputs_some_unused(run_dir, tmp_path):
+    # The model's inputs are x and y; pred does not read y.
+    assert main(["export", run_dir, "--output", str(tmp_path / "m.pb"), "--format", "compact",
+                 "--model", "support:LinearModel", "--output-names", "pred"]) == 0
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString((tmp_path / "m.pb").read_bytes())
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.import_graph_def(graph_def, name="")
+    x, y = make_regression_data(4, seed=2)
+    with tf.compat.v1.Session(graph=graph) as sess:
+        pred = sess.run("pred:0", {"x:0": x, "y:0": y})
+    np.testing.assert_allclose(pred, expected(run_dir, "model-3", x), rtol=1e-6)
+
+
 @pytest.mark.parametrize("extra, match", [
     (["--model", "support:Nope"], "support has no 'Nope'"),
     (["--model", "no_such_module:Model"], "cannot import no_such_module"),
