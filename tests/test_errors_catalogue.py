@@ -153,6 +153,31 @@ def _(tmp):
     tfloop.KerasModelDesc(model, "mse", keras.optimizers.Adam())
 
 
+@case("keras-metric-stateful")
+def _(tmp):
+    from tfloop.contrib.keras import KerasModel
+    model = KerasModel(lambda x: None, [tf.TensorSpec([None, 3], tf.float32, "x")],
+                       [tf.TensorSpec([None], tf.float32, "y")], input=_feed())
+    model.compile(tfv1.train.AdamOptimizer(), "mse", "auc")
+
+
+@case("keras-fit-twice")
+def _(tmp):
+    import keras
+
+    from tfloop.contrib.keras import KerasModel
+    x, y = make_regression_data(8)
+    model = KerasModel(lambda x: keras.Sequential([keras.layers.InputLayer(input_tensor=x),
+                                                   keras.layers.Dense(1)]),
+                       [tf.TensorSpec([None, 3], tf.float32, "x")],
+                       [tf.TensorSpec([None, 1], tf.float32, "y")],
+                       input=tfloop.DataFromList([[x, y[:, None]]]),
+                       trainer=tfloop.SimpleTrainer())
+    model.compile(tfv1.train.GradientDescentOptimizer(0.1), "mse")
+    model.fit(steps_per_epoch=1, max_epoch=1, monitors=[])
+    model.fit(steps_per_epoch=1, max_epoch=2)
+
+
 # ---- the loop -----------------------------------------------------------------------------------
 @case("loop-steps-zero")
 def _(tmp):
