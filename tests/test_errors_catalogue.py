@@ -210,6 +210,15 @@ def _(tmp):
     train_linear(data=tfloop.FeedInput(iter([(x, y)])))
 
 
+@case("loop-stop-epoch-misplaced")
+def _(tmp):
+    class EpochStopper(tfloop.Callback):
+        def _trigger_epoch(self):
+            raise tfloop.StopEpoch("enough")
+
+    train_linear(callbacks=[EpochStopper()])
+
+
 # ---- input shapes and dtypes against inputs() ------------------------------------------------
 @case("input-feed-shape")
 def _(tmp):
