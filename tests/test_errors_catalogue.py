@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from resume_support import StopAt, train
+from resume_support import StopAt, make_dataset, train, train_resumable
 from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
@@ -443,10 +443,10 @@ def _(tmp):
 
 @case("resume-state-corrupt")
 def _(tmp):
-    train(str(tmp / "log"), extra=[StopAt(2)])
+    train_resumable(str(tmp / "log"), tfloop.DatasetInput(make_dataset), stop_at=2)
     with open(str(tmp / "log" / "model-2.resume.json"), "w") as f:
         f.write('{"format": 1, "epo')
-    train(str(tmp / "log"))
+    train_resumable(str(tmp / "log"), tfloop.DatasetInput(make_dataset))
 
 
 @case("resume-callback-state")
