@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from resume_support import StopAt, train
+from resume_support import StopAt, make_dataset, train, train_resumable
 from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
@@ -153,6 +153,31 @@ def _(tmp):
     tfloop.KerasModelDesc(model, "mse", keras.optimizers.Adam())
 
 
+@case("keras-metric-stateful")
+def _(tmp):
+    from tfloop.contrib.keras import KerasModel
+    model = KerasModel(lambda x: None, [tf.TensorSpec([None, 3], tf.float32, "x")],
+                       [tf.TensorSpec([None], tf.float32, "y")], input=_feed())
+    model.compile(tfv1.train.AdamOptimizer(), "mse", "auc")
+
+
+@case("keras-fit-twice")
+def _(tmp):
+    import keras
+
+    from tfloop.contrib.keras import KerasModel
+    x, y = make_regression_data(8)
+    model = KerasModel(lambda x: keras.Sequential([keras.layers.InputLayer(input_tensor=x),
+                                                   keras.layers.Dense(1)]),
+                       [tf.TensorSpec([None, 3], tf.float32, "x")],
+                       [tf.TensorSpec([None, 1], tf.float32, "y")],
+                       input=tfloop.DataFromList([[x, y[:, None]]]),
+                       trainer=tfloop.SimpleTrainer())
+    model.compile(tfv1.train.GradientDescentOptimizer(0.1), "mse")
+    model.fit(steps_per_epoch=1, max_epoch=1, monitors=[])
+    model.fit(steps_per_epoch=1, max_epoch=2)
+
+
 # ---- the loop -----------------------------------------------------------------------------------
 @case("loop-steps-zero")
 def _(tmp):
@@ -183,6 +208,15 @@ def _(tmp):
 def _(tmp):
     x, y = make_regression_data(4)
     train_linear(data=tfloop.FeedInput(iter([(x, y)])))
+
+
+@case("loop-stop-epoch-misplaced")
+def _(tmp):
+    class EpochStopper(tfloop.Callback):
+        def _trigger_epoch(self):
+            raise tfloop.StopEpoch("enough")
+
+    train_linear(callbacks=[EpochStopper()])
 
 
 # ---- input shapes and dtypes against inputs() ------------------------------------------------
@@ -409,10 +443,10 @@ def _(tmp):
 
 @case("resume-state-corrupt")
 def _(tmp):
-    train(str(tmp / "log"), extra=[StopAt(2)])
+    train_resumable(str(tmp / "log"), tfloop.DatasetInput(make_dataset), stop_at=2)
     with open(str(tmp / "log" / "model-2.resume.json"), "w") as f:
         f.write('{"format": 1, "epo')
-    train(str(tmp / "log"))
+    train_resumable(str(tmp / "log"), tfloop.DatasetInput(make_dataset))
 
 
 @case("resume-callback-state")
@@ -822,6 +856,12 @@ def _(tmp):
 @case("loss-scale-initial")
 def _(tmp):
     tfloop.LossScaleOptimizer(tfv1.train.GradientDescentOptimizer(0.1), initial_scale=0.5)
+
+
+@case("loss-scale-order")
+def _(tmp):
+    tfloop.LossScaleOptimizer(tfv1.train.GradientDescentOptimizer(0.1), initial_scale=4,
+                              min_scale=8)
 
 
 # ---- the document and the test ------------------------------------------------------------------

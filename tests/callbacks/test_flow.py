@@ -130,3 +130,31 @@ class CountingBatches:
 
     def __len__(self):
         return len(self.data)
+
+
+@pytest.mark.parametrize("hook", ["before_train", "before_epoch", "after_run", "after_epoch",
+                                  "trigger_epoch", "after_train"])
+def test_stop_epoch_anywhere_else_names_the_callback_and_where_it_belongs(hook):
+    class Misplaced(tfloop.Callback):
+        def _before_run(self, ctx):
+            return None
+
+    def stop(self, *args):
+        raise StopEpoch("done")
+    setattr(Misplaced, f"_{hook}", stop)
+    with pytest.raises(RuntimeError) as error:
+        train_linear([Misplaced()], max_epoch=1)
+    assert str(error.value) == (
+        f"Misplaced raised StopEpoch('done') in {hook}: StopEpoch may be raised only in "
+        "trigger_step (override _trigger_step), where it ends the epoch after that step. To end "
+        f"the whole training from {hook}, raise StopTraining.")
+
+
+def test_stop_epoch_in_a_wrapped_callbacks_epoch_trigger_names_the_wrapper():
+    class EveryEpoch(tfloop.Callback):
+        def _trigger(self):
+            raise StopEpoch()
+
+    with pytest.raises(RuntimeError, match=r"^PeriodicTrigger\(EveryEpoch\) raised StopEpoch in "
+                                           r"trigger_epoch: StopEpoch may be raised only in"):
+        train_linear([tfloop.PeriodicTrigger(EveryEpoch(), every_k_epochs=1)], max_epoch=1)

@@ -1,7 +1,11 @@
 """InferenceRunner: a predict tower sharing the training variables, one exact pass per trigger."""
+import logging
+import os
+import signal
+
 import numpy as np
 import pytest
-from support import LinearModel, batches, make_regression_data
+from support import LinearModel, StepValues, batches, make_regression_data
 
 import tfloop
 from tfloop import (
@@ -344,3 +348,39 @@ def test_input_checked_at_construction(data, error, match):
 def test_arguments_checked_at_construction(kwargs, error, match):
     with pytest.raises(error, match=match):
         InferenceRunner(val_dataset, **kwargs)
+
+
+class SignalAtBatch(RecordingInferencer):
+    """Records as RecordingInferencer; sends SIGTERM to this process at its ``at``-th batch."""
+
+    def __init__(self, log, at):
+        super().__init__(log)
+        self.at = at
+
+    def _on_fetches(self, results):
+        super()._on_fetches(results)
+        if sum(isinstance(entry, tuple) for entry in self.log) == self.at:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+@pytest.mark.parametrize("runner", [
+    lambda infs: InferenceRunner(batches(X_VAL, LABEL_VAL, 1), infs),
+    lambda infs: InferenceRunner(lambda: tf.data.Dataset.from_tensor_slices(
+        (X_VAL, LABEL_VAL)).batch(1), infs),
+    lambda infs: tfloop.DataParallelInferenceRunner(batches(X_VAL, LABEL_VAL, 1), infs, [0, 1]),
+], ids=["feeds", "dataset", "data_parallel"])
+def test_sigterm_during_a_pass_stops_it_between_batches_and_runs_no_further_step(runner,
+                                                                                  caplog):
+    log, steps = [], StepValues("cost")
+    trainer = tfloop.SimpleTrainer()
+    with caplog.at_level(logging.WARNING, logger="tfloop"), pytest.raises(SystemExit) as stop:
+        train(Classifier(), [runner([SignalAtBatch(log, at=2)]), steps],
+              batches(X_TRAIN, LABEL_TRAIN, 8), max_epoch=3, trainer=trainer)
+    assert stop.value.code == 143
+    # 10 validation batches; the pass ends after the second, and no inferencer finishes it.
+    batches_seen = [entry for entry in log if isinstance(entry, tuple)]
+    assert len(batches_seen) == 2 and "after" not in log
+    assert trainer.global_step == 3 and len(steps.values) == 3
+    assert "the pass was interrupted after" in caplog.text
+    assert "because training is stopping (SIGTERM received); its statistics are left out." in \
+        caplog.text

@@ -56,6 +56,21 @@ def test_exports_the_best_checkpoint_by_default_and_the_latest_on_request(run_di
     assert (tmp_path / "m.pb").stat().st_size > 0
 
 
+def test_compact_export_with_the_models_inputs_some_unused(run_dir, tmp_path):
+    # The model's inputs are x and y; pred does not read y.
+    assert main(["export", run_dir, "--output", str(tmp_path / "m.pb"), "--format", "compact",
+                 "--model", "support:LinearModel", "--output-names", "pred"]) == 0
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString((tmp_path / "m.pb").read_bytes())
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.import_graph_def(graph_def, name="")
+    x, y = make_regression_data(4, seed=2)
+    with tf.compat.v1.Session(graph=graph) as sess:
+        pred = sess.run("pred:0", {"x:0": x, "y:0": y})
+    np.testing.assert_allclose(pred, expected(run_dir, "model-3", x), rtol=1e-6)
+
+
 @pytest.mark.parametrize("extra, match", [
     (["--model", "support:Nope"], "support has no 'Nope'"),
     (["--model", "no_such_module:Model"], "cannot import no_such_module"),
@@ -129,3 +144,37 @@ def test_a_module_that_imports_its_neighbours(run_dir, tmp_path, monkeypatch, cl
     with pytest.raises(SystemExit, match="cannot import models.nope: no such module from"):
         main(["export", run_dir, "--output", str(tmp_path / "o2"), "--model", "models.nope:M",
               "--output-names", "pred"])
+
+
+ARGPARSE_AT_IMPORT = """
+import argparse
+from support import LinearModel
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.1)
+parser.add_argument("--data"{required})
+args = parser.parse_args()
+
+
+def make():
+    return LinearModel(args.lr)
+"""
+
+
+def test_a_module_that_parses_the_command_line_at_import(run_dir, tmp_path, monkeypatch,
+                                                          clean_imports):
+    (tmp_path / "argv_model.py").write_text(ARGPARSE_AT_IMPORT.format(required=""))
+    (tmp_path / "argv_required.py").write_text(ARGPARSE_AT_IMPORT.format(required=", required=1"))
+    monkeypatch.chdir(tmp_path)
+    args = ["export", run_dir, "--output", str(tmp_path / "out"), "--output-names", "pred",
+            "--input-names", "x"]
+    monkeypatch.setattr(sys, "argv", ["tfloop", *args])
+    assert main(args + ["--model", "argv_model:make"]) == 0
+    assert sys.argv == ["tfloop", *args]
+    x, _ = make_regression_data(4, seed=2)
+    np.testing.assert_allclose(exported_pred(str(tmp_path / "out"), x),
+                               expected(run_dir, "model-3", x), rtol=1e-6)
+    with pytest.raises(SystemExit, match=r"--model 'argv_required:make': importing "
+                                         r"argv_required exited \(status 2\): it runs code at "
+                                         r"import that exits, .*'if __name__ == \"__main__\":'"):
+        main(args + ["--model", "argv_required:make", "--output", str(tmp_path / "o2")])

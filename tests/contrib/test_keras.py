@@ -3,6 +3,7 @@ KerasPhaseCallback (the towers' Keras training phase checked at setup)."""
 import keras
 import numpy as np
 import pytest
+from support import StepValues
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -137,3 +138,84 @@ def test_two_training_towers_share_one_model(logdir):
                      "sequential/dense_1/bias", "sequential/dense_1/kernel"]
     for stat in ("total_cost", "categorical_crossentropy", "categorical_accuracy"):
         assert np.isfinite(M.trainer.monitors.get_latest(stat)), stat
+
+
+def softmax_model(features):
+    return keras.Sequential([keras.layers.InputLayer(input_tensor=features),
+                             keras.layers.Dense(N_CLASSES, activation="softmax")])
+
+
+def softmax_keras_model(data, **kwargs):
+    return KerasModel(softmax_model,
+                      input_signature=[tf.TensorSpec([None, N_IN], tf.float32, "features")],
+                      target_signature=[tf.TensorSpec([None, N_CLASSES], tf.float32, "labels")],
+                      input=tfloop.DataFromList(data, shuffle=False),
+                      trainer=tfloop.SimpleTrainer(), **kwargs)
+
+
+class Weights(tfloop.Callback):
+    """The Dense layer's (kernel, bias) before training and after every step."""
+
+    def _setup_graph(self):
+        found = {v.op.name: v for v in tfv1.global_variables()}
+        self.vars = [found["sequential/dense/kernel"], found["sequential/dense/bias"]]
+        self.values = []
+
+    def _before_train(self):
+        self.values.append(self.trainer.sess.run(self.vars))
+
+    def _trigger_step(self):
+        self.values.append(self.trainer.sess.run(self.vars))
+
+
+def accuracy(x, onehot, weights):
+    kernel, bias = weights
+    return float(np.mean(np.argmax(x @ kernel + bias, 1) == np.argmax(onehot, 1)))
+
+
+def test_metrics_are_each_batchs_own_value_in_training_and_validation(logdir):
+    train, validation = datapoints(3 * BATCH, seed=3), datapoints(2 * BATCH, seed=4)
+    weights, batch = Weights(), StepValues("categorical_accuracy", float)
+    M = softmax_keras_model(train)
+    M.compile(tfv1.train.GradientDescentOptimizer(1.0), "categorical_crossentropy",
+              "categorical_accuracy")
+    M.fit(validation_data=tfloop.DataFromList(validation, shuffle=False), steps_per_epoch=3,
+          max_epoch=2, callbacks=[weights, batch])
+    expected = [accuracy(x, y, w) for (x, y), w in zip(train * 2, weights.values)]
+    np.testing.assert_allclose(batch.values, expected, atol=1e-6)
+    biased = 0.0
+    for value in expected:                  # the moving average, bias-corrected
+        biased = 0.95 * biased + 0.05 * value
+    monitors = M.trainer.monitors
+    assert monitors.get_latest("categorical_accuracy") == pytest.approx(
+        biased / (1 - 0.95 ** len(expected)), abs=1e-5)
+    x, y = (np.concatenate(a) for a in zip(*validation))
+    assert monitors.get_latest("validation_categorical_accuracy") == pytest.approx(
+        accuracy(x, y, weights.values[-1]), abs=1e-6)
+
+
+def test_a_metric_without_a_batch_value_is_refused():
+    M = keras_model(trainer=tfloop.SimpleTrainer())
+    with pytest.raises(ValueError, match=r"the Keras metric 'auc' \(AUC\) is not a mean of "
+                                         r"per-example values"):
+        M.compile(tfv1.train.AdamOptimizer(), "categorical_crossentropy", "auc")
+
+
+def test_a_second_fit_says_how_to_train_on(logdir):
+    data = datapoints(2 * BATCH, seed=5)
+    M = softmax_keras_model(data)
+    M.compile(tfv1.train.GradientDescentOptimizer(0.5), "categorical_crossentropy")
+    weights = Weights()
+    with pytest.raises(ValueError, match="steps_per_epoch"):     # refused before training
+        M.fit(steps_per_epoch=0)
+    M.fit(steps_per_epoch=2, max_epoch=1, callbacks=[weights, tfloop.ModelSaver()])
+    with pytest.raises(RuntimeError, match=r"fit was called before on this model.*starting_epoch"):
+        M.fit(steps_per_epoch=2, max_epoch=2)
+    # What the message says: a new KerasModel continues from the checkpoint.
+    again, restored = softmax_keras_model(data), Weights()
+    again.compile(tfv1.train.GradientDescentOptimizer(0.5), "categorical_crossentropy")
+    again.fit(session_init=tfloop.SmartInit(logdir), starting_epoch=2, max_epoch=2,
+              steps_per_epoch=2, callbacks=[restored])
+    for got, want in zip(restored.values[0], weights.values[-1]):
+        np.testing.assert_array_equal(got, want)
+    assert again.trainer.global_step == 4

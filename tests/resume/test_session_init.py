@@ -5,7 +5,15 @@ import os
 
 import numpy as np
 import pytest
-from resume_support import STEPS_PER_EPOCH, StopAt, WeightLog, make_dataset, read_stats, train
+from resume_support import (
+    STEPS_PER_EPOCH,
+    StopAt,
+    WeightLog,
+    make_dataset,
+    read_stats,
+    train,
+    train_resumable,
+)
 from support import LinearModel, batches, make_regression_data
 
 import tfloop
@@ -109,6 +117,43 @@ def _plain_run(logdir, max_epoch, data, resume, stop_at=None):
     tfloop.launch_train_with_config(config, trainer)
     logger.unset_logger_dir()
     return config, trainer
+
+
+@pytest.mark.parametrize("content", ['{"format": 1, "epo', '{"format": 99}'],
+                         ids=["truncated", "other_format"])
+def test_a_corrupt_newest_resume_state_falls_back_to_the_previous_checkpoint(
+        tmp_path, reference, caplog, content):
+    logdir = str(tmp_path / "log")
+    train(logdir, extra=[StopAt(5)])
+    newest = os.path.join(logdir, "model-5.resume.json")
+    with open(newest, "w") as f:
+        f.write(content)
+    with caplog.at_level(logging.WARNING, logger="tfloop"):
+        config, weights, counter = train(logdir)
+    assert config.resume_from == os.path.join(logdir, "model-4")
+    assert f"Resume state {newest} " in caplog.text
+    assert "; resuming from the earlier checkpoint model-4 and its resume state instead." in \
+        caplog.text
+    # Exact from model-4: the same weights as a run never interrupted, the callbacks' state too.
+    assert weights.final.tobytes() == reference["final"].tobytes()
+    assert counter.steps == reference["steps"]
+
+
+def test_a_corrupt_resume_state_without_an_earlier_one_resumes_from_the_checkpoint_alone(
+        tmp_path, caplog):
+    logdir = str(tmp_path / "log")
+    train_resumable(logdir, tfloop.DatasetInput(make_dataset), stop_at=2)
+    path = os.path.join(logdir, "model-2.resume.json")
+    with open(path, "w") as f:
+        f.write('{"format": 1, "epo')
+    with caplog.at_level(logging.WARNING, logger="tfloop"):
+        config, after_step = train_resumable(logdir, tfloop.DatasetInput(make_dataset))
+    assert config.resume_from == os.path.join(logdir, "model-2")
+    assert (config.starting_epoch, config.starting_local_step) == (1, 2)
+    assert f"Resume state {path} cannot be read: Unterminated string starting at: line 1 column " \
+        "15 (char 14); resuming from model-2 alone: the input restarts from its beginning and " \
+        "the callbacks start afresh." in caplog.text
+    assert sorted(after_step) == list(range(3, 3 * STEPS_PER_EPOCH + 1))
 
 
 def test_checkpoint_without_resume_state_resumes_from_its_global_step(tmp_path, caplog):

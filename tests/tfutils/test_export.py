@@ -1,11 +1,15 @@
 """ModelExporter: a frozen GraphDef and a SavedModel, loaded where only TensorFlow is imported."""
+import errno
 import json
 import os
+import signal
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
+from forked_python import run_python
 from support import make_regression_data, scaled_timeout
 
 import tfloop
@@ -112,6 +116,30 @@ def test_compact_export_without_folding_keeps_the_constant_subgraph(tmp_path):
         not in ops
 
 
+def load_frozen(path):
+    graph_def = tfv1.GraphDef()
+    graph_def.ParseFromString(path.read_bytes())
+    graph = tf.Graph()
+    with graph.as_default():
+        tfv1.import_graph_def(graph_def, name="")
+    return graph
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_compact_export_keeps_an_input_no_output_needs(tmp_path, optimize):
+    # By default the inputs are the model's: x and the label, which only the cost reads.
+    tfloop.ModelExporter(config(input_names=None)).export_compact(str(tmp_path / "m.pb"),
+                                                                   optimize=optimize)
+    graph = load_frozen(tmp_path / "m.pb")
+    assert graph.get_operation_by_name("label").type == "Placeholder"
+    x, _ = make_regression_data(3)
+    expected = tfloop.OfflinePredictor(config(input_names=None))(x, np.zeros(3, np.int32))
+    with tfv1.Session(graph=graph) as sess:
+        got = sess.run(["prob:0", "logits:0"], {"x:0": x, "label:0": np.zeros(3, np.int32)})
+    for g, want in zip(got, expected):
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
 def test_export_errors(tmp_path):
     target = tmp_path / "busy"
     target.mkdir()
@@ -130,3 +158,94 @@ def test_export_errors(tmp_path):
     empty.mkdir()
     tfloop.ModelExporter(config()).export_serving(str(empty))
     assert (empty / "saved_model.pb").exists()
+
+
+class Big(tfloop.ModelDesc):
+    """One 256x256 variable: 256 KiB of weights."""
+
+    def inputs(self):
+        return [tf.TensorSpec([None, 256], tf.float32, "x")]
+
+    def build_graph(self, x):
+        tf.matmul(x, tfv1.get_variable("w", [256, 256]), name="out")
+        return tf.reduce_mean(x)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (tests run as root; skipped where mounting is not allowed)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_is_said_so_naming_the_path(small_disk):
+    exporter = tfloop.ModelExporter(tfloop.PredictConfig(
+        model=Big(), session_init={"w": np.ones((256, 256), np.float32)}, input_names=["x"],
+        output_names=["out"]))
+    for export, target in ((exporter.export_serving, small_disk / "1"),
+                           (exporter.export_compact, small_disk / "m.pb")):
+        with pytest.raises(OSError, match=f"no space left on the device holding {target}; "
+                                          "free some space there or export elsewhere") as e:
+            export(str(target))
+        assert e.value.errno == errno.ENOSPC
+    assert os.listdir(small_disk) == []
+
+
+def _dead_pid():
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_the_next_export_removes_what_a_killed_export_left(tmp_path):
+    stale = tmp_path / f".1.partial-{_dead_pid()}-0123456789ab"
+    live = tmp_path / f".1.partial-{os.getpid()}-0123456789ab"    # another export, running
+    for directory in (stale, live):
+        (directory / "variables").mkdir(parents=True)
+    tfloop.ModelExporter(config()).export_serving(str(tmp_path / "1"))
+    assert sorted(os.listdir(tmp_path)) == [live.name, "1"]
+
+
+SIGTERM_DURING_EXPORT = r"""
+import os, signal
+import numpy as np
+import tfloop
+from tfloop.compat import tf, tfv1
+
+class Model(tfloop.ModelDesc):
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x")]
+
+    def build_graph(self, x):
+        tf.matmul(x, tfv1.get_variable("w", [3, 2]), name="out")
+        return tf.reduce_mean(x)
+
+save = tfv1.saved_model.Builder.save
+
+def save_after_a_sigterm(self, *args, **kwargs):
+    # The variables are written: the signal comes while saved_model.pb is.
+    os.kill(os.getpid(), signal.SIGTERM)
+    return save(self, *args, **kwargs)
+
+tfv1.saved_model.Builder.save = save_after_a_sigterm
+tfloop.ModelExporter(tfloop.PredictConfig(
+    model=Model(), session_init={"w": np.ones((3, 2), np.float32)}, input_names=["x"],
+    output_names=["out"])).export_serving("export/1")
+print("not reached")
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_during_an_export_leaves_no_partial_directory(tmp_path):
+    (tmp_path / "export").mkdir()
+    done = run_python(["-c", textwrap.dedent(SIGTERM_DURING_EXPORT)], tmp_path, os.environ,
+                      scaled_timeout(60))
+    assert done.returncode == -signal.SIGTERM, done.stderr[-3000:]
+    assert "not reached" not in done.stdout
+    assert os.listdir(tmp_path / "export") == []

@@ -4,11 +4,12 @@ from tfloop.compat import tfv1
 from tfloop.tfutils.skip_gate import skip_update_gate
 from tfloop.utils.checks import check_callable
 
-__all__ = ["StopEpoch", "SkipUpdateWhen"]
+__all__ = ["StopEpoch", "SkipUpdateWhen", "misplaced_stop_epoch"]
 
 
 class StopEpoch(Exception):
     """Raise it in a callback's ``_trigger_step`` to end the current epoch after this step.
+    Raised in any other hook it fails training with an error naming the callback and the hook.
 
     The other callbacks' ``trigger_step`` still run for this step; then the rest of the epoch's
     steps are not run, and ``after_epoch`` and ``trigger_epoch`` run as at any
@@ -22,6 +23,19 @@ class StopEpoch(Exception):
         ...         if self.local_step + 1 >= 100:
         ...             raise StopEpoch("100 steps are enough for this epoch")
     """
+
+
+STOP_EPOCH_HOOK = "trigger_step"
+
+
+def misplaced_stop_epoch(cb, hook, stop):
+    """The error for ``StopEpoch`` raised by ``cb`` in ``hook``, a hook other than
+    ``trigger_step``: there is no step whose end could end the epoch."""
+    reason = f"({str(stop)!r})" if str(stop) else ""
+    return RuntimeError(
+        f"{cb} raised StopEpoch{reason} in {hook}: StopEpoch may be raised only in trigger_step "
+        "(override _trigger_step), where it ends the epoch after that step. To end the whole "
+        f"training from {hook}, raise StopTraining.")
 
 
 class SkipUpdateWhen(Callback):

@@ -5,7 +5,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
-from tfloop.callbacks.flow import StopEpoch
+from tfloop.callbacks.flow import STOP_EPOCH_HOOK, StopEpoch, misplaced_stop_epoch
 
 __all__ = ["Callbacks"]
 
@@ -63,10 +63,14 @@ class Callbacks(Callback, dispatcher=True):
     def _call(cb: Callback, hook: str, *args: Any) -> Any:
         """Call ``cb``'s public ``hook``: every hook the group dispatches goes through here, the
         one place that names the callback and hook of an error. ``StopTraining`` and
-        ``StopEpoch`` are clean stops, passed on as they are."""
+        ``StopEpoch`` (in ``trigger_step``) are clean stops, passed on as they are."""
         try:
             return getattr(cb, hook)(*args)
-        except (StopTraining, StopEpoch):
+        except StopEpoch as stop:
+            if hook != STOP_EPOCH_HOOK:
+                raise misplaced_stop_epoch(cb, hook, stop) from None
+            raise
+        except StopTraining:
             raise
         except Exception as e:
             annotate_exception(e, cb, hook)

@@ -106,11 +106,13 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
         with self._progress_bar() as bar:
             if size is not None:
                 for count in self._rounds(size):
+                    self._check_stop()
                     self._run_towers(count)
                     batches += count
                     bar.update(count)
                 return batches
             while True:
+                self._check_stop()
                 try:
                     self._run_towers(1)
                 except tf.errors.OutOfRangeError:
@@ -126,10 +128,12 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
             for feed in self._input.iter_feeds():
                 group.append(feed)
                 if len(group) == towers:
+                    self._check_stop()
                     batches += self._run_feed_group(group, source)
                     bar.update(len(group))
                     group = []
             if group:
+                self._check_stop()
                 batches += self._run_feed_group(group, source)
                 bar.update(len(group))
         return batches

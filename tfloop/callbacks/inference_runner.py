@@ -21,6 +21,10 @@ from tfloop.utils.checks import check_callable, is_int
 
 __all__ = ["InferenceRunnerBase", "InferenceRunner"]
 
+class _PassInterrupted(Exception):
+    """Training is stopping (a signal, a callback's request): the pass ends between batches."""
+
+
 def _as_inference_input(data):
     """The InputSource for one finite pass over ``data`` per trigger."""
     # input/ sits above callbacks/base.py and imports it: loaded here, not with this module,
@@ -193,11 +197,24 @@ class InferenceRunnerBase(Callback):
         return tqdm.tqdm(total=self._input.size(), desc=str(self), disable=None, leave=False,
                          dynamic_ncols=True)
 
+    def _check_stop(self):
+        """Raise ``_PassInterrupted`` when training is stopping: called before each batch, so
+        that SIGTERM during a long pass stops it within one batch."""
+        if self.trainer.stop_requested:
+            raise _PassInterrupted()
+
     def _trigger(self):
         for inf in self.infs:
             inf.before_inference()
         start = time.perf_counter()
-        batches = self._run_pass()
+        try:
+            batches = self._run_pass()
+        except _PassInterrupted:
+            seconds = time.perf_counter() - start
+            logger.warning(f"{self}: the pass was interrupted after {seconds:.2f} s because "
+                           f"training is stopping ({self.trainer.stop_reason}); its statistics "
+                           "are left out.")
+            return
         if batches == 0:
             raise ValueError(f"{self}: the input {self._input} gave no data in this pass.")
         stats = {}
@@ -219,7 +236,9 @@ class InferenceRunnerBase(Callback):
 
 class InferenceRunner(InferenceRunnerBase):
     """Run inferencers over one full pass of validation data at each trigger (every epoch by
-    default), and put their statistics to the monitors.
+    default), and put their statistics to the monitors. When training is asked to stop during
+    a pass (SIGTERM, a callback's ``request_stop``), the pass ends before its next batch and
+    puts no statistics.
 
     In ``setup_graph`` it builds a predict tower with the model's tower function under
     ``TowerContext(tower_name, is_training=False)`` — the path ``trainer.get_predictor`` takes:
@@ -284,6 +303,7 @@ class InferenceRunner(InferenceRunnerBase):
         ends_out_of_range = self._reads_dataset
         with self._progress_bar() as bar:
             for feed in self._feeds():
+                self._check_stop()
                 try:
                     self._hooked_sess.run(None, feed_dict=feed)
                 except tf.errors.OutOfRangeError:

@@ -63,7 +63,8 @@ def import_model_module(name: str, option: str = "--model"):
 
     The current directory comes first on ``sys.path`` (``examples.mnist_convnet`` from a
     repository's root), and the module's own directory is added too, so that it imports its
-    neighbours as it does when run as a script (``from digits import ...``).
+    neighbours as it does when run as a script (``from digits import ...``). While it is
+    imported, ``sys.argv`` is the module's path alone, as for a script run with no arguments.
     """
     if name.endswith(".py") or os.sep in name:
         path = os.path.abspath(name)
@@ -85,10 +86,25 @@ def import_model_module(name: str, option: str = "--model"):
         directory = os.path.dirname(spec.origin)
         if directory not in sys.path:
             sys.path.insert(1, directory)
+    return _import_with_neutral_argv(name, spec.origin or name, option)
+
+
+def _import_with_neutral_argv(name, path, option):
+    """Import ``name`` with ``sys.argv`` as if it were run with no arguments: a module that
+    parses the command line at import must not read ``tfloop export``'s."""
+    argv = sys.argv
+    sys.argv = [path]
     try:
         return importlib.import_module(name)
     except ImportError as e:
         raise SystemExit(f"{option}: cannot import {name}: {e}.") from None
+    except SystemExit as e:
+        raise SystemExit(f"{option}: importing {name} exited (status {e.code}): it runs code "
+                         "at import that exits, such as parsing a command line with required "
+                         "arguments; put that code under 'if __name__ == \"__main__\":'.") \
+            from None
+    finally:
+        sys.argv = argv
 
 
 def load_model(path: str, kwargs: dict):

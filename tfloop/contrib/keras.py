@@ -7,11 +7,14 @@ builds models only on its own symbolic tensors), and then called inside every to
 :class:`tfloop.tfutils.keras_scope.KerasTowerScope` gives its layers graph variables shared by all
 towers and the tower's training flag.
 """
+import functools
+
 import keras
 
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.inference import ScalarStats
 from tfloop.callbacks.inference_runner import InferenceRunner
+from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
 from tfloop.tfutils.tower import get_current_tower_context
@@ -109,6 +112,24 @@ def _keras_function(kind, name):
                          f"'categorical_crossentropy' or 'categorical_accuracy'.") from None
 
 
+def _batch_metric(name):
+    """The per-example function of the Keras metric ``name``.
+
+    Keras 3 names give stateful ``Metric`` objects whose call adds to running totals (variables
+    shared by every tower that calls it): the batch's value needs the function they average.
+    """
+    metric = _keras_function("metrics", name)
+    if not isinstance(metric, keras.metrics.Metric):
+        return metric
+    fn = getattr(metric, "_fn", None)
+    if not isinstance(metric, keras.metrics.MeanMetricWrapper) or not callable(fn):
+        raise ValueError(f"KerasModel.compile: the Keras metric {name!r} "
+                         f"({type(metric).__name__}) is not a mean of per-example values, so it "
+                         "has no batch value; use one that is (e.g. 'categorical_accuracy', "
+                         "'mse'), or compute it in a callback.")
+    return functools.partial(fn, **getattr(metric, "_fn_kwargs", {}))
+
+
 class KerasModel:
     """Train a Keras model Keras-style (``compile``, ``fit``) with a tfloop trainer.
 
@@ -116,7 +137,10 @@ class KerasModel:
     returns the ``keras.Model``; every tower then calls that model on its input tensors. The cost
     is the sum of the batch mean of each loss (one per model output and target, each named by the
     loss) and the model's own losses (regularizers), named ``total_cost``; each metric's batch
-    mean is named by the metric and, like the losses, summarized as a moving average.
+    mean is named by the metric and, like the losses, summarized as a moving average. A metric is
+    the batch's own value in every tower (Keras 3's metric objects keep running totals; their
+    per-example function is used instead), so validation gets the validation set's value.
+    ``fit`` runs once per ``KerasModel``.
 
     Args:
         get_model (callable): ``(input1, input2, ...) -> keras.Model`` on Keras symbolic inputs.
@@ -179,7 +203,7 @@ class KerasModel:
             raise ValueError(f"KerasModel.compile: {len(metrics)} metrics {metrics} but only "
                              f"{len(self.target_signature)} output(s): one metric per output.")
         self._losses = [(name, _keras_function("losses", name)) for name in losses]
-        self._metrics = [(name, _keras_function("metrics", name)) for name in metrics]
+        self._metrics = [(name, _batch_metric(name)) for name in metrics]
         self._stats_to_inference = losses + metrics + [TOTAL_LOSS_NAME]
         self.trainer.setup_graph(self.input_signature + self.target_signature, self.input,
                                  self._build_cost, lambda: optimizer)
@@ -225,6 +249,12 @@ class KerasModel:
         if self._stats_to_inference is None:
             raise RuntimeError("KerasModel.fit before compile: call "
                                "compile(optimizer, loss, metrics) first.")
+        if any(isinstance(cb, MaintainStepCounter) for cb in self.trainer.callbacks):
+            raise RuntimeError(
+                "KerasModel.fit was called before on this model: its trainer trains once (as in "
+                "tensorpack). Train all the epochs in one fit (max_epoch=...), or continue in a "
+                "new KerasModel: compile it and call fit(session_init=SmartInit(<checkpoint "
+                "of the first fit, e.g. from ModelSaver>), starting_epoch=<next epoch>, ...).")
         callbacks = kwargs.pop("callbacks", None)
         callbacks = [] if callbacks is None else (
             [callbacks] if isinstance(callbacks, Callback) else list(callbacks))

@@ -3,9 +3,15 @@ variables."""
 import os
 
 from tfloop.compat import tf
-from tfloop.resume.state import RESUME_SUFFIX, resume_state_path
+from tfloop.resume.state import RESUME_SUFFIX, resume_state_path, resume_state_problem
 from tfloop.tfutils.sessinit import SaverRestore, SessionInit
-from tfloop.tfutils.varmanip import checkpoint_step, find_latest_checkpoint
+from tfloop.tfutils.varmanip import (
+    checkpoint_step,
+    find_latest_checkpoint,
+    is_complete_checkpoint,
+    list_checkpoints,
+)
+from tfloop.utils import logger
 
 __all__ = ["find_resume_checkpoint", "checkpoint_global_step", "ResumeInit"]
 
@@ -15,7 +21,9 @@ def find_resume_checkpoint(directory):
 
     It is the newest complete one; when the directory holds resume states (``*.resume.json``), the
     newest complete one that has its resume state too (a process killed between writing a
-    checkpoint and its state leaves the checkpoint without one).
+    checkpoint and its state leaves the checkpoint without one). When that state cannot be read,
+    it is the newest earlier checkpoint with a readable state (logged), else that checkpoint
+    alone (its state ignored).
     """
     if not os.path.isdir(directory):
         return None
@@ -26,7 +34,26 @@ def find_resume_checkpoint(directory):
         if checkpoint_step(prefix) is None:
             return False
         return not with_state or os.path.isfile(resume_state_path(prefix))
-    return find_latest_checkpoint(directory, accept=accept)
+    newest = find_latest_checkpoint(directory, accept=accept)
+    problem = resume_state_problem(newest) if newest is not None else None
+    if problem is None:
+        return newest
+    earlier = _earlier_with_readable_state(directory, newest)
+    if earlier is None:
+        return newest
+    logger.warning(f"{problem}; resuming from the earlier checkpoint {os.path.basename(earlier)} "
+                   "and its resume state instead.")
+    return earlier
+
+
+def _earlier_with_readable_state(directory, newest):
+    step = checkpoint_step(newest)
+    for prefix in reversed(list_checkpoints(directory)):
+        earlier = checkpoint_step(prefix)
+        if earlier is not None and earlier < step and is_complete_checkpoint(prefix)[0] and \
+                os.path.isfile(resume_state_path(prefix)) and resume_state_problem(prefix) is None:
+            return prefix
+    return None
 
 
 def checkpoint_global_step(prefix):

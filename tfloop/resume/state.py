@@ -25,6 +25,7 @@ from tfloop.utils.logdir_format import ITERATOR_SUFFIX, RESUME_SUFFIX
 
 __all__ = ["callback_keys", "collect_callback_states",
            "apply_callback_states", "read_resume_state", "resume_state_path",
+           "resume_state_problem",
            "RESUME_SUFFIX", "ITERATOR_SUFFIX"]
 
 FORMAT_VERSION = 1
@@ -97,8 +98,8 @@ def apply_callback_states(callbacks, states, source):
         logger.info(f"Restored the state of callback(s) {', '.join(restored)} from {source}.")
 
 
-def read_resume_state(prefix):
-    """The resume state of checkpoint ``prefix`` as a dict, or None when it has none.
+def _load_resume_state(prefix):
+    """The JSON of checkpoint ``prefix``'s resume state, or None when it has none.
 
     Raises:
         ValueError: the file exists but is not a resume state this version can read.
@@ -110,19 +111,41 @@ def read_resume_state(prefix):
         with open(path, encoding="utf-8") as f:
             state = json.load(f)
     except (OSError, ValueError) as e:
-        raise ValueError(f"Resume state {path} cannot be read: {e}. Delete it to resume from the "
-                         "checkpoint alone.") from None
+        raise ValueError(f"Resume state {path} cannot be read: {e}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
         raise ValueError(f"Resume state {path} is not format {FORMAT_VERSION} (got "
-                         f"{state.get('format') if isinstance(state, dict) else state!r}); delete "
-                         "it to resume from the checkpoint alone.")
+                         f"{state.get('format') if isinstance(state, dict) else state!r})")
+    return state
+
+
+def resume_state_problem(prefix):
+    """Why the resume state of checkpoint ``prefix`` cannot be used (a sentence without its final
+    period), or None when it is readable or absent."""
+    try:
+        _load_resume_state(prefix)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def read_resume_state(prefix):
+    """The resume state of checkpoint ``prefix`` as a dict, or None when it has none or it cannot
+    be read (logged: the run then resumes from the checkpoint alone)."""
+    try:
+        state = _load_resume_state(prefix)
+    except ValueError as e:
+        logger.warning(f"{e}; resuming from {os.path.basename(prefix)} alone: the input restarts "
+                       "from its beginning and the callbacks start afresh.")
+        return None
+    if state is None:
+        return None
     iterator = state.get("iterator")
     if iterator:
         data_path = os.path.join(os.path.dirname(prefix), iterator["file"])
         if not os.path.isfile(data_path) or os.path.getsize(data_path) != iterator["bytes"]:
-            logger.warning(f"Resume state {path} names the input position file {data_path} ("
-                           f"{iterator['bytes']} bytes), which is missing or of another size; the "
-                           "input restarts from its beginning.")
+            logger.warning(f"Resume state {resume_state_path(prefix)} names the input position "
+                           f"file {data_path} ({iterator['bytes']} bytes), which is missing or of "
+                           "another size; the input restarts from its beginning.")
             state["iterator"] = None
         else:
             with open(data_path, "rb") as f:

@@ -1,17 +1,15 @@
 """ModelExporter: a trained model as a frozen GraphDef or a SavedModel, with no tfloop needed to
 load it."""
-import contextlib
 import errno
 import os
-import shutil
 import tempfile
-import uuid
 from typing import Any
 
 import numpy as np
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
+from tfloop.tfutils.export_files import disk_full_said, sibling_directory
 from tfloop.tfutils.predict_tower import (
     build_predict_tower,
     check_session_init_complete,
@@ -147,13 +145,15 @@ class ModelExporter:
         output_ops = [get_op_tensor_name(t.name)[0] for t in outputs]
         input_ops = [get_op_tensor_name(t.name)[0] for t in inputs]
         with sess, _quiet_tf_logs():
+            # The inputs are kept even when no output needs them (a label): loaders feed them.
             frozen = tfv1.graph_util.convert_variables_to_constants(
-                sess, graph.as_graph_def(), output_ops)
+                sess, graph.as_graph_def(), output_ops + input_ops)
         if optimize:
             frozen = _fold_constants(frozen, input_ops, output_ops)
         else:
             frozen = _prune(frozen, output_ops + input_ops)
-        atomic_write(filename, frozen.SerializeToString())
+        with disk_full_said("export_compact", filename):
+            atomic_write(filename, frozen.SerializeToString())
         logger.info(f"Frozen graph ({len(frozen.node)} nodes) written to {filename}.")
 
     def export_serving(self, filename: str, tags: list | None = None,
@@ -167,6 +167,8 @@ class ModelExporter:
 
         The SavedModel is written to a hidden sibling directory and renamed to ``filename`` once
         complete: a process killed while exporting leaves no partial version directory behind.
+        The hidden directory is removed on failure and on SIGTERM (when nothing else handles
+        it), and after ``kill -9`` by the next export beside it.
 
         Args:
             filename (str): the export directory; it must not exist or be empty, and the directory
@@ -195,7 +197,8 @@ class ModelExporter:
                 inputs={_signature_key(t): utils.build_tensor_info(t) for t in inputs},
                 outputs={_signature_key(t): utils.build_tensor_info(t) for t in outputs},
                 method_name=tfv1.saved_model.signature_constants.PREDICT_METHOD_NAME)
-            with _sibling_directory(filename) as partial:
+            with sibling_directory(filename) as partial, \
+                    disk_full_said("export_serving", filename):
                 builder = tfv1.saved_model.Builder(partial)
                 builder.add_meta_graph_and_variables(sess, list(tags),
                                                      signature_def_map={signature_name: signature},
@@ -217,20 +220,6 @@ def _check_writable_directory(directory, who):
         raise type(e)(f"{who}: cannot write in {directory} ({e.strerror or e}); give a directory "
                       "you can write to.") from None
     probe.close()
-
-
-@contextlib.contextmanager
-def _sibling_directory(target):
-    """A hidden new directory beside ``target``, renamed to ``target`` when the block succeeds and
-    removed when it fails. TF Serving takes only numbered directories for versions, so it never
-    loads a partial export."""
-    parent, name = os.path.split(os.path.abspath(target))
-    partial = os.path.join(parent, f".{name}.partial-{uuid.uuid4().hex[:12]}")
-    try:
-        yield partial
-        os.replace(partial, target)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
 
 
 class _quiet_tf_logs:

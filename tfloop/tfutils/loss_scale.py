@@ -4,10 +4,11 @@ float16 gradients of a float32-sized loss underflow to zero; multiplying the los
 scale before differentiating keeps them representable, and dividing the gradients by it
 afterwards restores their size. When the scale is too large a gradient overflows: that step is
 skipped (no variable changes), the scale is halved, and a counter of skipped steps goes up.
-After ``growth_interval`` good steps in a row the scale doubles. Unlike TensorFlow's own
-loss-scale optimizer, a skipped step still advances the global step, so checkpoint names and
-resume positions count session steps.
+After ``growth_interval`` good steps in a row the scale doubles, up to ``max_scale``. Unlike
+TensorFlow's own loss-scale optimizer, a skipped step still advances the global step, so
+checkpoint names and resume positions count session steps.
 """
+import math
 import weakref
 
 from tfloop.compat import tf, tfv1
@@ -18,13 +19,26 @@ from tfloop.utils.checks import check_int
 __all__ = ["LossScaleOptimizer"]
 
 
-def _scaled(grad, factor):
+def _divided(values, scale):
+    """``values / scale`` computed in float32: the scale may not fit a float16 gradient's dtype,
+    and its inverse is subnormal (flushed to zero on CPUs) for scales above 2 ** 126."""
+    return tf.cast(tf.cast(values, tf.float32) / scale, values.dtype)
+
+
+def _unscaled(grad, scale):
     if grad is None:
         return None
     if isinstance(grad, tf.IndexedSlices):
-        return tf.IndexedSlices(grad.values * tf.cast(factor, grad.values.dtype), grad.indices,
-                                grad.dense_shape)
-    return grad * tf.cast(factor, grad.dtype)
+        return tf.IndexedSlices(_divided(grad.values, scale), grad.indices, grad.dense_shape)
+    return _divided(grad, scale)
+
+
+def _check_scale(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1 \
+            or math.isinf(value):
+        raise ValueError(f"LossScaleOptimizer: {name} must be a finite number >= 1, got "
+                         f"{value!r}.")
+    return float(value)
 
 
 def _all_finite(grads):
@@ -66,6 +80,9 @@ class LossScaleOptimizer(ProxyOptimizer):
         initial_scale (float): the first scale, a power of two.
         growth_interval (int): good steps in a row after which the scale doubles.
         min_scale (float): the scale is never halved below this.
+        max_scale (float): the scale never doubles above this. The default, 2 ** 24, lifts
+            gradients as small as 2 ** -48 into float16's range; a larger scale only makes
+            overflows likelier.
 
     Example:
         >>> def optimizer(self):
@@ -73,16 +90,18 @@ class LossScaleOptimizer(ProxyOptimizer):
         ...                               initial_scale=2 ** 12, growth_interval=500)
     """
 
-    def __init__(self, opt, initial_scale=2.0 ** 15, growth_interval=2000, min_scale=1.0):
+    def __init__(self, opt, initial_scale=2.0 ** 15, growth_interval=2000, min_scale=1.0,
+                 max_scale=2.0 ** 24):
         super().__init__(opt, "LossScaleOptimizer")
-        for name, value in (("initial_scale", initial_scale), ("min_scale", min_scale)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
-                raise ValueError(f"LossScaleOptimizer: {name} must be a number >= 1, got "
-                                 f"{value!r}.")
-        self.initial_scale = float(initial_scale)
+        self.initial_scale = _check_scale("initial_scale", initial_scale)
+        self.min_scale = _check_scale("min_scale", min_scale)
+        self.max_scale = _check_scale("max_scale", max_scale)
+        if not self.min_scale <= self.initial_scale <= self.max_scale:
+            raise ValueError(f"LossScaleOptimizer: the scales must be ordered min_scale <= "
+                             f"initial_scale <= max_scale, got min_scale={min_scale!r}, "
+                             f"initial_scale={initial_scale!r}, max_scale={max_scale!r}.")
         self.growth_interval = check_int(growth_interval, "LossScaleOptimizer: growth_interval",
                                          at_least=1)
-        self.min_scale = float(min_scale)
         self._states = weakref.WeakKeyDictionary()
 
     def state(self):
@@ -104,8 +123,7 @@ class LossScaleOptimizer(ProxyOptimizer):
         scaled_loss = tf.cast(loss, tf.float32) * scale
         pairs = self._opt.compute_gradients(tf.cast(scaled_loss, loss.dtype), var_list=var_list,
                                             **kwargs)
-        inverse = 1.0 / scale
-        return [(_scaled(g, inverse), v) for g, v in pairs]
+        return [(_unscaled(g, scale), v) for g, v in pairs]
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Apply the gradients when all are finite, update the scale, advance ``global_step``."""
@@ -134,6 +152,8 @@ class LossScaleOptimizer(ProxyOptimizer):
         scale = state.scale.read_value()
         new_scale = tf.where(grow, scale * 2.0,
                              tf.where(finite, scale, tf.maximum(scale * 0.5, self.min_scale)))
+        # The cap also brings back a scale restored from a checkpoint made without it.
+        new_scale = tf.minimum(new_scale, self.max_scale)
         return [state.scale.assign(new_scale).op,
                 state.good_steps.assign(tf.where(grow, tf.zeros_like(good), good)).op,
                 state.skipped_steps.assign_add(tf.cast(tf.logical_not(finite), tf.int64)).op]

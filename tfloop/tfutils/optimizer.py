@@ -11,7 +11,7 @@ from tfloop.tfutils.gradproc import FilterNoneGrad, GradientProcessor, outer_gra
 from tfloop.utils.checks import check_callable, check_int
 
 __all__ = ["apply_grad_processors", "ProxyOptimizer", "PostProcessOptimizer",
-           "VariableAssignmentOptimizer", "AccumGradOptimizer"]
+           "VariableAssignmentOptimizer", "AccumGradOptimizer", "optimizer_chain"]
 
 
 def _check_optimizer(opt, who):
@@ -41,6 +41,11 @@ class ProxyOptimizer(tfv1.train.Optimizer):
         self._opt = _check_optimizer(opt, type(self).__name__)
         super().__init__(False, name)
 
+    @property
+    def inner(self):
+        """tf.compat.v1.train.Optimizer: the optimizer this one wraps."""
+        return self._opt
+
     def compute_gradients(self, *args, **kwargs):
         return self._opt.compute_gradients(*args, **kwargs)
 
@@ -55,6 +60,21 @@ class ProxyOptimizer(tfv1.train.Optimizer):
 
     def variables(self):
         return self._opt.variables() + super().variables()
+
+
+def optimizer_chain(opt):
+    """``opt`` and every optimizer it wraps, outermost first (each wrapper is a
+    :class:`ProxyOptimizer`, which names the one it wraps ``inner``).
+
+    Example:
+        >>> opt = SkipUpdateGate(AccumGradOptimizer(tf.compat.v1.train.AdamOptimizer(), 2))
+        >>> [type(o).__name__ for o in optimizer_chain(opt)]
+        ['SkipUpdateGate', 'AccumGradOptimizer', 'AdamOptimizer']
+    """
+    chain = [opt]
+    while isinstance(chain[-1], ProxyOptimizer):
+        chain.append(chain[-1].inner)
+    return chain
 
 
 class _ApplyGradientProcessor(ProxyOptimizer):

@@ -22,6 +22,7 @@ import os
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.loss_scale import LossScaleOptimizer
+from tfloop.tfutils.optimizer import optimizer_chain
 from tfloop.tfutils.summary import average_finite_values_only
 from tfloop.utils import logger
 
@@ -91,6 +92,13 @@ def _compute_float16_on_cpu():
     os.environ[_EMULATE_FP16] = "0"
 
 
+def _scales_the_loss(opt):
+    """Whether ``opt`` or an optimizer it wraps is a loss-scale optimizer (tfloop's or
+    TensorFlow's)."""
+    scalers = (LossScaleOptimizer, tfv1.mixed_precision.MixedPrecisionLossScaleOptimizer)
+    return any(isinstance(o, scalers) for o in optimizer_chain(opt))
+
+
 class Precision:
     """The precision and compilation options of one run, and what they change.
 
@@ -152,7 +160,7 @@ class Precision:
 
     def optimizer_fn(self, get_opt_fn):
         """``get_opt_fn`` whose optimizer is wrapped in a :class:`LossScaleOptimizer` for float16
-        (once; an optimizer that is one already is kept)."""
+        (once; an optimizer that is or wraps a loss-scale optimizer is kept)."""
         if self.mixed_precision != "float16":
             return get_opt_fn
         made = []
@@ -161,9 +169,7 @@ class Precision:
         def get_optimizer():
             if not made:
                 opt = get_opt_fn()
-                wrap = isinstance(opt, tfv1.train.Optimizer) and \
-                    not isinstance(opt, LossScaleOptimizer)
-                if wrap:
+                if isinstance(opt, tfv1.train.Optimizer) and not _scales_the_loss(opt):
                     opt = LossScaleOptimizer(opt)
                 made.append(opt)
             return made[0]

@@ -336,6 +336,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
                 logger.detail(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                             f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
+                if loop.stop_requested:     # asked during the epoch's end: no further step
+                    raise StopTraining(loop.stop_reason)
             logger.info("Training has finished.")
 
     def train(self, callbacks: Callback | Iterable[Callback] | None,

@@ -1,0 +1,106 @@
+"""Where an export writes: a hidden sibling directory renamed when complete, removed on failure,
+on SIGTERM and, when its process died (``kill -9``), by the next export beside it; a full disk
+said as such."""
+import contextlib
+import errno
+import glob
+import os
+import re
+import shutil
+import signal
+import threading
+import uuid
+
+from tfloop.compat import tf
+from tfloop.utils import logger
+
+__all__ = ["sibling_directory", "disk_full_said"]
+
+_PARTIAL = re.compile(r"\.partial-(\d+)-[0-9a-f]+$")
+
+
+class _Terminated(BaseException):
+    """SIGTERM during an export, raised so that the partial directory is removed."""
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_partials(parent, name):
+    """Remove the partial directories of ``name`` left by exports whose process is gone."""
+    for path in glob.glob(os.path.join(glob.escape(parent), f".{glob.escape(name)}.partial-*")):
+        match = _PARTIAL.search(path)
+        if match and not _process_alive(int(match.group(1))):
+            logger.info(f"Removing {path}, left by an export that did not finish.")
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _removed_on_sigterm():
+    """Make SIGTERM (when nothing handles it) end the process only after the block's cleanup:
+    the signal raises in the block, and is raised again, unhandled, once the block has exited."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise _Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def sibling_directory(target):
+    """A hidden new directory beside ``target``, renamed to ``target`` when the block succeeds and
+    removed when it fails or SIGTERM arrives. TF Serving takes only numbered directories for
+    versions, so it never loads a partial export.
+
+    Example:
+        >>> with sibling_directory("export/1") as partial:
+        ...     write_saved_model(partial)
+    """
+    parent, name = os.path.split(os.path.abspath(target))
+    _remove_stale_partials(parent, name)
+    partial = os.path.join(parent, f".{name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    with _removed_on_sigterm():
+        try:
+            yield partial
+            os.replace(partial, target)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _no_space(error):
+    if isinstance(error, OSError):
+        return error.errno == errno.ENOSPC
+    return isinstance(error, tf.errors.OpError) and "No space left on device" in error.message
+
+
+@contextlib.contextmanager
+def disk_full_said(who, path):
+    """Turn a full disk while writing ``path`` into ``OSError(ENOSPC)`` naming it (TensorFlow
+    reports it as a ResourceExhaustedError with a hint about memory)."""
+    try:
+        yield
+    except (OSError, tf.errors.OpError) as e:
+        if not _no_space(e):
+            raise
+        full = OSError(f"{who}: no space left on the device holding {path}; free some space "
+                       "there or export elsewhere.")
+        full.errno = errno.ENOSPC
+        raise full from None
