@@ -246,9 +246,15 @@ def _task_main(tf_config, outdir, options):
     try:
         if task["index"] == 0 or not options.get("logdir_only_on_chief"):
             logger.set_logger_dir(os.path.join(outdir, "train_log"), action="keep")
-        trainer = trainer_from_tf_config(gpus=options.get("gpus", 1),
-                                         timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
-                                         startup_timeout_s=STARTUP_TIMEOUT_S)
+        if "horovod_average" in options:
+            trainer = tfloop.HorovodTrainer(
+                average=options["horovod_average"],
+                timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
+                startup_timeout_s=STARTUP_TIMEOUT_S)
+        else:
+            trainer = trainer_from_tf_config(gpus=options.get("gpus", 1),
+                                             timeout_s=options.get("timeout_s", CLUSTER_TIMEOUT_S),
+                                             startup_timeout_s=STARTUP_TIMEOUT_S)
         if trainer is not None:
             callbacks = []
             extra = {"session_config": tfv1.ConfigProto()} if options.get("session_config") else {}

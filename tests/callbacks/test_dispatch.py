@@ -276,3 +276,10 @@ def test_monitors_and_averages_with_a_step_schedule_state_it():
     assert tfloop.JSONWriter(every_k_steps=5).step_period == 5
     assert tfloop.JSONWriter().step_period is None
     assert tfloop.SimpleMovingAverage(["cost"], 4).step_period == 4
+
+
+def test_set_chief_only_sets_the_flag_and_returns_the_callback_as_in_tensorpack():
+    callback = tfloop.CallbackFactory(trigger=lambda self: None)
+    assert callback.chief_only
+    assert callback.set_chief_only(False) is callback and not callback.chief_only
+    assert callback.set_chief_only().chief_only

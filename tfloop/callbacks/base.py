@@ -274,6 +274,12 @@ class Callback:
     def chief_only(self, value: bool) -> None:
         self._chief_only = bool(value)
 
+    def set_chief_only(self, v: bool = True) -> Callback:
+        """Set :attr:`chief_only` and return the callback (tensorpack's chaining form:
+        ``CallbackFactory(...).set_chief_only(False)``)."""
+        self.chief_only = v
+        return self
+
     def get_tensors_maybe_in_tower(self, names: list[str] | tuple[str, ...]) -> list[Any]:
         """Find tensors by name: in the graph first, then in the first training tower.
 

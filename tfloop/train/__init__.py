@@ -24,6 +24,7 @@ from tfloop.train.distributed import (
     trainer_from_tf_config,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
+from tfloop.train.horovod import BytePSTrainer, HorovodTrainer
 from tfloop.train.interface import launch_train_with_config
 from tfloop.train.loop import TrainLoop
 from tfloop.train.multigpu import (
@@ -44,4 +45,5 @@ __all__ = [
     "DEFAULT_MONITORS", "ModelDesc", "ModelDescBase",
     "ClusterError", "ClusterTask", "create_server", "run_parameter_server", "shard_dataset",
     "DistributedTrainerParameterServer", "DistributedTrainerReplicated", "trainer_from_tf_config",
+    "HorovodTrainer", "BytePSTrainer",
 ]

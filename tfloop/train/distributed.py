@@ -303,7 +303,7 @@ class DistributedTrainerReplicated(_ClusterTrainerMixin, SyncMultiGPUTrainerRepl
         return train_op
 
     def _allreduce(self, grads):
-        return allreduce_grads(grads, self.devices, average=True, mode="collective",
+        return allreduce_grads(grads, self.devices, average=self.average, mode="collective",
                                group=self._group)
 
     def _build_broadcast(self):
