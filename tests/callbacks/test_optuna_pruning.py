@@ -93,3 +93,28 @@ def test_bad_arguments(trial, stat, match):
         trial = optuna.create_study().ask()
     with pytest.raises(TypeError, match=match):
         tfloop.OptunaPruningCallback(trial, stat)
+
+
+def test_a_pruned_run_is_stopped_in_its_log_dir_and_watch_exits_0(logdir, tmp_path, capsys):
+    from tfloop.cli import main
+    storage = f"sqlite:///{tmp_path}/optuna.db"
+    study = optuna.create_study(study_name="s", storage=storage,
+                                pruner=optuna.pruners.ThresholdPruner(upper=0.3))
+
+    def objective(trial):
+        trainer = tfloop.SimpleTrainer()
+        train_linear([PutStat([0.2, 0.4, 0.1]), tfloop.OptunaPruningCallback(trial, "val-error")],
+                     max_epoch=3, trainer=trainer, monitors=[tfloop.JSONWriter()],
+                     extra_callbacks=[])
+        return trainer.monitors.get_latest("val-error")
+    study.optimize(objective, n_trials=1)
+    stored = optuna.load_study(study_name="s", storage=storage).trials[0]
+    assert stored.state == optuna.trial.TrialState.PRUNED
+    reason = "Optuna pruned trial 0 after epoch 2 (val-error=0.4)"
+    status = tfloop.utils.read_run_status(logdir)
+    assert (status.state, status.reason) == ("stopped", reason)
+    capsys.readouterr()
+    assert main(["info", logdir]) == 0
+    assert f"status         stopped ({reason})" in capsys.readouterr().out
+    assert main(["watch", logdir]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"The run stopped ({reason})."
