@@ -231,3 +231,26 @@ def test_kill_9_then_resume_logs_every_step_exactly_once(tmp_path, store):
     run = only_run(client)
     assert history(client, run.info.run_id, "step") == [(s, float(s)) for s in range(1, 10)]
     assert run.info.status == "FINISHED"
+
+
+class PutCost(tfloop.Callback):
+    _chief_only = False
+
+    def _trigger(self):
+        self.trainer.monitors.put_scalar("val-error", 1.0)
+
+
+@pytest.mark.slow
+def test_a_pruned_trial_is_a_finished_run_that_says_why(store, logdir):
+    import optuna
+    uri, client = store
+    trial = optuna.create_study(pruner=optuna.pruners.ThresholdPruner(upper=0.5)).ask()
+    with pytest.raises(optuna.TrialPruned):
+        train_linear([PutCost(), tfloop.OptunaPruningCallback(trial, "val-error")],
+                     monitors=[tfloop.MLflowMonitor(uri, "exp")], max_epoch=3)
+    run = only_run(client)
+    assert run.info.status == "FINISHED"
+    assert run.data.tags["tfloop.stop_reason"] == \
+        "Optuna pruned trial 0 after epoch 1 (val-error=1)"
+    assert tfloop.utils.read_run_status(logdir).describe() == \
+        "stopped (Optuna pruned trial 0 after epoch 1 (val-error=1))"
