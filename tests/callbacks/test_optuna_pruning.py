@@ -95,21 +95,11 @@ def test_bad_arguments(trial, stat, match):
         tfloop.OptunaPruningCallback(trial, stat)
 
 
-def test_a_pruned_run_is_stopped_in_its_log_dir_and_watch_exits_0(logdir, tmp_path, capsys):
+def test_a_pruned_run_is_stopped_in_its_log_dir_and_watch_exits_0(logdir, capsys):
     from tfloop.cli import main
-    storage = f"sqlite:///{tmp_path}/optuna.db"
-    study = optuna.create_study(study_name="s", storage=storage,
-                                pruner=optuna.pruners.ThresholdPruner(upper=0.3))
-
-    def objective(trial):
-        trainer = tfloop.SimpleTrainer()
-        train_linear([PutStat([0.2, 0.4, 0.1]), tfloop.OptunaPruningCallback(trial, "val-error")],
-                     max_epoch=3, trainer=trainer, monitors=[tfloop.JSONWriter()],
-                     extra_callbacks=[])
-        return trainer.monitors.get_latest("val-error")
-    study.optimize(objective, n_trials=1)
-    stored = optuna.load_study(study_name="s", storage=storage).trials[0]
-    assert stored.state == optuna.trial.TrialState.PRUNED
+    study = optimize(optuna.pruners.ThresholdPruner(upper=0.3), lambda trial: [
+        PutStat([0.2, 0.4, 0.1]), tfloop.OptunaPruningCallback(trial, "val-error")])
+    assert study.trials[0].state == optuna.trial.TrialState.PRUNED
     reason = "Optuna pruned trial 0 after epoch 2 (val-error=0.4)"
     status = tfloop.utils.read_run_status(logdir)
     assert (status.state, status.reason) == ("stopped", reason)
