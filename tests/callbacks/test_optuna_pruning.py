@@ -93,3 +93,18 @@ def test_bad_arguments(trial, stat, match):
         trial = optuna.create_study().ask()
     with pytest.raises(TypeError, match=match):
         tfloop.OptunaPruningCallback(trial, stat)
+
+
+def test_a_pruned_run_is_stopped_in_its_log_dir_and_watch_exits_0(logdir, capsys):
+    from tfloop.cli import main
+    study = optimize(optuna.pruners.ThresholdPruner(upper=0.3), lambda trial: [
+        PutStat([0.2, 0.4, 0.1]), tfloop.OptunaPruningCallback(trial, "val-error")])
+    assert study.trials[0].state == optuna.trial.TrialState.PRUNED
+    reason = "Optuna pruned trial 0 after epoch 2 (val-error=0.4)"
+    status = tfloop.utils.read_run_status(logdir)
+    assert (status.state, status.reason) == ("stopped", reason)
+    capsys.readouterr()
+    assert main(["info", logdir]) == 0
+    assert f"status         stopped ({reason})" in capsys.readouterr().out
+    assert main(["watch", logdir]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"The run stopped ({reason})."

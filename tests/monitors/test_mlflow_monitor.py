@@ -1,24 +1,14 @@
 """MLflowMonitor against real tracking stores, read back through MLflow's own client."""
 import json
 import os
-import shutil
 import signal
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
-from support import LinearModel, batches, make_regression_data, scaled_timeout, train_linear
+from mlflow_support import TrackingServer, free_port, history, only_run
+from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
 from tfloop.monitors.mlflow_monitor import check_reachable
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_an_unreachable_server_is_an_error_naming_it():
@@ -31,25 +21,6 @@ def test_a_sqlite_store_in_a_missing_directory_is_an_error(tmp_path):
     uri = f"sqlite:///{tmp_path}/nowhere/mlflow.db"
     with pytest.raises(ValueError, match="does not exist; create it"):
         check_reachable(uri)
-
-
-@pytest.fixture(scope="module")
-def template_store(tmp_path_factory):
-    """An empty sqlite tracking store, created once (MLflow's migrations take seconds)."""
-    from mlflow.tracking import MlflowClient
-    path = tmp_path_factory.mktemp("mlflow") / "template.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
-
-
-@pytest.fixture
-def store(template_store, tmp_path):
-    """``(uri, client)`` of a fresh sqlite tracking store."""
-    from mlflow.tracking import MlflowClient
-    path = tmp_path / "mlflow.db"
-    shutil.copy(template_store, path)
-    uri = f"sqlite:///{path}"
-    return uri, MlflowClient(uri)
 
 
 class PutStep(tfloop.Callback):
@@ -67,16 +38,6 @@ class PutStep(tfloop.Callback):
                 os.kill(os.getpid(), self.error)
             else:
                 raise self.error
-
-
-def history(client, run_id, key):
-    return [(m.step, m.value) for m in client.get_metric_history(run_id, key)]
-
-
-def only_run(client):
-    runs = client.search_runs([client.get_experiment_by_name("exp").experiment_id])
-    assert len(runs) == 1
-    return runs[0]
 
 
 @pytest.mark.slow
@@ -131,38 +92,6 @@ def test_a_new_training_in_the_log_dir_starts_a_new_run(store, logdir):
     train_linear([PutStep()], monitors=[first], max_epoch=1)
     train_linear([PutStep()], monitors=[second], max_epoch=1)
     assert first.run_id != second.run_id
-
-
-class TrackingServer:
-    """An ``mlflow server`` on 127.0.0.1 over the sqlite store ``backend``, in its own process
-    group so that stopping it stops its workers too."""
-
-    def __init__(self, backend, tmp_path):
-        self.backend, self.tmp_path, self.port = backend, tmp_path, free_port()
-        self.uri = f"http://127.0.0.1:{self.port}"
-        self.process = None
-
-    def start(self):
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port",
-             str(self.port), "--backend-store-uri", self.backend, "--workers", "1",
-             "--default-artifact-root", str(self.tmp_path / "artifacts")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + scaled_timeout(60)
-        while time.monotonic() < deadline:
-            try:
-                check_reachable(self.uri, timeout=1.0)
-                return
-            except ConnectionError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("mlflow server exited at start") from None
-                time.sleep(0.2)
-        raise TimeoutError(f"mlflow server did not answer at {self.uri}")
-
-    def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(scaled_timeout(30))
 
 
 class ServerOutage(tfloop.Callback):

@@ -195,6 +195,46 @@ def test_second_signal_stops_at_once(tmp_path, caplog):
     assert hooks[-2:] == [("trigger_step", 1, 1), ("after_train", 1, 2)]
 
 
+HANGING_AFTER_TRAIN = """
+import os, signal, sys, time
+sys.path.insert(0, {tests!r})
+import tfloop
+import tfloop.resume.preemption as preemption
+from support import train_linear
+
+preemption.SECOND_SIGTERM_GRACE = 0.5
+
+
+class HangAfterTrain(tfloop.Callback):
+    def __init__(self, name):
+        self.name = name
+
+    def _trigger_step(self):
+        if self.global_step == 2 and self.name == "a":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def _after_train(self):
+        print("after_train of", self.name, flush=True)
+        if self.name == "a":
+            os.kill(os.getpid(), signal.SIGTERM)   # the second one: stops a at once
+        time.sleep(3600)
+
+
+train_linear([HangAfterTrain("a"), HangAfterTrain("b")], max_epoch=2)
+"""
+
+
+@pytest.mark.slow
+def test_a_second_sigterm_ends_the_process_even_if_an_after_train_hangs(tmp_path):
+    script = tmp_path / "hang.py"
+    script.write_text(HANGING_AFTER_TRAIN.format(tests=os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=scaled_timeout(60))
+    assert done.returncode == 143, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "after_train of a" in done.stdout and "after_train of b" in done.stdout
+
+
 def test_nan_loss_stops_naming_step_and_tensor_and_keeps_the_last_good_checkpoint(tmp_path):
     logdir = str(tmp_path / "log")
     logger.set_logger_dir(logdir, action="keep")

@@ -15,7 +15,10 @@ class OptunaPruningCallback(Callback):
     step=epoch_num)`` and asks ``trial.should_prune()``. When the trial is to be pruned, training
     stops cleanly (``StopTraining``: every ``after_train`` runs, ``ModelSaver`` saves, monitors
     flush), and then ``launch_train_with_config`` raises ``optuna.TrialPruned``, so that
-    ``study.optimize`` records the trial as PRUNED.
+    ``study.optimize`` records the trial as PRUNED. The run is ``stopped (Optuna pruned trial N
+    after epoch E ...)`` in ``status.json`` (``tfloop info``/``watch``), like any clean stop, and
+    the trackers record it so (MLflow: ``FINISHED`` with the tag ``tfloop.stop_reason``; W&B:
+    exit code 0).
 
     The value is read at the end of each epoch, after every callback's ``trigger_epoch`` (so an
     ``InferenceRunner`` anywhere in the list has put its stats). A stat that was not put in the
@@ -112,6 +115,7 @@ class OptunaPruningCallback(Callback):
         pruned = self._optuna.TrialPruned(
             f"trial {self.trial.number} pruned after epoch {self.pruned_at_epoch}")
         pruned._tfloop_annotated = True  # a clean stop: no "exception in callback" error line
+        pruned._tfloop_clean_stop = True  # status.json: stopped (Optuna pruned trial ...)
         raise pruned
 
     def __str__(self):

@@ -4,13 +4,14 @@ import os
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 
 from tfloop.monitors.base import MonitorBase
+from tfloop.monitors.mlflow_names import check_params, key_problem, legal_key
+from tfloop.monitors.mlflow_sender import MetricSender
 from tfloop.monitors.outcome import training_outcome
 from tfloop.monitors.run_file import read_run_file, write_run_file
 from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_number
 from tfloop.utils.extras import import_extra
 from tfloop.version import __version__
 
@@ -18,21 +19,11 @@ __all__ = ["MLflowMonitor"]
 
 RUN_FILE = "mlflow_run.json"
 _STATUS = {"finished": "FINISHED", "failed": "FAILED", "killed": "KILLED"}
-_BATCH = 1000  # MLflow's most metrics in one log_batch request
 
 
 def _check_optional_str(value, name):
     if value is not None and (not isinstance(value, str) or not value):
         raise TypeError(f"MLflowMonitor: {name} must be a non-empty str or None, got {value!r}.")
-
-
-def _check_params(params):
-    if params is None:
-        return {}
-    if not isinstance(params, dict) or not all(isinstance(k, str) and k for k in params):
-        raise TypeError("MLflowMonitor: params must be a dict of str names to values, e.g. "
-                        f"{{'lr': 0.01}}, got {params!r}.")
-    return {k: str(v) for k, v in params.items()}
 
 
 def check_reachable(uri, timeout=5.0):
@@ -60,17 +51,24 @@ def check_reachable(uri, timeout=5.0):
 class MLflowMonitor(MonitorBase):
     """Log every scalar as an MLflow metric at the global step, into one MLflow run.
 
-    Metrics are sent in batches at the end of each epoch, from a thread of their own: never a
-    network call per step, and a slow server does not hold training up. ``params`` are logged
-    once, with the tags ``tfloop.logdir`` and ``tfloop.version``. The run ends ``FINISHED`` when
-    training finishes or a callback stops it cleanly, ``FAILED`` when training raises, ``KILLED``
-    on SIGINT/SIGTERM.
+    Metrics are sent in batches at the end of each epoch, from a daemon thread: never a network
+    call per step, and a slow server does not hold training up (a send still going on at the next
+    epoch's end is a warning). ``params`` are logged once, with the tags ``tfloop.logdir`` and
+    ``tfloop.version``. The run ends ``FINISHED`` when training finishes or a callback stops it
+    cleanly (then the tag ``tfloop.stop_reason`` says why), ``FAILED`` when training raises,
+    ``KILLED`` on SIGINT/SIGTERM. The end of training waits at most ``flush_timeout`` seconds for
+    the last metrics and the run's status to reach the server.
 
     The run id is kept in ``mlflow_run.json`` in the log directory: a training that resumes there
     (``AutoResumeTrainConfig``) logs into the same run, and skips the metrics the run already has
-    up to its last step, so no step is logged twice. A tracking server that cannot be reached at
-    start is an error before training; one that goes away during training only costs a warning:
-    the metrics are kept and sent again at the next epoch.
+    up to its last step, so no step is logged twice. The metrics the server had not confirmed when
+    a checkpoint was saved are kept in its resume state, and a training resumed from it sends
+    those the run lacks: no step is lost to a ``kill -9`` either. A tracking server that cannot be
+    reached at start is an error before training; one that goes away during training only costs a
+    warning: the metrics are kept and sent again at the next epoch.
+
+    A scalar name MLflow refuses (``acc@1``, ``PeakMemory(MB)/gpu:0``) is logged under a legal
+    form (``acc_1``), or not at all when it has none, with one warning naming it.
 
     Runs on the chief worker only. Needs ``pip install tfloop[mlflow]``.
 
@@ -80,7 +78,9 @@ class MLflowMonitor(MonitorBase):
         experiment_name (str): created when missing; ``MLFLOW_EXPERIMENT_NAME`` or ``"Default"``
             when None.
         run_name (str): the run's name (MLflow makes one up when None).
-        params (dict): hyper-parameters to log once, e.g. ``{"lr": 0.01}``.
+        params (dict): hyper-parameters to log once, e.g. ``{"lr": 0.01}``; a name MLflow refuses
+            is a ``ValueError`` here.
+        flush_timeout (float): seconds the end of training waits at most for the server.
 
     Attributes:
         run_id (str): the MLflow run's id, from ``before_train`` on.
@@ -91,13 +91,15 @@ class MLflowMonitor(MonitorBase):
     """
 
     _chief_only = True
-    final_flush_timeout = 60.0  # seconds after_train waits for the last metrics to be sent
 
-    def __init__(self, tracking_uri=None, experiment_name=None, run_name=None, params=None):
+    def __init__(self, tracking_uri=None, experiment_name=None, run_name=None, params=None,
+                 flush_timeout=60.0):
         for value, name in ((tracking_uri, "tracking_uri"), (experiment_name, "experiment_name"),
                             (run_name, "run_name")):
             _check_optional_str(value, name)
-        self._params = _check_params(params)
+        self._params = check_params(params)
+        self.flush_timeout = check_positive_number(flush_timeout, "MLflowMonitor: flush_timeout",
+                                                   unit="seconds")
         self._mlflow = import_extra("mlflow", "mlflow", "MLflowMonitor")
         self._entities = import_extra("mlflow.entities", "mlflow", "MLflowMonitor")
         self._tracking = import_extra("mlflow.tracking", "mlflow", "MLflowMonitor")
@@ -107,11 +109,10 @@ class MLflowMonitor(MonitorBase):
         self.run_id = None
         self._client = None
         self._experiment_id = None
-        self._pending = []
-        self._logged_through = {}
-        self._executor = None
-        self._sending = None
-        self._failing = False
+        self._sender = None
+        self._keys = {}            # scalar name -> its MLflow key (None: not logged)
+        self._logged_through = {}  # MLflow key -> the last step the resumed run had
+        self._restored = []        # [key, value, timestamp, step] unconfirmed at the checkpoint
 
     @property
     def tracking_uri(self):
@@ -136,14 +137,30 @@ class MLflowMonitor(MonitorBase):
     def _before_train(self):
         logdir = logger.get_logger_dir()
         stored = read_run_file(logdir, RUN_FILE)
-        if self.global_step > 0 and stored is not None and \
-                stored.get("tracking_uri") == self._tracking_uri:
-            self._resume_run(stored["run_id"])
-        else:
-            self._start_run(logdir)
-        write_run_file(logdir, RUN_FILE, {"run_id": self.run_id,
-                                          "tracking_uri": self._tracking_uri})
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="MLflowMonitor")
+        self.run_id, self._logged_through = None, {}
+        try:
+            if self.global_step > 0 and stored is not None and \
+                    stored.get("tracking_uri") == self._tracking_uri:
+                self._resume_run(stored["run_id"], logdir)
+            else:
+                self._start_run(logdir)
+            write_run_file(logdir, RUN_FILE, {"run_id": self.run_id,
+                                              "tracking_uri": self._tracking_uri})
+        except BaseException:
+            self._end_unstarted_run()
+            raise
+        self._sender = MetricSender(self._client, self.run_id, self._tracking_uri)
+        self._sender.add(self._restored_metrics())
+
+    def _end_unstarted_run(self):
+        """Mark the run FAILED when training cannot start logging into it."""
+        if self.run_id is None:
+            return
+        try:
+            self._client.set_terminated(self.run_id, "FAILED")
+        except Exception as e:
+            logger.warning(f"MLflowMonitor: could not mark run {self.run_id} FAILED: "
+                           f"{type(e).__name__}: {e}")
 
     def _start_run(self, logdir):
         tags = {"tfloop.version": __version__}
@@ -154,8 +171,21 @@ class MLflowMonitor(MonitorBase):
         self._log_params({})
         logger.info(f"MLflowMonitor: logging to run {self.run_id} of {self._tracking_uri}.")
 
-    def _resume_run(self, run_id):
-        run = self._client.get_run(run_id)
+    def _resume_run(self, run_id, logdir):
+        try:
+            run = self._client.get_run(run_id)
+        except Exception as e:
+            if getattr(e, "error_code", None) != "RESOURCE_DOES_NOT_EXIST":
+                raise
+            run = None
+        if run is None or run.info.lifecycle_stage == "deleted":
+            logger.warning(f"MLflowMonitor: run {run_id} of {self._tracking_uri}, named in "
+                           f"{RUN_FILE}, was deleted in MLflow; logging into a new run from "
+                           f"global step {self.global_step} on. (`mlflow runs restore --run-id "
+                           f"{run_id}` before resuming keeps the old one.)")
+            self._restored = []  # metrics of the deleted run
+            self._start_run(logdir)
+            return
         self.run_id = run_id
         self._client.update_run(run_id, status="RUNNING")
         for key in run.data.metrics:
@@ -176,75 +206,64 @@ class MLflowMonitor(MonitorBase):
         if new:
             self._client.log_batch(self.run_id, params=new)
 
+    def _restored_metrics(self):
+        """The metrics of the checkpoint's resume state that the run lacks, up to its step."""
+        restored, self._restored = self._restored, []
+        return [self._entities.Metric(key, value, timestamp, step)
+                for key, value, timestamp, step in restored
+                if self._logged_through.get(key, -1) < step <= self.global_step]
+
+    def _key(self, name):
+        """The MLflow key of scalar ``name`` (None: not logged), warning once for a name MLflow
+        refuses."""
+        if name in self._keys:
+            return self._keys[name]
+        problem = key_problem(name)
+        key = name if problem is None else legal_key(name)
+        if problem is not None:
+            taken = key in self._keys.values() or key in self._keys
+            key = None if taken else key
+            logged = f"it is logged as {key!r}" if key else "its values are not logged"
+            logger.warning(f"MLflowMonitor: MLflow refuses the metric name {name!r} ({problem}); "
+                           f"{logged}.")
+        self._keys[name] = key
+        return key
+
     def process_scalar(self, name, value):
+        if self._sender is None:
+            return  # put outside training
+        key = self._key(name)
         step = self.global_step
-        if step <= self._logged_through.get(name, -1):
-            return  # the resumed run already has this step
-        self._pending.append(self._entities.Metric(
-            name, float(value), int(time.time() * 1000), step))
+        if key is None or step <= self._logged_through.get(key, -1):
+            return  # not logged, or the resumed run already has this step
+        self._sender.add([self._entities.Metric(key, float(value), int(time.time() * 1000),
+                                                step)])
 
     def _trigger(self):
-        self._flush(wait=None)
+        self._sender.flush()
+
+    def _state_dict(self):
+        if self._sender is None:
+            return None
+        return {"unconfirmed": [[m.key, m.value, m.timestamp, m.step]
+                                for m in self._sender.unconfirmed()]}
+
+    def _load_state_dict(self, state):
+        self._restored = [list(m) for m in state["unconfirmed"]]
 
     def _after_train(self):
-        if self._executor is None:
+        if self._sender is None:
             return
-        self._flush(wait=self.final_flush_timeout)
-        status = _STATUS[training_outcome(self.trainer).status]
-        try:
-            if self._pending:
-                logger.warning(f"MLflowMonitor: {len(self._pending)} metric value(s) could not be "
-                               f"sent to {self._tracking_uri} and are lost.")
+        outcome = training_outcome(self.trainer)
+        status = _STATUS[outcome.status]
+        reason = getattr(self.trainer, "stop_reason", None)
+
+        def terminate():
+            if reason is not None and outcome.status == "finished":
+                self._client.set_tag(self.run_id, "tfloop.stop_reason", reason)
             self._client.set_terminated(self.run_id, status)
-        except Exception as e:
-            logger.warning(f"MLflowMonitor: could not mark run {self.run_id} {status}: "
-                           f"{type(e).__name__}: {e}")
-        finally:
-            self._executor.shutdown(wait=False)
-            self._executor = None
-
-    def _flush(self, wait):
-        """Send the pending metrics from the sender thread; ``wait``: seconds to wait for them
-        (None: don't wait, and leave them pending while an earlier send is still going on)."""
-        if self._sending is not None:
-            if wait is None and not self._sending.done():
-                return
-            self._collect(wait)
-        if not self._pending:
-            return
-        batch, self._pending = self._pending, []
-        self._sending = self._executor.submit(self._send, batch)
-        if wait is not None:
-            self._collect(wait)
-
-    def _send(self, batch):
-        try:
-            for start in range(0, len(batch), _BATCH):
-                self._client.log_batch(self.run_id, metrics=batch[start:start + _BATCH])
-        except Exception as e:
-            e.unsent = batch
-            raise
-
-    def _collect(self, wait):
-        sending, self._sending = self._sending, None
-        try:
-            sending.result(timeout=wait)
-        except FutureTimeout:
-            logger.warning(f"MLflowMonitor: sending metrics to {self._tracking_uri} took over "
-                           f"{wait:.0f} s; giving up on them.")
-            return
-        except Exception as e:
-            self._pending = e.unsent + self._pending
-            if not self._failing:
-                logger.warning(f"MLflowMonitor: could not send metrics to {self._tracking_uri} "
-                               f"at global step {self.global_step} ({type(e).__name__}: {e}); "
-                               "they are kept and sent again with the next batch, at the end "
-                               "of the next epoch. Training continues.")
-            self._failing = True
-            return
-        if self._failing:
-            logger.info(f"MLflowMonitor: {self._tracking_uri} reached again; metrics sent.")
-            self._failing = False
+        self._sender.finish(self.flush_timeout, terminate)
+        self._sender = None
 
     def __str__(self):
         return "MLflowMonitor"

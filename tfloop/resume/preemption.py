@@ -5,7 +5,8 @@ checks after every step: the current step finishes, training stops as if a callb
 asked, every ``after_train`` runs (``ModelSaver`` saves the final checkpoint there, monitors
 flush), and then the process exits with ``128 + signal`` (143 for SIGTERM) or, for SIGINT, with
 ``KeyboardInterrupt``. Nothing is checked per step that was not checked before. A second signal
-of the same kind stops at once.
+of the same kind stops at once; after a second SIGTERM the process ends within
+``SECOND_SIGTERM_GRACE`` seconds even if an ``after_train`` hangs.
 """
 import os
 import signal
@@ -16,9 +17,18 @@ from tfloop.compat import tfv1
 from tfloop.utils import logger
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
-__all__ = ["SignalHandler", "HANDLED_SIGNALS"]
+__all__ = ["SignalHandler", "HANDLED_SIGNALS", "SECOND_SIGTERM_GRACE"]
 
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SECOND_SIGTERM_GRACE = 10.0  # seconds the process has left after a second SIGTERM
+
+
+def _exit_after(seconds, code):
+    """End the process with ``code`` in ``seconds`` from a daemon thread, unless cancelled."""
+    timer = threading.Timer(seconds, os._exit, (code,))
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 class SignalHandler:
@@ -45,6 +55,7 @@ class SignalHandler:
         self.received = None
         self._previous = {}
         self._saver = None
+        self._deadline = None  # ends the process after a second SIGTERM
         callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
         self._logdir = logger.get_logger_dir()
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
@@ -69,7 +80,8 @@ class SignalHandler:
             logger.error(f"{name} received again: stopping at once.")
             self._restore_handlers()
             if signum == signal.SIGINT:
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt  # Ctrl-C twice in a notebook must not end its kernel
+            self._deadline = _exit_after(SECOND_SIGTERM_GRACE, 128 + signum)
             raise SystemExit(128 + signum)
         self.received = signum
         logger.warning(f"{name} received at global step {self.trainer.global_step}: finishing the "
@@ -83,6 +95,8 @@ class SignalHandler:
 
     def __exit__(self, exc_type, exc, tb):
         self._restore_handlers()
+        if self._deadline is not None:  # every after_train is over: SystemExit ends the process
+            self._deadline.cancel()
         if self.received is None or exc_type is not None:
             return False
         if self._saver is not None:
