@@ -188,6 +188,7 @@ def test_the_directory_goes_with_a_flow_that_is_garbage_collected(tmp_path, monk
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_directory_goes_when_the_process_ends_by_an_exception(tmp_path):
     pipes = tmp_path / "tmp"
     pipes.mkdir()

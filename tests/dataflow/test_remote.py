@@ -46,6 +46,7 @@ def ipc(tmp_path, name="pipe"):
     return f"ipc://{tmp_path / name}"
 
 
+@pytest.mark.slow
 def test_the_datapoints_of_another_process_arrive_exactly(tmp_path, senders):
     senders.dataflow(DATAPOINTS, ipc(tmp_path))
     df = RemoteDataZMQ(ipc(tmp_path))
@@ -55,6 +56,7 @@ def test_the_datapoints_of_another_process_arrive_exactly(tmp_path, senders):
     got[0][0][0, 0] = 9.0  # arrays are writable, as unpickled ones are
 
 
+@pytest.mark.slow
 def test_two_addresses_and_a_receiver_that_connects(tmp_path, senders):
     senders.dataflow([[1]], ipc(tmp_path, "a"))
     senders.dataflow([[2]], ipc(tmp_path, "b"))
@@ -84,6 +86,7 @@ def test_the_zmq_ops_dtype_codes_are_tensorflows():
         assert tf.as_dtype(name).as_datatype_enum == code, name
 
 
+@pytest.mark.slow
 def test_pickle_is_only_read_when_the_receiver_asks_for_it(tmp_path, senders):
     senders.dataflow([[{1, 2}]], ipc(tmp_path, "pickled"), format="pickle")
     with pytest.raises(ValueError, match="format='pickle'"):

@@ -23,6 +23,7 @@ def loader_threads():
     return [t for t in threading.enumerate() if t.name.endswith(" loader")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("format", ["zmq_ops", None])
 def test_zmq_input_trains_like_feed_input_on_what_another_process_sends(tmp_path, senders,
                                                                         format):
@@ -38,6 +39,7 @@ def test_zmq_input_trains_like_feed_input_on_what_another_process_sends(tmp_path
     assert loader_threads() == []
 
 
+@pytest.mark.slow
 def test_a_datapoint_that_does_not_fit_the_inputs_is_named(tmp_path, senders):
     address = f"ipc://{tmp_path / 'pipe'}"
     senders.dataflow([[X[:4], Y[:4, None]]], address, format="zmq_ops")
