@@ -9,6 +9,9 @@
   raises :class:`DataFlowWorkerError` naming a worker that died.
 * Every started group is terminated at interpreter exit, when its owner is garbage collected,
   or by ``close()``.
+* ZMQ pipes are socket files in a fresh directory only this user can enter (:class:`PipeDir`),
+  removed when the group closes: another local user cannot connect to them, so nothing that
+  reaches the consumer was sent by a process of someone else.
 """
 import atexit
 import functools
@@ -16,13 +19,13 @@ import multiprocessing as mp
 import multiprocessing.util
 import os
 import pickle
+import shutil
 import signal
 import sys
 import tempfile
 import threading
 import time
 import traceback
-import uuid
 import weakref
 
 from tfloop.dataflow.base import DataFlowTerminated
@@ -145,12 +148,52 @@ def worker_exit():
     _shutdown_all()
 
 
-def pipe_name(kind):
-    """A fresh ZMQ ipc address: an abstract socket on Linux, a file in the temp dir elsewhere."""
-    tag = f"tfloop-{kind}-{os.getpid()}-{uuid.uuid4().hex[:10]}"
-    if sys.platform.startswith("linux"):
-        return f"ipc://@{tag}"
-    return f"ipc://{os.path.join(tempfile.gettempdir(), tag)}"
+# sun_path holds 108 bytes on Linux (104 on macOS and the BSDs), the terminating NUL included.
+MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
+_PIPE_DIR_PREFIX = "tfloop-"
+_LONGEST_PIPE = "batches"
+
+
+class PipeDir:
+    """A fresh directory of mode 0700 for the ipc socket files of one worker group.
+
+    Unix sockets obey the permissions of the directories above them, so only this user (and
+    root) can connect to a pipe in it; Linux *abstract* addresses (``ipc://@name``) have no
+    permissions at all and are listed in ``/proc/net/unix`` for every user, so none is used. The
+    directory is made in ``tempfile.gettempdir()``, or in ``/tmp`` when that path is too long for
+    a socket; only the process that made it removes it.
+    """
+
+    def __init__(self):
+        self.path = _make_private_dir()
+        self._owner_pid = os.getpid()
+
+    def address(self, kind):
+        """The ZMQ address of the pipe ``kind`` (a short name, at most 7 characters)."""
+        return f"ipc://{os.path.join(self.path, kind)}"
+
+    def remove(self):
+        if os.getpid() == self._owner_pid:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _socket_path_fits(base):
+    longest = os.path.join(base, _PIPE_DIR_PREFIX + "x" * 8, _LONGEST_PIPE)
+    return len(os.fsencode(longest)) <= MAX_SOCKET_PATH
+
+
+def _make_private_dir():
+    """``tempfile.mkdtemp`` (mode 0700) in the first temp directory short enough for socket
+    paths."""
+    candidates = [tempfile.gettempdir(), "/tmp"]
+    for base in candidates:
+        if _socket_path_fits(base) and os.path.isdir(base):
+            return tempfile.mkdtemp(prefix=_PIPE_DIR_PREFIX, dir=base)
+    raise OSError(
+        f"A parallel DataFlow puts its ZMQ pipes in a private directory of the temp directory, "
+        f"but the socket paths in {candidates[0]!r} would be longer than the {MAX_SOCKET_PATH} "
+        f"bytes a unix socket path can have, and /tmp is not usable either. Set TMPDIR to a "
+        f"shorter directory, e.g. TMPDIR=/tmp.")
 
 
 def import_zmq(owner):
@@ -178,13 +221,20 @@ class WorkerGroup:
         make_worker: ``(index, parent_pid) -> Process or Thread`` (not started).
         count: number of workers.
         closers: callables run first on close (closing sockets, setting stop events).
+        pipe_dir (PipeDir): the directory of the group's pipes, removed last on close.
     """
 
-    def __init__(self, owner, label, make_worker, count, closers=()):
+    def __init__(self, owner, label, make_worker, count, closers=(), pipe_dir=None):
         global _EXIT_HOOK_REGISTERED
         self.label = label
+        self._pipe_dir = pipe_dir
         parent = os.getpid()
-        self.workers = [make_worker(index, parent) for index in range(count)]
+        try:
+            self.workers = [make_worker(index, parent) for index in range(count)]
+        except BaseException:
+            if pipe_dir is not None:
+                pipe_dir.remove()
+            raise
         self._closers = list(closers)
         self._closed = False
         self._last_check = time.monotonic()
@@ -253,6 +303,8 @@ class WorkerGroup:
                 if proc.exitcode is None:
                     proc.kill()
                     proc.join(1)
+        if self._pipe_dir is not None:
+            self._pipe_dir.remove()
 
 
 def fork_process(target, args, name):

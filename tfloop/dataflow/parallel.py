@@ -79,15 +79,16 @@ class _ReentrantOnce:
         if not self._reset_done:
             raise RuntimeError(f"Call {type(self).__name__}.reset_state() before iterating it.")
 
-    def _fork_workers(self, target, *args):
+    def _fork_workers(self, target, *args, pipe_dir=None):
         """Fork ``self.num_proc`` workers; worker ``i`` runs ``target(*args, i, label, parent
-        pid)``."""
+        pid)``. ``pipe_dir`` (a :class:`~tfloop.dataflow._workers.PipeDir`) is removed when the
+        workers are stopped."""
         label = type(self).__name__
 
         def make(index, parent):
             return _workers.fork_process(target, (*args, index, label, parent),
                                          name=f"{label}-{index}")
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc)
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc, pipe_dir=pipe_dir)
         self._group.start()
 
     def close(self):
@@ -180,8 +181,9 @@ class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
     def reset_state(self):
         zmq = _workers.import_zmq(type(self).__name__)
         self._mark_reset()
-        address = _workers.pipe_name("runner")
-        self._fork_workers(_zmq_producer, self.ds, address, self._hwm)
+        pipes = _workers.PipeDir()
+        address = pipes.address("runner")
+        self._fork_workers(_zmq_producer, self.ds, address, self._hwm, pipe_dir=pipes)
         self._open(zmq, zmq.PULL, self._hwm, address)
 
     def _recv(self):

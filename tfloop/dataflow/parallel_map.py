@@ -242,9 +242,10 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
 
     def _start_workers(self):
         zmq = _workers.import_zmq(type(self).__name__)
-        address = _workers.pipe_name("map")
+        pipes = _workers.PipeDir()
+        address = pipes.address("map")
         worker_hwm = max(2, self._buffer_size * 2 // self.num_proc)
-        self._fork_workers(_map_worker, self.map_func, address, worker_hwm)
+        self._fork_workers(_map_worker, self.map_func, address, worker_hwm, pipe_dir=pipes)
         self._open(zmq, zmq.DEALER, self._buffer_size * 2, address)
         for _ in range(self.num_proc):  # every worker connected, so work is spread from the start
             self._recv()
@@ -357,7 +358,8 @@ class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
     def reset_state(self):
         zmq = _workers.import_zmq(type(self).__name__)
         self._mark_reset()
-        job_address, result_address = _workers.pipe_name("jobs"), _workers.pipe_name("batches")
+        pipes = _workers.PipeDir()
+        job_address, result_address = pipes.address("jobs"), pipes.address("batches")
         label, func, batch = type(self).__name__, self.map_func, self.batch_size
         worker_hwm = max(3, self.buffer_size // self.num_proc // self.batch_size)
         ds, buffer_size = self.ds, self.buffer_size
@@ -371,7 +373,7 @@ class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
                 _map_and_batch,
                 (func, batch, job_address, result_address, worker_hwm, index, label, parent),
                 name=f"{label}-{index}")
-        self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1)
+        self._group = _workers.WorkerGroup(self, label, make, self.num_proc + 1, pipe_dir=pipes)
         self._group.start()
         self._open(zmq, zmq.PULL, max(5, self.buffer_size // self.batch_size), result_address)
 

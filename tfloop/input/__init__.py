@@ -7,9 +7,10 @@ from tfloop.input.feed import FeedInput
 from tfloop.input.graph_dataset import as_graph_dataset
 from tfloop.input.queue import BatchQueueInput, QueueInput
 from tfloop.input.staging import StagingInput
+from tfloop.input.zmq_input import ZMQInput
 
 __all__ = [
     "InputSource", "DatasetInput", "DummyConstantInput", "FeedInput", "QueueInput",
     "BatchQueueInput", "StagingInput", "DataServiceInput", "DataServiceCluster",
-    "as_graph_dataset",
+    "as_graph_dataset", "ZMQInput",
 ]

@@ -1,0 +1,184 @@
+"""tensorpack's distributed DataFlow: run a DataFlow in one process (or machine) and send its
+datapoints over a ZMQ socket to the training. Needs pyzmq.
+
+A sender's :func:`send_dataflow_zmq` pushes datapoints; :class:`RemoteDataZMQ` pulls them and is a
+DataFlow of its own (endless). By default the receiver binds and senders connect, so several
+senders may feed one training. Addresses are ZMQ endpoints: ``tcp://host:port``,
+``ipc:///path/to/socket``.
+
+Datapoints travel in tfloop's data format unless ``format`` says otherwise: a receiver decodes
+data only, so a process that reaches the socket can send wrong datapoints but never run code in
+the training (see docs/security.md). ``format='pickle'`` is tensorpack's default and sends any
+Python object, with that risk.
+"""
+import collections
+import time
+
+import tqdm
+
+from tfloop.dataflow import _wire
+from tfloop.dataflow._workers import import_zmq
+from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard
+from tfloop.utils import logger
+from tfloop.utils.checks import check_positive_int
+
+__all__ = ["RemoteDataZMQ", "send_dataflow_zmq"]
+
+POLL_MS = 500
+
+
+def open_pull_socket(context, address, hwm, bind, owner):
+    """A PULL socket with high-water mark ``hwm``, bound to or connected to ``address``."""
+    zmq = import_zmq(owner)
+    socket = context.socket(zmq.PULL)
+    socket.set_hwm(hwm)
+    _bind_or_connect(socket, address, bind, owner)
+    return socket
+
+
+def _bind_or_connect(socket, address, bind, owner):
+    zmq = import_zmq(owner)
+    try:
+        (socket.bind if bind else socket.connect)(address)
+    except zmq.ZMQError as e:
+        raise ValueError(f"{owner} cannot {'bind to' if bind else 'connect to'} {address!r}: {e}. "
+                         f"An address looks like 'tcp://127.0.0.1:5555' or "
+                         f"'ipc:///path/to/socket'.") from None
+
+
+def receive(sockets, format=None, should_stop=None):
+    """Yield ``(index of the socket, datapoint)`` as they arrive on ``sockets`` (pyzmq sockets),
+    decoded from ``format`` (None: tfloop's data formats; ``"pickle"``). With ``should_stop``,
+    return once it is true (checked every POLL_MS while no message arrives)."""
+    zmq = import_zmq("RemoteDataZMQ")
+    poller = zmq.Poller()
+    for socket in sockets:
+        poller.register(socket, zmq.POLLIN)
+    timeout = POLL_MS if should_stop is not None else None
+    while True:
+        ready = dict(poller.poll(timeout))
+        if not ready and should_stop is not None and should_stop():
+            return
+        for index, socket in enumerate(sockets):
+            if socket in ready:
+                yield index, _wire.decode(socket.recv_multipart(copy=False), format)
+
+
+def send_dataflow_zmq(df, addr, hwm=50, format=None, bind=False):
+    """Run ``df`` and send each datapoint to the ZMQ endpoint ``addr`` with a PUSH socket, again
+    and again: this function never returns.
+
+    Args:
+        df (DataFlow): the data; reset here and iterated forever.
+        addr (str): a ZMQ endpoint, e.g. ``"tcp://trainer-host:5555"``.
+        hwm (int): ZMQ high-water mark: datapoints queued before sending blocks.
+        format (str): None (tfloop's data format, read by :class:`RemoteDataZMQ` and
+            :class:`~tfloop.input.ZMQInput`: lists, tuples, dicts, numpy arrays, bytes, str,
+            numbers); ``'zmq_ops'`` (or ``'zmq_op'``): a list of arrays in the layout of
+            tensorpack's zmq_ops library, read by ``ZMQInput``; or ``'pickle'``: any Python
+            object, which the receiver unpickles (tensorpack's default; see docs/security.md).
+        bind (bool): bind to ``addr`` instead of connecting (then the receiver connects).
+
+    Example:
+        In the process that makes the data (the call never returns)::
+
+            send_dataflow_zmq(MyDataFlow(), "tcp://trainer-host:5555")
+
+        and in the training, ``RemoteDataZMQ("tcp://0.0.0.0:5555")`` on trainer-host.
+    """
+    zmq = import_zmq("send_dataflow_zmq")
+    _wire.check_format(format, "send_dataflow_zmq")
+    hwm = check_positive_int(hwm, "send_dataflow_zmq: hwm")
+    context = zmq.Context()
+    socket = context.socket(zmq.PUSH)
+    socket.set_hwm(hwm)
+    try:
+        _bind_or_connect(socket, addr, bind, "send_dataflow_zmq")
+        df.reset_state()
+        logger.info(f"send_dataflow_zmq: sending datapoints to {addr} "
+                    f"({'tfloop data' if format is None else format} format).")
+        _send_forever(df, socket, format)
+    finally:
+        socket.close(linger=0)
+        context.destroy(linger=0)
+
+
+def _send_forever(df, socket, format):
+    latencies = collections.deque(maxlen=200)
+    try:
+        total = len(df)
+    except (NotImplementedError, TypeError):
+        total = None
+    while True:
+        with tqdm.tqdm(total=total, leave=True, smoothing=0.8, dynamic_ncols=True) as bar:
+            for dp in df:
+                frames = _wire.encode(dp, format)
+                start = time.perf_counter()
+                socket.send_multipart(frames)
+                latencies.append(time.perf_counter() - start)
+                bar.update(1)
+                if bar.n % latencies.maxlen == 0:
+                    mean = sum(latencies) / len(latencies)
+                    bar.set_postfix({"AvgSendLat": f"{mean:.3f}"})
+
+
+class RemoteDataZMQ(DataFlow):
+    """The datapoints that :func:`send_dataflow_zmq` sends, pulled from one or two ZMQ endpoints:
+    an endless DataFlow (no ``len``).
+
+    It binds ``addr1`` (and ``addr2``) by default, so any process that reaches the address can
+    send datapoints: bind to an ``ipc://`` path in a directory only you can enter, or to an
+    interface of a trusted network (docs/security.md). In the default format it decodes data
+    only; ``format='pickle'`` unpickles what arrives, which runs the sender's code.
+
+    Attributes:
+        cnt1, cnt2 (int): datapoints received from ``addr1`` and ``addr2``.
+
+    Example:
+        >>> from tfloop.dataflow import BatchData
+        >>> df = RemoteDataZMQ("ipc:///home/me/run/pipe")  # the senders connect here
+        >>> df = BatchData(df, 32)  # binds when iterated
+    """
+
+    def __init__(self, addr1, addr2=None, hwm=50, bind=True, *, format=None):
+        """
+        Args:
+            addr1 (str): the ZMQ endpoint to bind (or connect to).
+            addr2 (str): a second endpoint, e.g. to receive on both ``ipc://`` and ``tcp://``.
+            hwm (int): ZMQ high-water mark: datapoints queued per endpoint.
+            bind (bool): bind to the endpoints (the senders connect) or connect to them.
+            format (str): None to decode tfloop's data formats (what ``send_dataflow_zmq``
+                sends with ``format=None`` or ``'zmq_ops'``), or ``'pickle'`` to unpickle what
+                tensorpack's sender sends by default: only from trusted processes.
+        """
+        if not isinstance(addr1, str) or not addr1:
+            raise ValueError(f"RemoteDataZMQ needs addr1, a ZMQ endpoint such as "
+                             f"'tcp://0.0.0.0:5555', got {addr1!r}.")
+        if format not in (None, "pickle"):
+            raise ValueError(f"RemoteDataZMQ: format must be None (tfloop's data formats) or "
+                             f"'pickle', got {format!r}.")
+        self._addresses = [addr1] if addr2 is None else [addr1, addr2]
+        self._hwm = check_positive_int(hwm, "RemoteDataZMQ: hwm")
+        self._bind = bool(bind)
+        self._format = format
+        self._guard = DataFlowReentrantGuard()
+        self.cnt1 = self.cnt2 = 0
+
+    def reset_state(self):
+        self.cnt1 = self.cnt2 = 0
+
+    def __iter__(self):
+        zmq = import_zmq("RemoteDataZMQ")
+        with self._guard:
+            context = zmq.Context()
+            try:
+                sockets = [open_pull_socket(context, address, self._hwm, self._bind,
+                                            "RemoteDataZMQ") for address in self._addresses]
+                for index, dp in receive(sockets, self._format):
+                    yield dp
+                    if index == 0:
+                        self.cnt1 += 1
+                    else:
+                        self.cnt2 += 1
+            finally:
+                context.destroy(linger=0)
