@@ -487,6 +487,18 @@ def _(tmp):
                                                                      every_n_iter=1))])
 
 
+@case("hook-trainer-attribute")
+def _(tmp):
+    class NeedsEpoch(tfloop.Callback):
+        def _before_train(self):
+            print(self.epoch_num)
+
+    with tf.Graph().as_default():
+        tfv1.train.get_or_create_global_step()
+        with tfv1.train.MonitoredSession(hooks=[tfloop.CallbackToHook(NeedsEpoch())]):
+            pass
+
+
 # ---- prediction and export --------------------------------------------------------------------
 def _predict_config(session_init, **kwargs):
     kwargs.setdefault("output_names", ["pred"])
