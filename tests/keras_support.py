@@ -3,9 +3,9 @@ a script of monitored values, with those values put in ``logs`` before the callb
 import numpy as np
 
 
-def keras_fit_with_values(callbacks, values, name="val", epochs=None):
-    """Fit a one-weight Keras model for ``len(values)`` epochs (or ``epochs``), with
-    ``logs[name] = values[epoch]`` at every epoch's end, seen by ``callbacks`` after it.
+def keras_fit_with_logs(callbacks, logs_per_epoch, lr=0.1):
+    """Fit a one-weight Keras model (SGD at ``lr``) for ``len(logs_per_epoch)`` epochs; at each
+    epoch's end ``logs`` becomes exactly ``logs_per_epoch[epoch]`` before ``callbacks`` see it.
 
     Returns:
         (keras.Model, int): the model and the number of epochs that ran.
@@ -14,11 +14,17 @@ def keras_fit_with_values(callbacks, values, name="val", epochs=None):
 
     class ScriptedLogs(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
-            logs[name] = values[epoch]
+            logs.clear()
+            logs.update(logs_per_epoch[epoch])
 
     model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
-    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+    model.compile(optimizer=keras.optimizers.SGD(lr), loss="mse", run_eagerly=True)
     x = np.ones((4, 1), np.float32)
-    history = model.fit(x, x, batch_size=4, epochs=epochs or len(values), verbose=0,
+    history = model.fit(x, x, batch_size=4, epochs=len(logs_per_epoch), verbose=0,
                         callbacks=[ScriptedLogs()] + list(callbacks))
-    return model, len(history.history["loss"])
+    return model, len(history.epoch)
+
+
+def keras_fit_with_values(callbacks, values, name="val", lr=0.1):
+    """:func:`keras_fit_with_logs` with ``{name: values[epoch]}`` as each epoch's logs."""
+    return keras_fit_with_logs(callbacks, [{name: v} for v in values], lr=lr)

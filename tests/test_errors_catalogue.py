@@ -499,6 +499,24 @@ def _(tmp):
             pass
 
 
+@case("keras-callback-refused")
+def _(tmp):
+    import keras
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(),
+                       callbacks=[keras.callbacks.TensorBoard(str(tmp))])
+
+
+@case("keras-model-attribute")
+def _(tmp):
+    import keras
+
+    class Summary(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.model.summary()
+
+    train_linear([Summary()], max_epoch=1)
+
+
 # ---- prediction and export --------------------------------------------------------------------
 def _predict_config(session_init, **kwargs):
     kwargs.setdefault("output_names", ["pred"])

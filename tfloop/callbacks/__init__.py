@@ -17,6 +17,7 @@ from tfloop.callbacks.inference import (
 )
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
+from tfloop.callbacks.keras_callback import KerasCallback
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
@@ -59,5 +60,5 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker", "as_run_args", "OptunaPruningCallback",
+    "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "KerasCallback",
 ]

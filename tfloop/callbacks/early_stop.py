@@ -8,7 +8,7 @@ from tfloop.tfutils.varmanip import is_optimizer_slot
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_int, check_number
 
-__all__ = ["EarlyStopping", "model_weights"]
+__all__ = ["EarlyStopping", "model_weights", "load_weights"]
 
 
 def model_weights(graph) -> list:
@@ -27,6 +27,16 @@ def model_weights(graph) -> list:
             continue
         chosen.setdefault(var.op.name, var)
     return list(chosen.values())
+
+
+def load_weights(sess, variables: list, values: list) -> None:
+    """Load ``values`` into ``variables`` with one ``sess.run`` and no new op: each variable's
+    initializer runs with its initial value fed (the graph may be finalized)."""
+    if len(values) != len(variables):
+        raise ValueError(f"Got {len(values)} arrays for the {len(variables)} weights of the model "
+                         "(as get_weights() returns them).")
+    initializers = [v.initializer for v in variables]
+    sess.run(initializers, {op.inputs[1]: value for op, value in zip(initializers, values)})
 
 
 class EarlyStopping(StatMonitorCallback):
@@ -85,13 +95,8 @@ class EarlyStopping(StatMonitorCallback):
         self._weights: list = []
 
     def _setup_graph(self):
-        if not self.restore_best_weights:
-            return
-        self._weights = model_weights(self.graph)
-        self._feeds = [tfv1.placeholder(v.dtype.base_dtype, v.shape, name="best_weight")
-                       for v in self._weights]
-        self._restore = tfv1.group(*[v.assign(p) for v, p in zip(self._weights, self._feeds)],
-                                   name="restore_best_weights")
+        if self.restore_best_weights:
+            self._weights = model_weights(self.graph)
 
     def _on_new_value(self, step, value, improved):
         self.wait += 1
@@ -114,7 +119,7 @@ class EarlyStopping(StatMonitorCallback):
     def _after_train(self):
         if not self.restore_best_weights or self.best_weights is None:
             return
-        self.trainer.sess.run(self._restore, dict(zip(self._feeds, self.best_weights)))
+        load_weights(self.trainer.sess, self._weights, self.best_weights)
         logger.info(f"EarlyStopping: restored the weights from global step {self.best_step}, "
                     f"where {self.monitor_stat!r} was best ({self.best}).")
 
