@@ -9,6 +9,7 @@ from tfloop.callbacks.flow import SkipUpdateWhen, StopEpoch
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
+from tfloop.callbacks.hparams import HyperParams
 from tfloop.callbacks.inference import (
     BinaryClassificationStats,
     ClassificationError,
@@ -26,7 +27,7 @@ from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, 
 from tfloop.callbacks.param_human import HumanHyperParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
 from tfloop.callbacks.param_stat import StatMonitorParamSetter
-from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
+from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler, TensorBoardProfiler
 from tfloop.callbacks.progress import ProgressBar
 from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.sendstat import SendStat
@@ -34,6 +35,7 @@ from tfloop.callbacks.shell_tools import ShellTools
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
+from tfloop.callbacks.tb_summaries import TensorBoardSummaries
 from tfloop.callbacks.tensor_printer import TensorPrinter
 from tfloop.callbacks.tfdebug import TFLocalCLIDebugHook
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
@@ -61,4 +63,5 @@ __all__ = [
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
     "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "KerasCallback",
+    "HyperParams", "TensorBoardSummaries", "TensorBoardProfiler",
 ]

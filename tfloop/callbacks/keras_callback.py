@@ -18,7 +18,9 @@ __all__ = ["KerasCallback", "TrainerModel", "is_keras_callback", "wrap_keras_cal
 _REFUSED = {
     "ModelCheckpoint": "tfloop's ModelSaver (every epoch) or MinSaver/MaxSaver (the best by a "
                        "stat), which save the graph's variables",
-    "TensorBoard": "tfloop's TFEventWriter monitor (a default: scalars, images, the graph)",
+    "TensorBoard": "tfloop's TFEventWriter monitor (a default: scalars and the graph), with "
+                   "TensorBoardSummaries(histograms=True, images=[...]), HyperParams({...}) and "
+                   "TensorBoardProfiler(start_step, stop_step) for the other dashboards",
     "BackupAndRestore": "tfloop's AutoResumeTrainConfig, which resumes at the exact step",
     "SwapEMAWeights": "tfloop's EMA of variables with a predictor on them",
 }
