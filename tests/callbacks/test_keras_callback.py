@@ -240,3 +240,21 @@ def test_what_the_model_lacks_is_named():
 def test_only_keras_callbacks_are_wrapped():
     with pytest.raises(TypeError, match="KerasCallback needs a keras.callbacks.Callback"):
         tfloop.KerasCallback(tfloop.ModelSaver())
+
+
+def test_history_and_lambda_callback_see_the_epochs_logs():
+    history = keras.callbacks.History()
+    ends = []
+    train_lr([history, keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: ends.append((epoch, dict(logs))))], [0.5, 0.4])
+    assert history.epoch == [0, 1] and history.history == {"val": [0.5, 0.4]}
+    assert ends == [(0, {"val": 0.5}), (1, {"val": 0.4})]
+
+
+def test_keras_terminate_on_nan_stops_after_the_first_nan_loss():
+    class Diverging(LRModel):
+        def build_graph(self, x, y):
+            return super().build_graph(x, y) * np.float32("nan")
+
+    trainer = train_linear([keras.callbacks.TerminateOnNaN()], model=Diverging(), max_epoch=3)
+    assert trainer.global_step == 1

@@ -58,7 +58,9 @@ class EarlyStopping(StatMonitorCallback):
     Where it differs from Keras: a NaN never improves (Keras takes a first NaN as the best);
     ``start_from_epoch`` and ``verbose`` do not exist (the stop is always logged); the weights kept
     for ``restore_best_weights`` are those when the value is seen, which for a value put by an
-    epoch's ``InferenceRunner`` are the weights at the end of that epoch, as in Keras.
+    epoch's ``InferenceRunner`` are the weights at the end of that epoch, as in Keras; a resumed
+    run keeps the best value and ``wait`` but not the best weights (it restores only weights of a
+    value that improves after the resume).
 
     Args:
         monitor_stat (str): the stat's name, e.g. ``"val-error"``.

@@ -191,10 +191,18 @@ class KerasCallback(Callback):
             self.keras_callback.set_model(self.model)
 
     def _find_cost(self):
+        """The first training tower's cost (what the optimizer minimizes), else the tensor
+        ``cost``, else None."""
+        towers = getattr(self.trainer, "towers", None)
+        outputs = [h.outputs for h in towers.training()] if towers is not None else []
+        losses = [t for t in outputs if isinstance(t, tf.Tensor) and t.shape.rank == 0]
+        if losses:
+            return losses[0]
         try:
             return self.get_tensors_maybe_in_tower(["cost"])[0]
         except UnknownNameError:
-            logger.warning(f"{self}: no tensor 'cost', so the batch logs hold no 'loss'.")
+            logger.warning(f"{self}: no training tower's cost nor tensor 'cost', so the batch "
+                           "logs hold no 'loss'.")
             return None
 
     # ---- the hooks -------------------------------------------------------------------------------
