@@ -517,6 +517,21 @@ def _(tmp):
     train_linear([Summary()], max_epoch=1)
 
 
+@case("hparams-type")
+def _(tmp):
+    tfloop.HyperParams([("lr", 0.1)])
+
+
+@case("tb-summaries-empty")
+def _(tmp):
+    tfloop.TensorBoardSummaries()
+
+
+@case("tb-image-shape")
+def _(tmp):
+    train_linear([tfloop.TensorBoardSummaries(images=["cost"])], max_epoch=1)
+
+
 # ---- prediction and export --------------------------------------------------------------------
 def _predict_config(session_init, **kwargs):
     kwargs.setdefault("output_names", ["pred"])

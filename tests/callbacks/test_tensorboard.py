@@ -33,7 +33,8 @@ def test_hyper_params_reach_the_hparams_plugin_with_config_setters_and_user_valu
     got = {name: getattr(value, value.WhichOneof("kind"))
            for name, value in start.hparams.items()}
     got["learning_rate"] = round(got["learning_rate"], 6)     # a float32 variable's value
-    assert got == {"max_epoch": 2.0, "steps_per_epoch": 3.0, "model": "LRModel",
+    assert got == {"max_epoch": 2.0, "steps_per_epoch": 3.0, "steps_per_run": 1.0,
+                   "model": "LRModel",
                    "learning_rate": 0.05, "batch_size": 4.0, "opt": "sgd", "wd": 0.5}
     end = metadata.parse_session_end_info_plugin_data(hparams[-1][1].metadata.plugin_data.content)
     assert end.status == api_pb2.STATUS_SUCCESS and hparams[-1][0] == 6

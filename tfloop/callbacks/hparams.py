@@ -33,8 +33,8 @@ class HyperParams(Callback):
     scalars), and when training ends the session-end summary (finished or failed). The dashboard
     lists the run with these values, and as metrics the last value of every scalar of the run.
 
-    The values are, later ones winning: ``max_epoch``, ``steps_per_epoch`` and ``model`` (the
-    ``ModelDesc``'s class) from the training's configuration; the value every
+    The values are, later ones winning: ``max_epoch``, ``steps_per_epoch``, ``steps_per_run``
+    and ``model`` (the ``ModelDesc``'s class) from the training's configuration; the value every
     ``HyperParamSetter`` (e.g. ``ScheduledHyperParamSetter("learning_rate", ...)``) set for the
     first epoch, under the parameter's name; and ``hparams``. Numbers, bools and strings are kept as
     they are, anything else as its text.
@@ -59,7 +59,8 @@ class HyperParams(Callback):
     def collect(self) -> dict:
         """Every hyper-parameter of the run and its value, as written to the dashboard."""
         loop = self.trainer.loop
-        values: dict = {"max_epoch": loop.max_epoch, "steps_per_epoch": loop.steps_per_epoch}
+        values: dict = {"max_epoch": loop.max_epoch, "steps_per_epoch": loop.steps_per_epoch,
+                        "steps_per_run": self.trainer.steps_per_run}
         model = self.trainer.model
         if model is not None:
             values["model"] = type(model).__name__
