@@ -521,6 +521,51 @@ def _(tmp):
                                                                      every_n_iter=1))])
 
 
+@case("hook-trainer-attribute")
+def _(tmp):
+    class NeedsEpoch(tfloop.Callback):
+        def _before_train(self):
+            print(self.epoch_num)
+
+    with tf.Graph().as_default():
+        tfv1.train.get_or_create_global_step()
+        with tfv1.train.MonitoredSession(hooks=[tfloop.CallbackToHook(NeedsEpoch())]):
+            pass
+
+
+@case("keras-callback-refused")
+def _(tmp):
+    import keras
+    tfloop.TrainConfig(model=LinearModel(), data=_feed(),
+                       callbacks=[keras.callbacks.TensorBoard(str(tmp))])
+
+
+@case("keras-model-attribute")
+def _(tmp):
+    import keras
+
+    class Summary(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.model.summary()
+
+    train_linear([Summary()], max_epoch=1)
+
+
+@case("hparams-type")
+def _(tmp):
+    tfloop.HyperParams([("lr", 0.1)])
+
+
+@case("tb-summaries-empty")
+def _(tmp):
+    tfloop.TensorBoardSummaries()
+
+
+@case("tb-image-shape")
+def _(tmp):
+    train_linear([tfloop.TensorBoardSummaries(images=["cost"])], max_epoch=1)
+
+
 # ---- prediction and export --------------------------------------------------------------------
 def _predict_config(session_init, **kwargs):
     kwargs.setdefault("output_names", ["pred"])

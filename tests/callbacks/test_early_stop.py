@@ -1,10 +1,13 @@
 """EarlyStopping: the exact epoch it stops at for scripted stat sequences, in either list order."""
 import json
 
+import numpy as np
 import pytest
-from support import RecordingCallback, train_linear
+from keras_support import keras_fit_with_values
+from support import LRModel, RecordingCallback, train_linear
 
 import tfloop
+from tfloop.callbacks.early_stop import model_weights
 
 
 class ScriptedStat(tfloop.Callback):
@@ -27,14 +30,14 @@ def run(early_stopping, values, stat_first=True, max_epoch=8):
 
 
 @pytest.mark.parametrize("stat_first", [True, False], ids=["stat-first", "stopper-first"])
-def test_stops_when_patience_is_exceeded(stat_first, log_lines):
+def test_stops_when_patience_is_reached(stat_first, log_lines):
     values = [0.5, 0.4, 0.45, 0.41, 0.42, 0.1, 0.1, 0.1]
     trainer, epochs = run(tfloop.EarlyStopping("val", patience=2), values, stat_first)
-    assert epochs == [1, 2, 3, 4, 5]               # the 5th value is the 3rd without improvement
-    assert trainer.global_step == 15               # no step after the value that stopped it
+    assert epochs == [1, 2, 3, 4]                  # the 4th value is the 2nd without improvement
+    assert trainer.global_step == 12               # no step after the value that stopped it
     message = [line for line in log_lines if line.startswith("Training stopped")][0]
     assert "'val'" in message and "best 0.4 (global step 6)" in message
-    assert "patience=2" in message and "0.42 at global step 15" in message
+    assert "patience=2" in message and "0.41 at global step 12" in message
 
 
 def test_patience_zero_stops_at_the_first_value_without_improvement():
@@ -44,17 +47,17 @@ def test_patience_zero_stops_at_the_first_value_without_improvement():
 
 def test_improvement_resets_the_count():
     values = [0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.9, 0.1]
-    _, epochs = run(tfloop.EarlyStopping("val", patience=1), values)
+    _, epochs = run(tfloop.EarlyStopping("val", patience=2), values)
     assert epochs == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_min_delta():
-    _, epochs = run(tfloop.EarlyStopping("val", patience=1, min_delta=0.1), [1.0, 0.95, 0.92, 0.5])
+    _, epochs = run(tfloop.EarlyStopping("val", patience=2, min_delta=0.1), [1.0, 0.95, 0.92, 0.5])
     assert epochs == [1, 2, 3]
 
 
 def test_mode_max():
-    _, epochs = run(tfloop.EarlyStopping("val", mode="max", patience=1), [0.1, 0.5, 0.4, 0.3, 0.9])
+    _, epochs = run(tfloop.EarlyStopping("val", mode="max", patience=2), [0.1, 0.5, 0.4, 0.3, 0.9])
     assert epochs == [1, 2, 3, 4]
 
 
@@ -69,7 +72,7 @@ class EveryOtherEpoch(tfloop.Callback):
 
 def test_a_value_not_put_again_counts_once():
     log = []
-    train_linear([EveryOtherEpoch([0.5, 0.6, 0.7, 0.8]), tfloop.EarlyStopping("val", patience=1),
+    train_linear([EveryOtherEpoch([0.5, 0.6, 0.7, 0.8]), tfloop.EarlyStopping("val", patience=2),
                   RecordingCallback("r", log)], max_epoch=8)
     assert [e[2] for e in log if e[1] == "after_epoch"] == [1, 2, 3, 4, 5, 6]
 
@@ -127,3 +130,66 @@ def test_a_stat_put_only_later_with_no_close_name_is_not_an_error(log_warnings):
     stopper = tfloop.EarlyStopping("val-error")
     train_linear([PutLater(), stopper], max_epoch=4)
     assert stopper.best == 0.5
+
+
+KERAS_CASES = [
+    ([0.5, 0.4, 0.45, 0.41, 0.42, 0.1, 0.1, 0.1], {"patience": 2}),
+    ([0.5, 0.4, 0.3, 0.3, 0.2, 0.1], {"patience": 0}),
+    ([0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.9, 0.1], {"patience": 1}),
+    ([0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.9, 0.1], {"patience": 3}),
+    ([1.0, 0.95, 0.92, 0.5, 0.4, 0.3], {"patience": 2, "min_delta": 0.1}),
+    ([0.1, 0.5, 0.4, 0.3, 0.9, 0.2], {"patience": 2, "mode": "max"}),
+    ([0.9, 0.8, 0.7, 0.75, 0.6, 0.55, 0.5, 0.4], {"patience": 2, "baseline": 0.5}),
+    ([0.9, 0.4, 0.45, 0.46, 0.3, 0.2, 0.1, 0.1], {"patience": 2, "baseline": 0.5}),
+]
+
+
+@pytest.mark.parametrize("values, kwargs", KERAS_CASES)
+def test_stops_at_the_epoch_keras_fit_stops_at(values, kwargs):
+    import keras
+    kwargs = {"mode": "min", **kwargs}
+    _, keras_epochs = keras_fit_with_values([keras.callbacks.EarlyStopping("val", **kwargs)],
+                                            values)
+    _, epochs = run(tfloop.EarlyStopping("val", **kwargs), values, max_epoch=len(values))
+    assert epochs == list(range(1, keras_epochs + 1))
+
+
+class Weights(tfloop.Callback):
+    """The model's weight ``w`` at every trigger (``per_epoch``) and in ``after_train``."""
+
+    def __init__(self):
+        self.per_epoch, self.final = [], None
+
+    def _setup_graph(self):
+        self.w = self.get_tensors_maybe_in_tower(["w"])[0]
+
+    def _trigger(self):
+        self.per_epoch.append(self.trainer.sess.run(self.w).copy())
+
+    def _after_train(self):
+        self.final = self.trainer.sess.run(self.w)
+
+
+@pytest.mark.parametrize("restore", [True, False])
+def test_restore_best_weights_loads_the_weights_of_the_best_epoch(restore, log_lines):
+    before, after = Weights(), Weights()
+    stopper = tfloop.EarlyStopping("val", patience=2, restore_best_weights=restore)
+    train_linear([before, ScriptedStat([0.5, 0.3, 0.4, 0.6, 0.1]), stopper, after], max_epoch=5)
+    assert len(before.per_epoch) == 4               # stopped at the 4th value
+    assert not np.array_equal(before.per_epoch[1], before.per_epoch[3])
+    np.testing.assert_array_equal(before.final, before.per_epoch[3])
+    np.testing.assert_array_equal(after.final, before.per_epoch[1 if restore else 3])
+    restored = [line for line in log_lines if "restored the weights from global step 6" in line]
+    assert len(restored) == (1 if restore else 0)
+
+
+def test_model_weights_are_those_keras_get_weights_would_hold():
+    trainer = train_linear([], max_epoch=1, model=LRModel())     # has a learning_rate variable
+    assert [v.op.name for v in model_weights(trainer.graph)] == ["w"]
+
+
+@pytest.mark.parametrize("kwargs, match", [({"baseline": "low"}, "baseline"),
+                                           ({"restore_best_weights": 1}, "restore_best_weights")])
+def test_bad_keras_arguments(kwargs, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        tfloop.EarlyStopping("val", **kwargs)

@@ -179,3 +179,108 @@ def test_hook_factory_must_return_a_hook():
     with pytest.raises(TypeError, match=r"The function given to HookToCallback returned 3, not a "
                                         r"tf.compat.v1.train.SessionRunHook"):
         train_linear([tfloop.HookToCallback(lambda: 3)], max_epoch=1)
+
+
+def _saved_steps(directory):
+    state = tfv1.train.get_checkpoint_state(str(directory))
+    return [int(path.rsplit("-", 1)[1]) for path in state.all_model_checkpoint_paths]
+
+
+def _monitored_linear_training(hooks, steps):
+    """LinearModel's graph trained ``steps`` times by a MonitoredSession with ``hooks`` (the
+    reference); returns the final ``w``."""
+    x, y = np.ones((4, 3), np.float32), np.ones((4,), np.float32)
+    with tf.Graph().as_default():
+        tfv1.train.get_or_create_global_step()
+        cost = LinearModel().build_graph(tf.constant(x), tf.constant(y))
+        train_op = LinearModel().optimizer().minimize(
+            cost, global_step=tfv1.train.get_global_step())
+        w = tfv1.get_default_graph().get_tensor_by_name("w:0")
+        with tfv1.train.MonitoredSession(hooks=hooks(), session_creator=None) as sess:
+            for _ in range(steps):
+                sess.run(train_op)
+            return sess.run(w)
+
+
+class FinalWeights(tfloop.Callback):
+    def _after_train(self):
+        self.w = self.trainer.sess.run(self.get_tensors_maybe_in_tower(["w"])[0])
+
+
+def test_checkpoint_saver_hook_as_documented_saves_as_in_a_monitored_session(tmp_path):
+    def hooks(name):
+        return lambda: [tfv1.train.CheckpointSaverHook(str(tmp_path / name), save_steps=2)]
+
+    _monitored_linear_training(hooks("reference"), steps=6)
+    final = FinalWeights()
+    trainer = train_linear([tfloop.HookToCallback(hooks("tfloop")()[0]), final], max_epoch=2)
+    assert trainer.global_step == 6
+    assert _saved_steps(tmp_path / "tfloop") == _saved_steps(tmp_path / "reference") \
+        == [0, 2, 4, 6]
+    saved = tf.train.load_checkpoint(str(tmp_path / "tfloop" / "model.ckpt-6"))
+    np.testing.assert_array_equal(saved.get_tensor("w"), final.w)
+    assert saved.get_tensor("global_step") == 6
+
+
+def test_a_saver_already_in_the_collection_is_the_one_the_hook_uses(tmp_path):
+    def hook():
+        saver = tfv1.train.Saver(max_to_keep=1)
+        tfv1.add_to_collection(tfv1.GraphKeys.SAVERS, saver)
+        return tfv1.train.CheckpointSaverHook(str(tmp_path), save_steps=2)
+
+    train_linear([tfloop.HookToCallback(hook)], max_epoch=2)
+    assert _saved_steps(tmp_path) == [6]                     # max_to_keep=1: this saver's
+
+
+def test_callback_to_hook_runs_setup_graph_so_tensor_printer_works(log_lines):
+    printed = []
+
+    def hooks():
+        return [tfloop.CallbackToHook(tfloop.TensorPrinter(["cost"]))]
+
+    class Costs(tfv1.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tfv1.train.SessionRunArgs(
+                tfv1.get_default_graph().get_tensor_by_name("cost:0"))
+
+        def after_run(self, run_context, run_values):
+            printed.append(f"cost: {run_values.results}")
+
+    _monitored_linear_training(lambda: hooks() + [Costs()], steps=3)
+    assert [line for line in log_lines if line.startswith("cost: ")] == printed
+    assert len(printed) == 4                       # 3 training steps and the run reading w
+
+
+def test_callback_to_hook_gives_before_train_trigger_step_and_after_train_the_session():
+    log = []
+
+    class Record(tfloop.Callback):
+        def _setup_graph(self):
+            log.append(("setup_graph", self.trainer.sess))
+
+        def _before_train(self):
+            log.append(("before_train", self.global_step))
+
+        def _after_run(self, ctx, values):
+            log.append(("after_run", self.global_step))
+
+        def _trigger_step(self):
+            log.append(("trigger_step", self.global_step))
+
+        def _after_train(self):
+            log.append(("after_train", self.global_step))
+
+    _monitored_linear_training(lambda: [tfloop.CallbackToHook(Record())], steps=2)
+    steps = [("after_run", 1), ("trigger_step", 1), ("after_run", 2), ("trigger_step", 2),
+             ("after_run", 2), ("trigger_step", 2)]                # the last run reads w
+    assert log == [("setup_graph", None), ("before_train", 0)] + steps + [("after_train", 2)]
+
+
+def test_callback_to_hook_names_what_a_callback_misses_outside_tfloop():
+    class NeedsEpoch(tfloop.Callback):
+        def _before_train(self):
+            print(self.epoch_num)
+
+    with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook.*sees only "
+                                             r"self.trainer.sess, .graph and .global_step"):
+        _monitored_linear_training(lambda: [tfloop.CallbackToHook(NeedsEpoch())], steps=1)

@@ -131,6 +131,23 @@ def test_put_summary_puts_scalar_values_without_tower_prefix():
         monitors.put_summary({"accuracy": 0.75})
 
 
+def test_put_summary_takes_tensorboards_own_summary_proto_and_its_bytes():
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.hparams import api as hp
+    recorder = SummaryRecorder()
+    monitors = Monitors([recorder])
+    hparams = hp.hparams_pb({"lr": 0.1, "optimizer": "adam"})
+    assert type(hparams) is summary_pb2.Summary and summary_pb2.Summary is not tfv1.Summary
+    monitors.put_summary(hparams)
+    scalar = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="acc", simple_value=0.5)])
+    monitors.put_summary(scalar.SerializeToString())
+    monitors.put_summary(scalar)
+    assert all(type(s) is tfv1.Summary for s in recorder.summaries)
+    assert recorder.summaries[0].SerializeToString() == hparams.SerializeToString()
+    assert recorder.summaries[0].value[0].metadata.plugin_data.plugin_name == "hparams"
+    assert recorder.scalars == [("acc", 0.5), ("acc", 0.5)]
+
+
 def test_put_image_gives_backends_uint8_nhwc():
     recorder = SummaryRecorder()
     monitors = Monitors([recorder])

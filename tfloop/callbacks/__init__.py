@@ -9,6 +9,7 @@ from tfloop.callbacks.flow import SkipUpdateWhen, StopEpoch
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
+from tfloop.callbacks.hparams import HyperParams
 from tfloop.callbacks.inference import (
     BinaryClassificationStats,
     ClassificationError,
@@ -17,6 +18,7 @@ from tfloop.callbacks.inference import (
 )
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
 from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
+from tfloop.callbacks.keras_callback import KerasCallback
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
@@ -25,7 +27,7 @@ from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, 
 from tfloop.callbacks.param_human import HumanHyperParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
 from tfloop.callbacks.param_stat import StatMonitorParamSetter
-from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler
+from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler, TensorBoardProfiler
 from tfloop.callbacks.progress import ProgressBar
 from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.sendstat import SendStat
@@ -33,6 +35,7 @@ from tfloop.callbacks.shell_tools import ShellTools
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
+from tfloop.callbacks.tb_summaries import TensorBoardSummaries
 from tfloop.callbacks.tensor_printer import TensorPrinter
 from tfloop.callbacks.tfdebug import TFLocalCLIDebugHook
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
@@ -59,5 +62,6 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker", "as_run_args", "OptunaPruningCallback",
+    "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "KerasCallback",
+    "HyperParams", "TensorBoardSummaries", "TensorBoardProfiler",
 ]

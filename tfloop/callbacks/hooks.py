@@ -2,7 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 
-__all__ = ["CallbackToHook", "HookToCallback"]
+__all__ = ["CallbackToHook", "HookToCallback", "SessionTrainer"]
 
 
 def _graph_elements(value, depth=2):
@@ -41,6 +41,12 @@ class HookToCallback(Callback):
     ``begin`` runs in ``setup_graph``, ``after_create_session`` in ``before_train``,
     ``before_run``/``after_run`` with every step, and ``end`` in ``after_train``. A hook's
     ``run_context.request_stop()`` ends training after that step.
+
+    As the ``Scaffold`` of a ``MonitoredSession`` does, ``setup_graph`` puts a saver of the
+    global variables into the graph's ``SAVERS`` collection when it has none, so a
+    ``CheckpointSaverHook(checkpoint_dir, save_steps=...)`` written as TensorFlow documents it
+    finds its saver (the variables are those that exist when this callback's ``setup_graph``
+    runs).
 
     A hook that holds tensors must hold the trainer's: tensors built before training belong to
     another graph. Give a function that builds the hook instead; it is called in ``setup_graph``,
@@ -82,6 +88,7 @@ class HookToCallback(Callback):
                                     f"{self._hook!r}, not a tf.compat.v1.train.SessionRunHook.")
             self._check_graph(_graph_elements(self._hook), "holds")
             self._hook.begin()
+            _supply_default_saver(self.graph)
 
     def _check_graph(self, elements, verb):
         for path, element in elements:
@@ -122,21 +129,85 @@ class HookToCallback(Callback):
         return f"HookToCallback({type(self._hook).__name__})"
 
 
+def _supply_default_saver(graph):
+    """Add the saver a ``MonitoredSession``'s ``Scaffold`` would make to ``SAVERS`` when the
+    collection is empty: sharded, V2, of every global variable (none is allowed)."""
+    if graph.get_collection(tfv1.GraphKeys.SAVERS):
+        return
+    saver = tfv1.train.Saver(sharded=True, allow_empty=True,
+                             write_version=tfv1.train.SaverDef.V2)
+    graph.add_to_collection(tfv1.GraphKeys.SAVERS, saver)
+
+
+class SessionTrainer:
+    """What a callback run by :class:`CallbackToHook` sees as ``self.trainer``: the session, the
+    graph and the global step; a trainer's other attributes do not exist outside tfloop's loop.
+
+    Attributes:
+        sess: the session the hook was given in ``after_create_session``.
+        graph: the graph the hook began in.
+    """
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.sess = None
+        self.towers = None
+        self._step = tfv1.train.get_global_step(graph)
+        self._runs = 0
+
+    @property
+    def global_step(self) -> int:
+        """The graph's global step (read from the session), or the number of runs so far when
+        the graph has none."""
+        if self._step is None or self.sess is None:
+            return self._runs
+        return int(self.sess.run(self._step))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"{name!r}: a callback run by CallbackToHook in a session of your own sees only "
+            "self.trainer.sess, .graph and .global_step; it needs tfloop's trainer for "
+            f"{name!r} (train it with launch_train_with_config instead).")
+
+
 class CallbackToHook(tfv1.train.SessionRunHook):
-    """Use a callback's ``before_run``/``after_run`` as a ``SessionRunHook`` (e.g. in a
-    ``MonitoredSession`` of your own).
+    """Run a callback as a ``SessionRunHook`` (e.g. in a ``MonitoredSession`` of your own).
+
+    ``begin`` runs the callback's ``setup_graph`` (with a :class:`SessionTrainer` as its
+    trainer), ``after_create_session`` its ``before_train``, every ``run`` its ``before_run``,
+    ``after_run`` and ``trigger_step``, and ``end`` its ``after_train``. A callback needing more of
+    the trainer (epochs, monitors) says which attribute it missed.
 
     Example:
-        >>> hook = CallbackToHook(my_callback)
+        >>> with tf.compat.v1.train.MonitoredSession(
+        ...         hooks=[CallbackToHook(TensorPrinter(["cost"]))]) as sess:
+        ...     sess.run(train_op)
     """
 
     def __init__(self, cb):
         if not isinstance(cb, Callback):
             raise TypeError(f"CallbackToHook needs a Callback, got {cb!r}.")
         self._cb = cb
+        self.trainer = None
+
+    def begin(self):
+        graph = tfv1.get_default_graph()
+        self.trainer = SessionTrainer(graph)
+        self._cb.setup_graph(self.trainer)
+
+    def after_create_session(self, session, coord):
+        self.trainer.sess = session
+        self._cb.before_train()
 
     def before_run(self, run_context):
         return self._cb.before_run(run_context)
 
     def after_run(self, run_context, run_values):
         self._cb.after_run(run_context, run_values)
+        self.trainer._runs += 1
+        self._cb.trigger_step()
+
+    def end(self, session):
+        self._cb.after_train()

@@ -1,4 +1,7 @@
-"""Profiling: GPU utilisation sampled while epochs run, and Chrome traces of chosen steps."""
+"""Profiling: GPU utilisation sampled while epochs run, Chrome traces of chosen steps, and
+TensorBoard profiles of a step range."""
+from __future__ import annotations
+
 import importlib.util
 import os
 import shutil
@@ -9,11 +12,11 @@ import threading
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
-from tfloop.utils.checks import check_callable, check_positive_number
+from tfloop.utils.checks import check_callable, check_int, check_positive_number
 from tfloop.utils.fs import atomic_write
 
-__all__ = ["GPUUtilizationTracker", "GraphProfiler", "nvidia_smi_sampler", "nvml_sampler",
-           "find_gpus"]
+__all__ = ["GPUUtilizationTracker", "GraphProfiler", "TensorBoardProfiler", "nvidia_smi_sampler",
+           "nvml_sampler", "find_gpus"]
 
 _NVML_SCRIPT = r"""
 import sys, time
@@ -293,3 +296,58 @@ class GraphProfiler(Callback):
             event.tagged_run_metadata.tag = f"step{step}"
             event.tagged_run_metadata.run_metadata = metadata.SerializeToString()
             self.trainer.monitors.put_event(event)
+
+
+class TensorBoardProfiler(Callback):
+    """Profile a range of training steps with TensorFlow's profiler, for TensorBoard's Profile
+    dashboard (which needs the ``tensorboard-plugin-profile`` package).
+
+    The profiler (``tf.profiler.experimental``) runs from right before the step that follows
+    global step ``start_step`` until global step ``stop_step`` is reached (or training ends), and
+    writes ``plugins/profile/<time>/<host>.xplane.pb`` into ``logdir``: the session's ops on
+    every device, the host's threads and the input pipeline.
+
+    Args:
+        start_step (int): the global step after which profiling starts (0: the first step).
+        stop_step (int): the global step at which it stops; larger than ``start_step``.
+        logdir (str): where to write; the log directory by default (where the
+            ``TFEventWriter`` writes, so the dashboard shows the profile with the run).
+
+    Example:
+        >>> TensorBoardProfiler(start_step=100, stop_step=110)   # steps 101 to 110
+    """
+
+    def __init__(self, start_step: int = 10, stop_step: int = 20, logdir: str | None = None):
+        self.start_step = check_int(start_step, "TensorBoardProfiler: start_step", at_least=0)
+        self.stop_step = check_int(stop_step, "TensorBoardProfiler: stop_step",
+                                   at_least=self.start_step + 1)
+        self._logdir_arg = logdir
+        self.logdir = None
+        self.active = False
+
+    def _setup_graph(self):
+        self.logdir = self._logdir_arg or logger.get_logger_dir()
+        if self.logdir is None:
+            raise ValueError("TensorBoardProfiler writes into the log directory, but none is set: "
+                             "call tfloop.logger.set_logger_dir(...) or give logdir=.")
+
+    def _before_run(self, ctx):
+        if not self.active and self.start_step <= self.global_step < self.stop_step:
+            tf.profiler.experimental.start(self.logdir)
+            self.active = True
+            logger.info(f"TensorBoardProfiler: profiling from global step {self.global_step} to "
+                        f"{self.stop_step} into {self.logdir}.")
+
+    def _trigger_step(self):
+        if self.active and self.global_step >= self.stop_step:
+            self._stop()
+
+    def _after_train(self):
+        if self.active:
+            self._stop()
+
+    def _stop(self):
+        tf.profiler.experimental.stop()
+        self.active = False
+        logger.info(f"TensorBoardProfiler: the profile of the steps up to global step "
+                    f"{self.global_step} is in {self.logdir}/plugins/profile.")

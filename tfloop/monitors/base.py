@@ -81,6 +81,29 @@ def _as_scalar(name, value):
     return float(value)
 
 
+def _as_tf_summary(summary):
+    """``summary`` as a ``tf.compat.v1.Summary``: itself, parsed from bytes, or re-parsed from
+    another class's serialization (TensorBoard's ``Summary`` is another class of the same
+    shape)."""
+    if isinstance(summary, tfv1.Summary):
+        return summary
+    descriptor = getattr(summary, "DESCRIPTOR", None)
+    if isinstance(summary, (bytes, bytearray)):
+        data = bytes(summary)
+    elif getattr(descriptor, "name", None) == "Summary" and hasattr(summary, "SerializeToString"):
+        data = summary.SerializeToString()
+    else:
+        raise TypeError("put_summary needs a Summary or its bytes: a tf.compat.v1.Summary, "
+                        "TensorBoard's tensorboard.compat.proto.summary_pb2.Summary or another "
+                        "protobuf message named Summary of that shape; got "
+                        f"{type(summary).__name__}.")
+    try:
+        return tfv1.Summary.FromString(data)
+    except Exception as e:  # protobuf's DecodeError, whose module differs between backends
+        raise ValueError(f"put_summary could not read a Summary from the {len(data)} bytes of "
+                         f"the {type(summary).__name__} it was given: {e}") from None
+
+
 _TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
 
 
@@ -165,16 +188,15 @@ class Monitors(Callback):
             receive(name, images)
 
     def put_summary(self, summary):
-        """Put a ``Summary`` proto or its serialized bytes.
+        """Put a ``Summary`` proto or its serialized bytes: ``tf.compat.v1.Summary``,
+        TensorBoard's own ``Summary`` (``tensorboard.compat.proto.summary_pb2``, e.g. from
+        ``tensorboard.plugins.hparams.api.hparams_pb``) or any protobuf message named
+        ``Summary`` of that shape, which becomes a ``tf.compat.v1.Summary``.
 
         Each scalar value inside is also put as a scalar (tower prefixes such as ``tower0/`` are
         stripped from its name).
         """
-        if isinstance(summary, bytes):
-            summary = tfv1.Summary.FromString(summary)
-        if not isinstance(summary, tfv1.Summary):
-            raise TypeError("put_summary needs a tf.compat.v1.Summary or its bytes, got "
-                            f"{type(summary).__name__}.")
+        summary = _as_tf_summary(summary)
         for value in summary.value:
             if value.WhichOneof("value") == "simple_value":
                 value.tag = _strip_tower_prefix(value.tag)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.keras_callback import wrap_keras_callbacks
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.input.dataset import DatasetInput
@@ -68,7 +69,8 @@ class TrainConfig:
         model (ModelDesc): the model.
         data (InputSource, tf.data.Dataset, callable or iterable): the training data; see
             :func:`as_input_source`. ``dataflow=`` is accepted as an alias.
-        callbacks (list[Callback]): the user's callbacks.
+        callbacks (list[Callback]): the user's callbacks; Keras callbacks among them are
+            wrapped in ``KerasCallback``.
         extra_callbacks (list[Callback]): replaces the default callbacks.
         monitors (list[MonitorBase]): replaces the default monitors.
         session_creator: creates the session (``NewSessionCreator`` by default).
@@ -115,8 +117,10 @@ class TrainConfig:
             raise TypeError(f"model must be a ModelDesc, got {model!r} ({type(model).__name__}).")
         self.model = model
         self.data = as_input_source(data) if data is not None else None
-        self.callbacks = check_list_of(callbacks, "callbacks", Callback) or []
-        self.extra_callbacks = check_list_of(extra_callbacks, "extra_callbacks", Callback)
+        self.callbacks = check_list_of(wrap_keras_callbacks(callbacks), "callbacks",
+                                       Callback) or []
+        self.extra_callbacks = check_list_of(wrap_keras_callbacks(extra_callbacks),
+                                             "extra_callbacks", Callback)
         self.monitors = check_list_of(monitors, "monitors", MonitorBase, one=Callback)
         if session_creator is not None and session_config is not None:
             raise ValueError("Give either session_creator= or session_config=, not both.")
