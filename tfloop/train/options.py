@@ -138,6 +138,7 @@ class OptionsOwner:
 
     def prepare_graph(self) -> int | None:
         """Apply the options to the graph before the model is built in it (``setup_graph`` calls
-        it first; see :meth:`RunOptions.prepare_graph`). Returns the seed in use, or None."""
+        it first; a trainer that builds its graph another way calls it itself; see
+        :meth:`RunOptions.prepare_graph`). Returns the seed in use, or None."""
         self._graph_prepared = True
         return self._options.prepare_graph(self.graph)
