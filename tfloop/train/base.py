@@ -76,6 +76,7 @@ class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
 
     Example:
         >>> trainer = SimpleTrainer()
+        >>> trainer.set_options(RunOptions(seed=0))      # optional; before setup_graph
         >>> trainer.setup_graph(model.get_input_signature(), DatasetInput(make_dataset),
         ...                     model.build_graph, model.get_optimizer)
         >>> trainer.train_with_defaults(callbacks=[ModelSaver()], max_epoch=10)
