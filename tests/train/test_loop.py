@@ -254,3 +254,35 @@ def test_a_stop_request_keeps_its_first_reason():
     loop.request_stop("SIGTERM received")
     loop.request_stop("a callback requested a stop after step 3")
     assert loop.stop_requested and loop.stop_reason == "SIGTERM received"
+
+
+def test_loading_a_state_of_another_steps_per_epoch_continues_at_its_global_step(log_warnings):
+    loop = make_loop(2, max_epoch=5)
+    state = {"epoch": 2, "local_step": 2, "global_step": 5, "steps_per_epoch": 3}
+    assert loop.load_state_dict(state, "model-5.resume.json") is False
+    assert (loop.starting_epoch, loop.starting_local_step, loop.finished_epoch) == (3, 1, None)
+    assert log_warnings == [
+        "model-5.resume.json was written with steps_per_epoch=3, this run has 2: continuing at "
+        "global step 5 (epoch 3, step 1); the input restarts from its beginning."]
+
+
+def test_loading_only_a_global_step_continues_at_its_position(log_warnings):
+    loop = make_loop(3, max_epoch=4)
+    assert loop.load_state_dict({"global_step": 6}, "model-6") is False
+    assert (loop.starting_epoch, loop.starting_local_step) == (3, 0)
+    assert log_warnings == []      # at an epoch's start nothing of the epoch is lost
+    assert loop.load_state_dict({"global_step": 7}, "model-7") is False
+    assert (loop.starting_epoch, loop.starting_local_step) == (3, 1)
+    assert log_warnings == ["model-7 has no resume state: continuing at global step 7 (epoch 3, "
+                            "step 1), but the input restarts from its beginning and the "
+                            "callbacks start afresh."]
+
+
+@pytest.mark.parametrize("max_epoch, finished", [(1, 1), (2, None), (3, None)])
+def test_a_state_past_max_epoch_is_an_already_finished_run(max_epoch, finished):
+    loop = make_loop(3, max_epoch=max_epoch)
+    assert loop.load_state_dict({"epoch": 2, "local_step": 0, "global_step": 3,
+                                 "steps_per_epoch": 3}) is True
+    assert loop.finished_epoch == finished
+    if finished is None:
+        assert [epoch for epoch in loop.epochs()] == list(range(2, max_epoch + 1))

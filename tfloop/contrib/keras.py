@@ -20,6 +20,7 @@ from tfloop.tfutils.summary import add_moving_summary
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.train import SimpleTrainer, SyncMultiGPUTrainerParameterServer, Trainer
 from tfloop.train.config import as_input_source
+from tfloop.train.options import RunOptions
 from tfloop.utils import logger
 from tfloop.utils.gpu import get_num_gpu
 
@@ -130,6 +131,18 @@ def _batch_metric(name):
     return functools.partial(fn, **getattr(metric, "_fn_kwargs", {}))
 
 
+def _run_options(options, **given):
+    """``options``, or the RunOptions of the options ``given`` (None when neither is)."""
+    named = {k: v for k, v in given.items() if v is not None and v is not False}
+    if options is not None and named:
+        raise ValueError(f"KerasModel: give options= or {', '.join(f'{k}=' for k in named)}, "
+                         f"not both (options={options!r}).")
+    if options is not None and not isinstance(options, RunOptions):
+        raise TypeError(f"KerasModel: options must be a RunOptions (e.g. RunOptions(seed=0)), "
+                        f"got {options!r}.")
+    return options if options is not None else (RunOptions(**given) if named else None)
+
+
 class KerasModel:
     """Train a Keras model Keras-style (``compile``, ``fit``) with a tfloop trainer.
 
@@ -149,6 +162,9 @@ class KerasModel:
         input (InputSource | DataFlow): the training data: datapoints of inputs then targets.
         trainer (Trainer): by default ``SimpleTrainer`` with at most one GPU, else
             ``SyncMultiGPUTrainerParameterServer`` over all GPUs.
+        seed, deterministic, mixed_precision, xla: the run's options, as in
+            :class:`~tfloop.train.options.RunOptions` (``options=`` gives them at once); the
+            trainer applies them, as for ``TrainConfig``. None given: the trainer's own.
 
     Example:
         >>> M = KerasModel(lambda image: keras.Sequential([
@@ -160,10 +176,13 @@ class KerasModel:
         >>> M.compile(tf.train.AdamOptimizer(1e-3), loss="categorical_crossentropy",
         ...           metrics="categorical_accuracy")
         >>> M.fit(validation_data=test_dataflow, steps_per_epoch=100, max_epoch=3)
+
+        Seeded, in float16: ``KerasModel(get_model, ..., seed=0, mixed_precision="float16")``.
     """
 
     def __init__(self, get_model, input_signature=None, target_signature=None, input=None,
-                 trainer=None):
+                 trainer=None, *, seed=None, deterministic=False, mixed_precision=None,
+                 xla=False, options=None):
         if not callable(get_model):
             raise TypeError(f"KerasModel: get_model must be a function of the inputs returning a "
                             f"keras.Model, got {get_model!r}.")
@@ -180,6 +199,10 @@ class KerasModel:
             raise TypeError(f"KerasModel: trainer must be a tfloop Trainer, got {trainer!r}.")
         self.input = as_input_source(input)
         self.trainer = trainer
+        options = _run_options(options, seed=seed, deterministic=deterministic,
+                               mixed_precision=mixed_precision, xla=xla)
+        if options is not None:
+            trainer.set_options(options)
         self.model = None
         self._stats_to_inference = None
 

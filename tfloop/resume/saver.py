@@ -1,17 +1,17 @@
-"""The one place that saves and restores a run's state beside its checkpoints: the loop's
-position, the input's position and the callbacks' states (format: :mod:`tfloop.resume.state`)."""
+"""The one place that saves a run's state beside its checkpoints: the loop's position, the
+input's position and the callbacks' states (format: :mod:`tfloop.resume.state`). The trainer
+restores it (:mod:`tfloop.resume.restore`)."""
 import json
 import os
 
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
-from tfloop.input.base import NO_POSITION, InputSource
+from tfloop.input.base import NO_POSITION
 from tfloop.resume.state import (
     FORMAT_VERSION,
     ITERATOR_SUFFIX,
     RESUME_SUFFIX,
-    apply_callback_states,
     collect_callback_states,
     resume_state_path,
 )
@@ -23,17 +23,16 @@ __all__ = ["ResumeStateSaver"]
 
 
 class ResumeStateSaver(Callback):
-    """Save the resume state of every checkpoint, and restore a resumed run's (see the module
-    doc).
+    """Save the resume state of every checkpoint (see the module doc).
 
     :class:`~tfloop.train.config.AutoResumeTrainConfig` adds it; add it yourself after your
     ModelSavers to get the same files with a plain ``TrainConfig``. Saving: it is one of the
     trainer's ``checkpoint_listeners``, which ``ModelSaver`` and the signal handler notify; the
     trainer hands it each checkpoint once every callback finished the trigger in which it was
     saved (before the next step, or in this callback's ``after_train``), so the state holds
-    what the callbacks did in that trigger too. Restoring: the config chooses the checkpoint
-    (:meth:`resume_from`) and the trainer calls :meth:`restore` once, right after the session
-    is initialized.
+    what the callbacks did in that trigger too. It also builds the input's save and restore
+    ops (``setup_state``). Restoring is the trainer's: ``train(resume_from=)`` reads the state
+    once and, right after the session init, gives the input and the callbacks theirs.
 
     Args:
         input_source: the training InputSource; a ``DatasetInput``'s iterator position is saved
@@ -56,7 +55,6 @@ class ResumeStateSaver(Callback):
         self._source = input_source
         self.input_note = None
         self._saves_input = False
-        self._resume = None
         self.written = []
 
     # ---- saving ------------------------------------------------------------------------------
@@ -126,52 +124,6 @@ class ResumeStateSaver(Callback):
             return
         self.written.append(prefix)
         self._remove_orphans(os.path.dirname(prefix))
-
-    # ---- restoring ---------------------------------------------------------------------------
-    def resume_from(self, prefix, state, position):
-        """Make :meth:`restore` continue the run of checkpoint ``prefix``: its resume ``state``
-        (from :func:`~tfloop.resume.state.read_resume_state`, or None) and the position
-        ``(epoch, local_step)`` chosen for it."""
-        self._resume = (prefix, state, position)
-
-    def restore(self, sess):
-        """Called once by the trainer right after the session is initialized: move the input to
-        its saved position and give every callback its saved state. Returns the loop's position
-        (``{"epoch", "local_step"}``), or None when the run does not resume.
-
-        Raises:
-            ValueError: the saved input position does not fit this run's input pipeline, or a
-                callback rejected its state.
-        """
-        if self._resume is None:
-            return None
-        prefix, state, (epoch, local_step) = self._resume
-        blob = (state or {}).get("iterator_bytes")
-        if blob is not None:
-            self._restore_input(prefix, sess, blob)
-        if state is not None:
-            apply_callback_states(self.trainer.callbacks, state.get("callbacks", {}),
-                                  resume_state_path(prefix))
-        return {"epoch": epoch, "local_step": local_step}
-
-    def _restore_input(self, prefix, sess, blob):
-        note = self.input_note
-        if note is None and type(self._source).load_state_dict is InputSource.load_state_dict:
-            note = f"{self._source} keeps no position of this kind"
-        if note is not None:
-            logger.warning(f"{resume_state_path(prefix)} has an input position, but this run's "
-                           f"input cannot be saved or restored ({note}); the input restarts from "
-                           "its beginning.")
-            return
-        try:
-            self._source.load_state_dict(sess, blob)
-        except tf.errors.OpError as e:
-            raise ValueError(
-                f"The input position saved in {prefix + ITERATOR_SUFFIX} does not fit this "
-                f"run's input pipeline ({e.message.splitlines()[0]}). Resume with the same "
-                f"dataset definition, or delete {resume_state_path(prefix)} to restart "
-                "the input from its beginning.") from None
-        logger.info(f"Restored the input position of {prefix}.")
 
     @staticmethod
     def _remove_orphans(directory):

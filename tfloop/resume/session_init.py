@@ -67,8 +67,8 @@ def checkpoint_global_step(prefix):
 class ResumeInit(SessionInit):
     """Restore the variables of the checkpoint a resumed run continues, as :class:`SaverRestore`.
     Made by :class:`AutoResumeTrainConfig`; the rest of the run's state (the input's position,
-    the callbacks' states, where the loop continues) is restored by
-    :meth:`~tfloop.resume.saver.ResumeStateSaver.restore` right after it.
+    the callbacks' states, where the loop continues) is the trainer's to restore
+    (``Trainer.train(resume_from=)``, :mod:`tfloop.resume.restore`).
 
     Example:
         >>> init = ResumeInit("train_log/run/model-12")

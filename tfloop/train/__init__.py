@@ -32,12 +32,14 @@ from tfloop.train.multigpu import (
     SyncMultiGPUTrainerParameterServer,
     SyncMultiGPUTrainerReplicated,
 )
+from tfloop.train.options import RunOptions
 from tfloop.train.single_cost import QueueInputTrainer, SingleCostTrainer
 from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
 
 __all__ = [
     "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
-    "default_monitors", "launch_train_with_config", "TrainLoop", "TrainingErrorPolicy",
+    "default_monitors", "launch_train_with_config", "TrainLoop", "RunOptions",
+    "TrainingErrorPolicy",
     "NoOpTrainer", "SimpleTrainer",
     "TowerTrainer", "SignalHandler", "AutoResumeTrainConfig",
     "SyncMultiGPUTrainer", "SyncMultiGPUTrainerParameterServer", "SyncMultiGPUTrainerReplicated",

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
@@ -13,18 +13,22 @@ from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
-from tfloop.resume.saver import ResumeStateSaver
+from tfloop.resume.restore import restore_run_state
+from tfloop.resume.session_init import ResumeInit
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
-from tfloop.tfutils.sesscreate import NewSessionCreator
+from tfloop.tfutils.sesscreate import default_session_config
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
 from tfloop.train.defaults import (
     check_no_default_twice,
     default_callbacks_besides,
     default_monitors,
+    steps_per_epoch_of,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.loop import TrainLoop
+from tfloop.train.options import OptionsOwner
+from tfloop.train.run_state import RunStateOwner
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
 from tfloop.utils.checks import check_list_of
@@ -50,7 +54,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(metaclass=_ConstructedInItsGraph):
+class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -67,15 +71,19 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         stop_reason (str): why training stopped cleanly (the ``StopTraining`` message, or the
             signal), set before ``after_train`` runs; None otherwise.
         is_chief (bool): whether this process is the chief worker.
+        options (RunOptions): the run's seed, precision, XLA and steps per session call, set with
+            :meth:`set_options` before ``setup_graph`` and applied by the trainer as it builds.
 
     Example:
         >>> trainer = SimpleTrainer()
+        >>> trainer.set_options(RunOptions(seed=0))      # optional; before setup_graph
         >>> trainer.setup_graph(model.get_input_signature(), DatasetInput(make_dataset),
         ...                     model.build_graph, model.get_optimizer)
         >>> trainer.train_with_defaults(callbacks=[ModelSaver()], max_epoch=10)
     """
 
     is_chief: bool = True
+    task: Any = None  # a cluster trainer's ClusterTask
 
     def __init__(self) -> None:
         if "graph" not in self.__dict__:
@@ -90,9 +98,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         self._optimizer: Any = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
-        # Called with each checkpoint's prefix once the trigger round that saved it is over.
-        self.checkpoint_listeners: list[Callable[[str], None]] = []
-        self._unannounced: list[str] = []
+        self._init_run_state()
+        self._init_options()
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -130,30 +137,6 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         """Stop training after the step in flight, as if a callback raised ``StopTraining``."""
         self.loop.request_stop(reason)
 
-    def checkpoint_saved(self, prefix: str) -> None:
-        """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
-        :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
-        the next session run, or when :meth:`announce_checkpoints` is called), so that what they
-        record with it includes what every callback did in that round."""
-        self._unannounced.append(prefix)
-
-    def announce_checkpoints(self) -> None:
-        """Give every checkpoint saved since the last call to each of
-        :attr:`checkpoint_listeners`, in the order they were saved."""
-        prefixes, self._unannounced = self._unannounced, []
-        for prefix in prefixes:
-            for listener in self.checkpoint_listeners:
-                listener(prefix)
-
-    def loop_state(self) -> dict[str, Any]:
-        """Where a run resumed from a checkpoint saved now continues (see
-        :meth:`TrainLoop.state_dict`)."""
-        return self.loop.state_dict()
-
-    def load_loop_state(self, state: dict[str, Any]) -> None:
-        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
-        self.loop.load_state_dict(state)
-
     @property
     def steps_per_epoch(self) -> int:
         return self.loop.steps_per_epoch
@@ -181,14 +164,12 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     @property
     def rank(self) -> int:
         """This process's worker index in a cluster (0 for the chief and on one machine)."""
-        task = getattr(self, "task", None)
-        return 0 if task is None else int(task.task_index)
+        return 0 if self.task is None else int(self.task.task_index)
 
     @property
     def num_workers(self) -> int:
         """The number of worker processes training together (1 on one machine)."""
-        task = getattr(self, "task", None)
-        return 1 if task is None else int(task.num_workers)
+        return 1 if self.task is None else int(self.task.num_workers)
 
     @property
     def callbacks(self) -> list[Callback]:
@@ -206,6 +187,11 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         """The callbacks whose ``before_run``/``after_run`` go with each step's ``session.run``,
         in order (after :meth:`setup_callbacks`; empty before)."""
         return self._callbacks.run_callbacks if self._callbacks is not None else ()
+
+    def default_session_config(self) -> Any:
+        """The session config the trainer needs, before the run's options and the user's
+        ``session_config`` (multi-device trainers add devices)."""
+        return default_session_config()
 
     # ---- building --------------------------------------------------------------------------------
     def register_callback(self, cb: Callback | Sequence[Callback]) -> bool:
@@ -279,7 +265,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     def initialize(self, session_creator: Any = None,
                    session_init: SessionInit | None = None) -> None:
         """Create the session, initialize or restore variables, and finalize the graph."""
-        session_creator = session_creator or NewSessionCreator()
+        session_creator = self._options.session_creator(session_creator,
+                                                        self.default_session_config())
         session_init = session_init or JustCurrentSession()
         if not isinstance(session_init, SessionInit):
             raise TypeError("session_init must be a SessionInit (e.g. SaverRestore), got "
@@ -289,11 +276,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         session_init.check_holds_the_model()
         self.sess = session_creator.create_session(self.graph)
         session_init.init(self.sess)
-        for cb in (inner for outer in self._callbacks for inner in outer.walk()):
-            if isinstance(cb, ResumeStateSaver):
-                position = cb.restore(self.sess)
-                if position is not None:
-                    self.loop.load_state_dict(position)
+        if self._resume is not None:
+            restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
@@ -343,16 +327,28 @@ class Trainer(metaclass=_ConstructedInItsGraph):
     def train(self, callbacks: Callback | Iterable[Callback] | None,
               monitors: MonitorBase | Iterable[MonitorBase] | None,
               session_creator: Any, session_init: SessionInit | None,
-              steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999) -> None:
-        """Set up callbacks, create the session and run the main loop; closes the session at end."""
-        self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
+              steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999,
+              resume_from: str | None = None) -> None:
+        """Set up callbacks, create the session and run the main loop; closes the session at end.
+
+        Args:
+            resume_from (str): a checkpoint prefix whose run this one continues (see
+                :meth:`continue_run_of`); its variables are restored by ``session_init``
+                (``ResumeInit(resume_from)`` when None).
+        """
+        loop = self.loop
+        loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        if resume_from is not None:
+            session_init = session_init or ResumeInit(resume_from)
+            if not self.continue_run_of(resume_from):
+                return
         with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
             self.setup_callbacks(callbacks, monitors)
             signals = SignalHandler(self)
             self.initialize(session_creator, session_init)
             try:
                 with signals:
-                    self.main_loop(steps_per_epoch, starting_epoch, max_epoch)
+                    self.main_loop(loop.steps_per_epoch, loop.starting_epoch, loop.max_epoch)
             finally:
                 self.sess.close()
 
@@ -362,7 +358,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
                             session_creator: Any = None,
                             session_init: SessionInit | None = None,
                             steps_per_epoch: int | None = None, starting_epoch: int = 1,
-                            max_epoch: int = 9999999) -> None:
+                            max_epoch: int = 9999999, resume_from: str | None = None) -> None:
         """:meth:`train` with tfloop's default callbacks and monitors where none are given.
 
         Args:
@@ -373,6 +369,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
             monitors (list[MonitorBase]): replaces the default monitors
                 (``TFEventWriter``, ``JSONWriter``, ``ScalarPrinter``).
             steps_per_epoch (int): defaults to the input source's size, when it knows it.
+            resume_from (str): a checkpoint whose run this one continues (see :meth:`train`).
         """
         callbacks = _check_callbacks(callbacks, "callbacks")
         extra = default_callbacks_besides(callbacks) if extra_callbacks is None else (
@@ -381,15 +378,6 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         monitors = (default_monitors() if monitors is None
                     else _check_callbacks(monitors, "monitors"))
         if steps_per_epoch is None:
-            size = self._input_source.size() if self._input_source is not None else None
-            if size is None and self._input_source is not None and self._input_source.is_empty():
-                raise ValueError(f"The input {self._input_source} is an empty dataset: it has no "
-                                 "elements to train on. Check what builds it (a take(0), a filter "
-                                 "that drops everything, an empty file list).")
-            if size is None:
-                raise ValueError("steps_per_epoch is required: the input source "
-                                 f"{self._input_source} does not know its size (e.g. an infinite "
-                                 "dataset or a generator).")
-            steps_per_epoch = size
+            steps_per_epoch = steps_per_epoch_of(self._input_source)
         self.train(callbacks + extra, monitors, session_creator, session_init, steps_per_epoch,
-                   starting_epoch, max_epoch)
+                   starting_epoch, max_epoch, resume_from)

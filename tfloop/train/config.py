@@ -14,13 +14,12 @@ from tfloop.input.dataset import DatasetInput
 from tfloop.input.queue import QueueInput
 from tfloop.model_desc import ModelDesc, ModelDescBase
 from tfloop.monitors.base import MonitorBase
+from tfloop.resume.restore import read_run_state
 from tfloop.resume.saver import ResumeStateSaver
-from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_resume_checkpoint
-from tfloop.resume.state import read_resume_state, resume_state_path
+from tfloop.resume.session_init import ResumeInit, find_resume_checkpoint
 from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.loop import TrainLoop
-from tfloop.train.precision import Precision
-from tfloop.train.steps_per_run import check_steps_per_run
+from tfloop.train.options import RunOptions
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_list_of
 from tfloop.utils.seed import check_seed
@@ -92,6 +91,12 @@ class TrainConfig:
             :mod:`tfloop.train.precision` and ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
 
+    Attributes:
+        options (RunOptions): ``seed``, ``deterministic``, ``mixed_precision``, ``xla`` and
+            ``steps_per_run``, which ``launch_train_with_config`` hands to the trainer.
+        resume_from (str): the checkpoint whose run this one continues (None here; see
+            :class:`AutoResumeTrainConfig`).
+
     Example:
         >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
         ...                      callbacks=[ModelSaver()], max_epoch=10)
@@ -134,8 +139,11 @@ class TrainConfig:
                             f"NewSessionCreator(config=...)), got {session_creator!r}.")
         self.session_creator = session_creator
         self.session_config = session_config
-        self.precision = Precision(mixed_precision, xla).check_session_creator(session_creator)
-        self.mixed_precision, self.xla = mixed_precision, xla
+        self.options = RunOptions(
+            seed=check_seed(seed, "TrainConfig"),
+            deterministic=check_bool(deterministic, "TrainConfig: deterministic"),
+            mixed_precision=mixed_precision, xla=xla, steps_per_run=steps_per_run)
+        self.options.precision.check_session_creator(session_creator)
         if session_init is not None and not isinstance(session_init, SessionInit):
             raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got "
                             f"{session_init!r}.")
@@ -153,23 +161,31 @@ class TrainConfig:
         self.steps_per_epoch = None if steps_per_epoch is None else loop.steps_per_epoch
         self.starting_epoch = loop.starting_epoch
         self.max_epoch = loop.max_epoch
-        self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)
-        self.seed = check_seed(seed, "TrainConfig")
-        self.deterministic = check_bool(deterministic, "TrainConfig: deterministic")
+        self.resume_from: str | None = None
+
+    # The options, as tensorpack scripts read them from the config.
+    seed = property(lambda self: self.options.seed)
+    deterministic = property(lambda self: self.options.deterministic)
+    mixed_precision = property(lambda self: self.options.mixed_precision)
+    xla = property(lambda self: self.options.xla)
+    steps_per_run = property(lambda self: self.options.steps_per_run)
+    precision = property(lambda self: self.options.precision)
 
 
 class AutoResumeTrainConfig(TrainConfig):
     """A :class:`TrainConfig` that continues from the latest checkpoint of the log directory.
 
     When the log directory (set with ``logger.set_logger_dir(..., action="keep")``) holds a
-    complete checkpoint, the run restores it (variables, input position, callbacks' states) and
-    continues at the epoch and step where it was written; ``session_init`` and ``starting_epoch``
-    given here are then replaced. When that checkpoint ends the last epoch of ``max_epoch``,
-    the run is already finished: launching it again logs one line and trains nothing, so a
-    script can be rerun any number of times, and rerunning it with a larger ``max_epoch``
-    trains the new epochs only. Otherwise it is a plain ``TrainConfig``. Either way it adds a
-    :class:`ResumeStateSaver`, which writes the resume state next to every checkpoint a
-    ``ModelSaver`` writes: use this config from the first run on to make resuming exact.
+    complete checkpoint, the config names it (:attr:`resume_from`, asking first if
+    ``always_resume=False``) and restores its variables (``session_init``, replaced); the trainer
+    continues its run: it reads the checkpoint's run state, continues at the epoch and step where
+    it was written, and gives the input and the callbacks their states right after the session
+    is initialized. When that checkpoint ends the last epoch of ``max_epoch``, the run is already
+    finished: launching it again logs one line and trains nothing, so a script can be rerun any
+    number of times, and rerunning it with a larger ``max_epoch`` trains the new epochs only.
+    Otherwise it is a plain ``TrainConfig``. Either way it adds a :class:`ResumeStateSaver`,
+    which writes the resume state next to every checkpoint a ``ModelSaver`` writes: use this
+    config from the first run on to make resuming exact.
 
     Args:
         always_resume (bool): resume without asking. With False, an interactive terminal asks
@@ -178,10 +194,11 @@ class AutoResumeTrainConfig(TrainConfig):
 
     Attributes:
         resume_from (str): the checkpoint the run resumes from, or None.
-        starting_local_step (int): the step in ``starting_epoch`` to continue from.
-        finished_epoch (int): when the latest checkpoint is from the end of training (its epoch
-            is ``max_epoch`` or later), that epoch; ``launch_train_with_config`` then logs
-            "already finished" and returns without training. None otherwise.
+        starting_epoch, starting_local_step (int): where the run continues (read-only when it
+            resumes: the checkpoint's position as the trainer will find it, read on first use).
+        finished_epoch (int): when the checkpoint is from the end of training (its epoch is
+            ``max_epoch`` or later), that epoch; the launched run then trains nothing. None
+            otherwise.
 
     Example:
         >>> logger.set_logger_dir("train_log/run1", action="keep")
@@ -194,9 +211,7 @@ class AutoResumeTrainConfig(TrainConfig):
         super().__init__(**kwargs)
         self.state_saver = ResumeStateSaver(self.data)
         self.callbacks = self.callbacks + [self.state_saver]
-        self.resume_from = None
-        self.starting_local_step = 0
-        self.finished_epoch = None
+        self._resumed: TrainLoop | None = None
         logdir = logger.get_logger_dir()
         if logdir is None:
             logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
@@ -209,7 +224,12 @@ class AutoResumeTrainConfig(TrainConfig):
         if not always_resume and not self._ask(prefix):
             logger.info(f"Not resuming from {prefix}, as asked.")
             return
-        self._resume(prefix, kwargs)
+        for name in ("session_init", "starting_epoch"):
+            if kwargs.get(name) is not None:
+                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the "
+                            f"checkpoint {prefix}.")
+        self.resume_from = prefix
+        self.session_init = ResumeInit(prefix)
 
     @staticmethod
     def _ask(prefix):
@@ -222,44 +242,36 @@ class AutoResumeTrainConfig(TrainConfig):
         answer = input(f"Found checkpoint {prefix}. Resume from it? [Y/n] ")
         return answer.strip().lower() not in ("n", "no")
 
-    def _resume(self, prefix, kwargs):
-        state = read_resume_state(prefix)
-        epoch, local_step = self._position(prefix, state)
-        if epoch > self.max_epoch:
-            self.finished_epoch = epoch - 1
-            self.resume_from = prefix
-            return
-        for name in ("session_init", "starting_epoch"):
-            if kwargs.get(name) is not None:
-                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the "
-                            f"checkpoint {prefix}.")
-        self.session_init = ResumeInit(prefix)
-        self.state_saver.resume_from(prefix, state, (epoch, local_step))
-        self.starting_epoch = epoch
-        self.starting_local_step = local_step
-        self.resume_from = prefix
-        logger.info(f"Resuming from {prefix}: epoch {epoch}, step {local_step} of the epoch, "
-                    "global step "
-                    f"{(state or {}).get('global_step', checkpoint_global_step(prefix))}.")
+    def _resumed_loop(self) -> TrainLoop:
+        """A loop with this config's bounds at the checkpoint's position, as the trainer's will
+        be (:meth:`TrainLoop.load_state_dict`); made on first use."""
+        if self._resumed is None:
+            state, source = read_run_state(self.resume_from)
+            steps_per_epoch = self.steps_per_epoch or state.get("steps_per_epoch")
+            if steps_per_epoch is None:
+                raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to say where the "
+                                 f"run of {self.resume_from} continues (it has no resume state, "
+                                 "and the data's size is unknown).")
+            loop = TrainLoop()
+            loop.configure(steps_per_epoch, 1, self.max_epoch)
+            loop.load_state_dict(state, source)
+            self._resumed = loop
+        return self._resumed
 
-    def _position(self, prefix, state):
-        spe = self.steps_per_epoch
-        if state is not None and (spe is None or state["steps_per_epoch"] == spe):
-            return int(state["epoch"]), int(state["local_step"])
-        global_step = checkpoint_global_step(prefix)
-        if spe is None:
-            raise ValueError("AutoResumeTrainConfig needs steps_per_epoch to resume from "
-                             f"{prefix} (it has no resume state, and the data's size is unknown).")
-        position = TrainLoop.position_of_step(global_step, spe)
-        epoch, local_step = position["epoch"], position["local_step"]
-        if state is not None:
-            logger.warning(f"{resume_state_path(prefix)} was written with steps_per_epoch="
-                           f"{state['steps_per_epoch']}, this run has {spe}: continuing at global "
-                           f"step {global_step} (epoch {epoch}, step {local_step}); the input "
-                           "restarts from its beginning.")
-            state.pop("iterator_bytes", None)
-        elif local_step:
-            logger.warning(f"{prefix} has no resume state: continuing at global step {global_step} "
-                           f"(epoch {epoch}, step {local_step}), but the input restarts from its "
-                           "beginning and the callbacks start afresh.")
-        return epoch, local_step
+    @property
+    def starting_epoch(self) -> int:
+        if self.resume_from is None:
+            return self._starting_epoch
+        return self._resumed_loop().starting_epoch
+
+    @starting_epoch.setter
+    def starting_epoch(self, value: int) -> None:
+        self._starting_epoch = value
+
+    @property
+    def starting_local_step(self) -> int:
+        return 0 if self.resume_from is None else self._resumed_loop().starting_local_step
+
+    @property
+    def finished_epoch(self) -> int | None:
+        return None if self.resume_from is None else self._resumed_loop().finished_epoch

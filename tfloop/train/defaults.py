@@ -8,7 +8,7 @@ from tfloop.monitors.tfevent import TFEventWriter
 from tfloop.utils import logger
 
 __all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAULT_MONITORS",
-           "default_callbacks_besides", "check_no_default_twice"]
+           "default_callbacks_besides", "check_no_default_twice", "steps_per_epoch_of"]
 
 _DEFAULT_KINDS = (MovingAverageSummary, ProgressBar, MergeAllSummaries, RunUpdateOps)
 
@@ -66,3 +66,20 @@ def default_monitors():
 
 DEFAULT_CALLBACKS = default_callbacks  # tensorpack's names
 DEFAULT_MONITORS = default_monitors
+
+
+def steps_per_epoch_of(source):
+    """The default ``steps_per_epoch``: the size of the input ``source``, when it knows it.
+
+    Raises:
+        ValueError: ``source`` is empty, or does not know its size.
+    """
+    size = source.size() if source is not None else None
+    if size is None and source is not None and source.is_empty():
+        raise ValueError(f"The input {source} is an empty dataset: it has no elements to train "
+                         "on. Check what builds it (a take(0), a filter that drops everything, an "
+                         "empty file list).")
+    if size is None:
+        raise ValueError(f"steps_per_epoch is required: the input source {source} does not know "
+                         "its size (e.g. an infinite dataset or a generator).")
+    return size

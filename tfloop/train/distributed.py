@@ -47,7 +47,6 @@ from tfloop.train.multigpu import (
     SyncMultiGPUTrainerReplicated,
     _ParameterPlacer,
 )
-from tfloop.train.precision import precision_session_config
 from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
@@ -117,9 +116,9 @@ class _ClusterTrainerMixin:
                              "server with the server's config; give session options to "
                              "create_server, not session_config= or session_creator=.")
         wait_for_tasks(self.task, self._needed_tasks(), self.startup_timeout_s)
+        # Trainer.initialize adds the run's options to its config, as to every session's.
         creator = _ClusterSessionCreator(
-            self.server.target,
-            precision_session_config(self, session_config_for(self.server, self._device_filters())),
+            self.server.target, session_config_for(self.server, self._device_filters()),
             self._owns_variable,
             lambda sess: check_session_devices(sess, self.devices, type(self).__name__))
         try:

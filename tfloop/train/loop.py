@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from tfloop.utils import logger
 from tfloop.utils.checks import is_int
 
 __all__ = ["TrainLoop"]
@@ -26,7 +27,8 @@ class TrainLoop:
     :class:`~tfloop.train.error_policy.TrainingErrorPolicy` before ``after_train`` runs (None
     while training runs and after a clean end). ``stop_reason`` says why a stop was requested
     (:meth:`request_stop`: a signal, a callback's ``ctx.request_stop()``); the main loop stops
-    after the step in flight.
+    after the step in flight. ``finished_epoch`` is set by :meth:`load_state_dict` when the
+    position it continues at is past ``max_epoch``: that run already finished.
 
     The trainer walks the loop with :meth:`epochs` and :meth:`runs_of_epoch`, which move
     ``epoch_num`` and ``local_step``; ``global_step`` is moved by :meth:`count_run`, which the
@@ -56,12 +58,15 @@ class TrainLoop:
         self._epoch_ended = False
         self.training_error: BaseException | None = None
         self.stop_reason: str | None = None
+        self.finished_epoch: int | None = None
+        self._configured = False
 
     def configure(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
         """Check (see :meth:`check_bounds`) and set the loop's bounds."""
         self.steps_per_epoch, self.starting_epoch, self.max_epoch = self.check_bounds(
             steps_per_epoch, starting_epoch, max_epoch)
         self.epoch_num = self.starting_epoch - 1
+        self._configured = True
 
     def check_bounds(self, steps_per_epoch: int, starting_epoch: int,
                      max_epoch: int) -> tuple[int, int, int]:
@@ -169,11 +174,49 @@ class TrainLoop:
         return {"epoch": epoch, "local_step": local_step, "global_step": self.global_step,
                 "steps_per_epoch": self.steps_per_epoch}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue at the position ``state`` (from :meth:`state_dict`, or
-        :meth:`position_of_step`): ``starting_epoch`` and ``starting_local_step``."""
-        self.starting_epoch = int(state["epoch"])
-        self.starting_local_step = int(state["local_step"])
+    def load_state_dict(self, state: dict[str, Any], source: str = "the state") -> bool:
+        """Continue where ``state`` says: set ``starting_epoch`` and ``starting_local_step``, and
+        ``finished_epoch`` when that is past ``max_epoch`` (nothing is left to train).
+
+        ``state`` is a :meth:`state_dict` (a resume state's position), or only ``global_step``
+        (a checkpoint without a resume state). A configured loop continues at the state's epoch
+        and step when it was saved with this loop's ``steps_per_epoch``; otherwise at the
+        position of its global step (:meth:`position_of_step`), which is logged with ``source``
+        (the file the state comes from). A loop not configured yet takes the position as it is.
+
+        Returns:
+            bool: whether the position is the one saved, i.e. the input's saved position fits.
+
+        Example:
+            >>> loop.configure(steps_per_epoch=3, starting_epoch=1, max_epoch=4)
+            >>> loop.load_state_dict({"global_step": 7}, "train_log/model-7")
+            False
+            >>> loop.starting_epoch, loop.starting_local_step
+            (3, 1)
+        """
+        spe = self.steps_per_epoch if self._configured else \
+            state.get("steps_per_epoch", self.steps_per_epoch)
+        exact = "epoch" in state and state.get("steps_per_epoch", spe) == spe
+        if exact:
+            epoch, local_step = int(state["epoch"]), int(state["local_step"])
+        else:
+            position = self.position_of_step(int(state["global_step"]), spe)
+            epoch, local_step = position["epoch"], position["local_step"]
+            self._say_where(state, source, epoch, local_step)
+        self.starting_epoch, self.starting_local_step = epoch, local_step
+        self.finished_epoch = epoch - 1 if self._configured and epoch > self.max_epoch else None
+        return exact
+
+    def _say_where(self, state, source, epoch, local_step):
+        where = f"continuing at global step {state['global_step']} (epoch {epoch}, step " \
+                f"{local_step})"
+        if "epoch" in state:
+            logger.warning(f"{source} was written with steps_per_epoch="
+                           f"{state['steps_per_epoch']}, this run has {self.steps_per_epoch}: "
+                           f"{where}; the input restarts from its beginning.")
+        elif local_step:
+            logger.warning(f"{source} has no resume state: {where}, but the input restarts from "
+                           "its beginning and the callbacks start afresh.")
 
     @staticmethod
     def position_of_step(global_step: int, steps_per_epoch: int) -> dict[str, int]:

@@ -119,8 +119,8 @@ class DataParallelTrainer(TowerTrainer):
 
     def initialize(self, session_creator=None, session_init=None):
         """Create the session (with the towers' devices), initialize, then check the devices."""
-        if session_creator is None:
-            session_creator = NewSessionCreator(config=self.default_session_config())
+        session_creator = self.options.session_creator(session_creator,
+                                                       self.default_session_config())
         probe = isinstance(session_creator, NewSessionCreator)
         if probe:  # an empty session shows the devices before an op is placed on a missing one
             with tfv1.Session(session_creator.target, graph=tf.Graph(),

@@ -79,7 +79,7 @@ class RunStatusRecorder:
         if self.logdir is None:
             return False
         trainer = self.trainer
-        state, reason = training_outcome(exc, getattr(trainer, "stop_reason", None),
+        state, reason = training_outcome(exc, trainer.stop_reason,
                                          trainer.global_step)
         setters = [inner for cb in trainer.callbacks for inner in cb.walk()
                    if isinstance(inner, HyperParamSetter)]

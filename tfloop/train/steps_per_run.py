@@ -41,7 +41,7 @@ from tfloop.tfutils.tower import TowerContext
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
 
-__all__ = ["check_steps_per_run", "set_steps_per_run", "StepsPerRunLoop",
+__all__ = ["check_steps_per_run", "StepsPerRunLoop",
            "check_callbacks_for_steps_per_run"]
 
 _FEED_OP_TYPES = ("Placeholder", "PlaceholderWithDefault")
@@ -53,18 +53,6 @@ def check_steps_per_run(value):
     if not is_int(value):
         raise TypeError(f"steps_per_run must be an int >= 1, got {value!r}.")
     return check_int(value, "steps_per_run", at_least=1)
-
-
-def set_steps_per_run(trainer, steps_per_run):
-    """Set ``trainer``'s steps per session call; it must be a trainer that supports it (e.g.
-    ``SimpleTrainer``) whose graph is not built yet."""
-    steps_per_run = check_steps_per_run(steps_per_run)
-    if steps_per_run != 1 and not getattr(trainer, "supports_steps_per_run", False):
-        raise TypeError(f"{type(trainer).__name__} does not support steps_per_run > 1 (got "
-                        f"{steps_per_run}); use SimpleTrainer.")
-    if getattr(trainer, "tower_func", None) is not None:
-        raise RuntimeError("steps_per_run must be set before the trainer builds its graph.")
-    trainer.loop.steps_per_run = steps_per_run
 
 
 class StepsPerRunLoop:

@@ -17,6 +17,7 @@ from tfloop.tfutils.predict_tower import (
     make_input_placeholders,
 )
 from tfloop.tfutils.predictor import OnlinePredictor
+from tfloop.tfutils.seed import warn_unseeded_eager_shuffles
 from tfloop.tfutils.summary import add_cost_summary
 from tfloop.tfutils.tower import TowerContext, TowerFunc, TowerTensorHandles
 from tfloop.train.base import Trainer
@@ -99,7 +100,8 @@ class TowerTrainer(Trainer):
 
     def setup_graph(self, input_signature: list[Any], input: InputSource,
                     get_cost_fn: Callable[..., Any], get_opt_fn: Callable[[], Any]) -> None:
-        """Build the training graph: the input source, the tower(s), and the training op.
+        """Build the training graph: the input source, the tower(s), and the training op, with
+        the run's :attr:`options` applied (the graph's seed, the float16 optimizer wrapper).
 
         Args:
             input_signature (list[tf.TensorSpec]): the model's inputs.
@@ -113,12 +115,27 @@ class TowerTrainer(Trainer):
         if not isinstance(input, InputSource):
             raise TypeError("input must be an InputSource (DatasetInput, FeedInput, ...), got "
                             f"{input!r}.")
+        seed = self.prepare_graph()
+        get_opt_fn = self._recording(self.options.precision.optimizer_fn(get_opt_fn))
         with self.graph.as_default():
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
             self._input_source = input
             self.tower_func = TowerFunc(_with_cost_summary(get_cost_fn), input.input_signature)
-            self.train_op = self._setup_graph(input, get_cost_fn, self._recording(get_opt_fn))
+            self.train_op = self._setup_graph(input, get_cost_fn, get_opt_fn)
+        warn_unseeded_eager_shuffles(self.graph, seed)
+
+    def setup_model(self, model: Any, input: InputSource) -> None:
+        """:meth:`setup_graph` for a ``ModelDesc``: its inputs, ``build_graph`` and optimizer;
+        it becomes :attr:`model`.
+
+        Example:
+            >>> trainer.setup_model(MyModel(), DatasetInput(make_dataset))
+        """
+        self._model = model
+        with self.graph.as_default():
+            signature = model.get_input_signature()
+        self.setup_graph(signature, input, model.build_graph, model.get_optimizer)
 
     def _recording(self, get_opt_fn):
         """``get_opt_fn``, keeping what it returns as :attr:`optimizer`."""

@@ -1,0 +1,87 @@
+"""The trainer owns the run's state: a config only names the checkpoint, and
+``train(resume_from=)`` continues that checkpoint's run, whichever way the run was assembled."""
+import json
+import os
+
+import pytest
+from resume_support import (
+    STEPS_PER_EPOCH,
+    StepCounter,
+    StopAt,
+    WeightLog,
+    make_dataset,
+    read_stats,
+    train,
+)
+from support import LinearModel
+
+import tfloop
+from tfloop.resume.session_init import find_resume_checkpoint
+from tfloop.utils import logger
+
+
+def train_without_a_config(logdir, resume_from):
+    """resume_support.train's run, through setup_graph + train_with_defaults."""
+    logger.set_logger_dir(logdir, action="keep")
+    model, data = LinearModel(), tfloop.DatasetInput(make_dataset)
+    weights, counter = WeightLog(), StepCounter()
+    trainer = tfloop.SimpleTrainer()
+    try:
+        trainer.setup_graph(model.get_input_signature(), data, model.build_graph,
+                            model.get_optimizer)
+        trainer.train_with_defaults(
+            callbacks=[tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=None),
+                                              every_k_steps=2), weights, counter,
+                       tfloop.ResumeStateSaver(data)],
+            monitors=[tfloop.JSONWriter()], extra_callbacks=[], max_epoch=4,
+            resume_from=resume_from)
+    finally:
+        logger.unset_logger_dir()
+    return trainer, weights, counter
+
+
+def test_train_with_defaults_continues_a_checkpoint_bit_exactly(tmp_path):
+    _, reference, _ = train(str(tmp_path / "reference"), max_to_keep=None)
+    logdir = str(tmp_path / "log")
+    train(logdir, extra=[StopAt(5)])
+    trainer, weights, counter = train_without_a_config(logdir, find_resume_checkpoint(logdir))
+    assert (trainer.loop.starting_epoch, trainer.loop.starting_local_step) == (2, 2)
+    assert counter.at_start == 5 and counter.steps == 12
+    assert [step for step, _ in weights.after_step] == list(range(6, 13))
+    assert weights.final.tobytes() == reference.final.tobytes()
+    assert read_stats(logdir) == read_stats(str(tmp_path / "reference"))
+
+
+def test_an_already_finished_run_builds_nothing_and_leaves_its_status(tmp_path):
+    logdir = str(tmp_path / "log")
+    train(logdir, max_epoch=1)
+    status = open(os.path.join(logdir, "status.json")).read()
+    trainer = tfloop.SimpleTrainer()
+    config, _, counter = train(logdir, max_epoch=1, trainer=trainer)
+    assert config.finished_epoch == trainer.loop.finished_epoch == 1
+    assert trainer.sess is None and trainer.monitors is None and counter.steps == 0
+    assert open(os.path.join(logdir, "status.json")).read() == status
+
+
+def test_the_config_names_the_checkpoint_and_the_trainer_reads_its_state(tmp_path):
+    logdir = str(tmp_path / "log")
+    train(logdir, extra=[StopAt(STEPS_PER_EPOCH + 2)])
+    path = os.path.join(logdir, f"model-{STEPS_PER_EPOCH + 2}.resume.json")
+    with open(path, "w") as f:
+        f.write("{not json")
+    logger.set_logger_dir(logdir, action="keep")
+
+    def config():
+        return tfloop.AutoResumeTrainConfig(model=LinearModel(),
+                                            data=tfloop.DatasetInput(make_dataset), max_epoch=4)
+    broken = config()
+    assert broken.resume_from == path[:-len(".resume.json")]
+    with pytest.raises(ValueError, match=r"Resume state .*model-5.resume.json cannot be read"):
+        tfloop.launch_train_with_config(broken, tfloop.SimpleTrainer())
+    with open(path, "w") as f:
+        json.dump({"format": 1, "global_step": 5, "epoch": 2, "local_step": 2,
+                   "steps_per_epoch": STEPS_PER_EPOCH, "callbacks": {}, "iterator": None}, f)
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(config(), trainer)
+    assert (trainer.loop.starting_epoch, trainer.loop.starting_local_step) == (2, 2)
+    assert trainer.global_step == 4 * STEPS_PER_EPOCH

@@ -1,0 +1,83 @@
+"""The run's state, owned by the trainer: the checkpoints it hands to whoever records a resume
+state beside them, and continuing the run of a checkpoint (position, input, callbacks)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from tfloop.resume.restore import read_run_state
+from tfloop.train.loop import TrainLoop
+from tfloop.utils import logger
+from tfloop.utils.fs import display_path
+
+__all__ = ["RunStateOwner"]
+
+
+class RunStateOwner:
+    """What :class:`~tfloop.train.base.Trainer` does with the run's state.
+
+    Saving: whoever saves a checkpoint calls :meth:`checkpoint_saved`; the trainer hands it to
+    its ``checkpoint_listeners`` (e.g. ``ResumeStateSaver``) once the trigger round is over.
+    Resuming: :meth:`continue_run_of` reads a checkpoint's run state once and puts the loop at its
+    position (``TrainLoop.load_state_dict``); ``Trainer.initialize`` gives the input and the
+    callbacks their states right after the session init.
+
+    Example:
+        >>> trainer.train_with_defaults(callbacks=[ModelSaver(), ResumeStateSaver(data)],
+        ...                             max_epoch=4, resume_from="train_log/run/model-6")
+    """
+
+    loop: TrainLoop
+
+    def _init_run_state(self) -> None:
+        # Called with each checkpoint's prefix once the trigger round that saved it is over.
+        self.checkpoint_listeners: list[Callable[[str], None]] = []
+        self._unannounced: list[str] = []
+        # (checkpoint prefix, its run state, whether the input's saved position fits this run)
+        self._resume: tuple[str, dict[str, Any], bool] | None = None
+
+    def checkpoint_saved(self, prefix: str) -> None:
+        """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
+        :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
+        the next session run, or when :meth:`announce_checkpoints` is called), so that what they
+        record with it includes what every callback did in that round."""
+        self._unannounced.append(prefix)
+
+    def announce_checkpoints(self) -> None:
+        """Give every checkpoint saved since the last call to each of
+        :attr:`checkpoint_listeners`, in the order they were saved."""
+        prefixes, self._unannounced = self._unannounced, []
+        for prefix in prefixes:
+            for listener in self.checkpoint_listeners:
+                listener(prefix)
+
+    def loop_state(self) -> dict[str, Any]:
+        """Where a run resumed from a checkpoint saved now continues (see
+        :meth:`TrainLoop.state_dict`)."""
+        return self.loop.state_dict()
+
+    def load_loop_state(self, state: dict[str, Any]) -> None:
+        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
+        self.loop.load_state_dict(state)
+
+    def continue_run_of(self, prefix: str) -> bool:
+        """Continue the run of checkpoint ``prefix``: read its run state once and put the loop at
+        its position (:meth:`TrainLoop.load_state_dict`, which also decides whether that run
+        already finished); :meth:`initialize` gives the input and the callbacks their states
+        right after the session init. Returns False (and logs it) when there is nothing left to
+        train. Called by :meth:`train` with ``resume_from``, after the loop's bounds are set.
+        """
+        state, source = read_run_state(prefix)
+        self._resume = (prefix, state, self.loop.load_state_dict(state, source))
+        finished, max_epoch = self.loop.finished_epoch, self.loop.max_epoch
+        if finished is not None:
+            where = f"{finished} of {finished}" if finished == max_epoch else \
+                f"{finished}, past max_epoch={max_epoch}"
+            logger.info(f"{display_path(os.path.dirname(prefix))}: already finished at epoch "
+                        f"{where}; raise max_epoch to train further.")
+            return False
+        logger.info(f"Resuming from {prefix}: epoch {self.loop.starting_epoch}, step "
+                    f"{self.loop.starting_local_step} of the epoch, global step "
+                    f"{state['global_step']}.")
+        return True
