@@ -3,7 +3,6 @@
 import json
 import os
 
-import pytest
 from resume_support import (
     STEPS_PER_EPOCH,
     StepCounter,
@@ -74,10 +73,18 @@ def test_the_config_names_the_checkpoint_and_the_trainer_reads_its_state(tmp_pat
     def config():
         return tfloop.AutoResumeTrainConfig(model=LinearModel(),
                                             data=tfloop.DatasetInput(make_dataset), max_epoch=4)
-    broken = config()
-    assert broken.resume_from == path[:-len(".resume.json")]
-    with pytest.raises(ValueError, match=r"Resume state .*model-5.resume.json cannot be read"):
-        tfloop.launch_train_with_config(broken, tfloop.SimpleTrainer())
+    # The newest state cannot be read: the config names the checkpoint before it, whose state
+    # the trainer then reads (a warning names the file it passed over).
+    fallback = config()
+    assert fallback.resume_from == os.path.join(logdir, f"model-{STEPS_PER_EPOCH + 1}")
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(fallback, trainer)
+    assert (trainer.loop.starting_epoch, trainer.loop.starting_local_step) == (2, 1)
+    assert trainer.global_step == 4 * STEPS_PER_EPOCH
+    logdir = str(tmp_path / "log2")
+    train(logdir, extra=[StopAt(STEPS_PER_EPOCH + 2)])
+    logger.set_logger_dir(logdir, action="keep")
+    path = os.path.join(logdir, f"model-{STEPS_PER_EPOCH + 2}.resume.json")
     with open(path, "w") as f:
         json.dump({"format": 1, "global_step": 5, "epoch": 2, "local_step": 2,
                    "steps_per_epoch": STEPS_PER_EPOCH, "callbacks": {}, "iterator": None}, f)
