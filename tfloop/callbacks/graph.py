@@ -80,6 +80,11 @@ class RunUpdateOps(RunOp):
         self._collection = collection or tfv1.GraphKeys.UPDATE_OPS
         super().__init__(self._make_op, run_before=False, run_as_trigger=False, run_step=True)
 
+    @property
+    def collection(self):
+        """The collection of ops this callback runs."""
+        return self._collection
+
     def _make_op(self):
         ops = tfv1.get_collection(self._collection)
         self.run_step = bool(ops)
