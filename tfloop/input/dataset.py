@@ -104,7 +104,8 @@ class DatasetInput(InputSource):
             element = [element[k] for k in self._keys]
         elif not isinstance(element, (tuple, list)):
             element = [element]
-        return [conform_tensor(tensor, plan) for tensor, plan in zip(element, self._plans)]
+        return [conform_tensor(tensor, plan, self._label)
+                for tensor, plan in zip(element, self._plans)]
 
     def _get_callbacks(self):
         return [_InitializeIterator(self)]
