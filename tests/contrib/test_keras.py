@@ -6,7 +6,7 @@ import pytest
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.contrib.keras import KerasModel, KerasPhaseCallback
+from tfloop.contrib.keras import KerasModel, KerasPhaseCallback, setup_keras_trainer
 
 N_IN, N_CLASSES, BATCH = 4, 3, 8
 
@@ -137,3 +137,17 @@ def test_two_training_towers_share_one_model(logdir):
                      "sequential/dense_1/bias", "sequential/dense_1/kernel"]
     for stat in ("total_cost", "categorical_crossentropy", "categorical_accuracy"):
         assert np.isfinite(M.trainer.monitors.get_latest(stat)), stat
+
+
+def test_setup_keras_trainer_builds_the_graph_that_train_with_defaults_trains(logdir):
+    record, trainer = Record(), tfloop.SimpleTrainer()
+    M = setup_keras_trainer(
+        trainer, get_model, [tf.TensorSpec([None, N_IN], tf.float32, "features")],
+        [tf.TensorSpec([None, N_CLASSES], tf.float32, "labels")],
+        tfloop.QueueInput(tfloop.DataFromList(datapoints())),
+        tfv1.train.GradientDescentOptimizer(0.5), ["categorical_crossentropy"],
+        ["categorical_accuracy"])
+    assert M.trainer is trainer and isinstance(M.model, keras.Model)
+    trainer.train_with_defaults(callbacks=[record], steps_per_epoch=3, max_epoch=1)
+    assert trainer.global_step == 3 and not np.allclose(record.before, record.after)
+    assert np.isfinite(trainer.monitors.get_latest("categorical_accuracy"))

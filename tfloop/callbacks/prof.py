@@ -1,4 +1,5 @@
-"""Profiling: GPU utilisation sampled while epochs run, and Chrome traces of chosen steps."""
+"""Profiling: GPU utilisation sampled while epochs run, and Chrome traces of chosen steps.
+tensorpack's module of that name also holds the memory and throughput trackers, re-exported here."""
 import importlib.util
 import os
 import shutil
@@ -7,13 +8,16 @@ import sys
 import threading
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
+from tfloop.callbacks.throughput import ThroughputTracker
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_positive_number
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["GPUUtilizationTracker", "GraphProfiler", "nvidia_smi_sampler", "nvml_sampler",
-           "find_gpus"]
+           "find_gpus", "GPUMemoryTracker", "HostMemoryTracker", "PeakMemoryTracker",
+           "ThroughputTracker"]
 
 _NVML_SCRIPT = r"""
 import sys, time

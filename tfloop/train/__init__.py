@@ -33,6 +33,7 @@ from tfloop.train.multigpu import (
 )
 from tfloop.train.single_cost import QueueInputTrainer, SingleCostTrainer
 from tfloop.train.tower import NoOpTrainer, SimpleTrainer, TowerTrainer
+from tfloop.train.trainers import BytePSTrainer
 
 __all__ = [
     "StopTraining", "Trainer", "TrainConfig", "as_input_source", "default_callbacks",
@@ -44,4 +45,5 @@ __all__ = [
     "DEFAULT_MONITORS", "ModelDesc", "ModelDescBase",
     "ClusterError", "ClusterTask", "create_server", "run_parameter_server", "shard_dataset",
     "DistributedTrainerParameterServer", "DistributedTrainerReplicated", "trainer_from_tf_config",
+    "BytePSTrainer",
 ]

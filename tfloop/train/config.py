@@ -17,6 +17,7 @@ from tfloop.resume.saver import ResumeStateSaver
 from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_resume_checkpoint
 from tfloop.resume.state import read_resume_state, resume_state_path
 from tfloop.tfutils.sessinit import SessionInit
+from tfloop.train.defaults import DEFAULT_CALLBACKS, DEFAULT_MONITORS
 from tfloop.train.loop import TrainLoop
 from tfloop.train.precision import Precision
 from tfloop.train.steps_per_run import check_steps_per_run
@@ -24,7 +25,8 @@ from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_list_of
 from tfloop.utils.seed import check_seed
 
-__all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
+__all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source", "DEFAULT_CALLBACKS",
+           "DEFAULT_MONITORS"]
 
 
 def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> InputSource:
