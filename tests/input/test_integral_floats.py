@@ -61,6 +61,10 @@ SOURCES = {
     "StagingInput": lambda dtype, bad=None: tfloop.StagingInput(
         tfloop.QueueInput(_batches(dtype, bad))),
     "DatasetInput": lambda dtype, bad=None: tfloop.DatasetInput(_generator_dataset(dtype, bad)),
+    "DatasetInput of a DataFlow": lambda dtype, bad=None: tfloop.DatasetInput(
+        tfloop.DatasetInput.dataflow_to_dataset(tfloop.DataFromList(_batches(dtype, bad),
+                                                                    shuffle=False),
+                                                [tf.float32, tf.int32])),
 }
 
 
@@ -100,6 +104,24 @@ def test_a_dataset_float_the_cast_would_change_stops_training_naming_it(bad, sho
     assert ("[DatasetInput: input label: int32 (None,) takes floats only when they are whole "
             f"numbers that int32 can hold; got] [{shown}] [Round the values (np.rint) if that is "
             "what you mean, or declare a float input.]") in str(info.value)
+
+
+def test_a_dataflow_float_the_cast_would_change_stops_training_naming_it():
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        _train(SOURCES["DatasetInput of a DataFlow"](np.float64, 0.5))
+    assert ("ValueError: dataflow_to_dataset datapoint 1: input component 1: int32 takes floats "
+            "only when they are whole numbers that int32 can hold; got 0.5.") in str(info.value)
+
+
+def test_dataflow_to_dataset_refuses_bad_types_and_datapoints():
+    with pytest.raises(TypeError, match="types must be a list of tf.DType"):
+        tfloop.DatasetInput.dataflow_to_dataset(tfloop.DataFromList([[1]]), tf.int32)
+    ds = tfloop.DatasetInput.dataflow_to_dataset(tfloop.DataFromList([[1, 2]]), [tf.int32])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="datapoint 0 has 2 components, "
+                                                              "but types has 1"):
+        list(ds)
+    assert [int(x[0]) for x in tfloop.DatasetInput.dataflow_to_dataset(
+        tfloop.DataFromList([[np.int64(3)]]), [tf.int32])] == [3]
 
 
 def _predictor(session_init=None):
