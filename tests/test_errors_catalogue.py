@@ -230,6 +230,20 @@ def _(tmp):
     train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32), np.array(["a"] * 4))]))
 
 
+class _IntLabelModel(LinearModel):
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.int32, "y")]
+
+    def build_graph(self, x, y):
+        return super().build_graph(x, tf.cast(y, tf.float32))
+
+
+@case("input-feed-integral")
+def _(tmp):
+    train_linear(model=_IntLabelModel(), data=tfloop.FeedInput(
+        [(np.zeros((4, 3), np.float32), np.array([0.0, 1.0, 0.5, 1.0]))]))
+
+
 @case("input-feed-components")
 def _(tmp):
     train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32),)]))
@@ -630,6 +644,11 @@ def _placeholder_predictor(dtype, name):
 @case("predict-input-int-range")
 def _(tmp):
     _placeholder_predictor(tf.int32, "label")(np.array([2**31 + 5], np.int64))
+
+
+@case("predict-input-integral")
+def _(tmp):
+    _placeholder_predictor(tf.int32, "label")(np.array([1.0, np.nan]))
 
 
 @case("predict-input-string-kind")

@@ -1,7 +1,14 @@
 """MovingAverageSummary and MergeAllSummaries: values, timing, and no extra session runs."""
 import numpy as np
 import pytest
-from support import LinearModel, RunCounter, expected_ema, train_linear
+from support import (
+    LinearModel,
+    RunCounter,
+    batches,
+    expected_ema,
+    make_regression_data,
+    train_linear,
+)
 
 import tfloop
 from tfloop import Callback, MergeAllSummaries, MonitorBase, MovingAverageSummary, ProcessTensors
@@ -122,3 +129,52 @@ def test_simple_moving_average_puts_the_window_mean_every_window_steps():
                                rtol=1e-6)
     with pytest.raises(ValueError, match="window_size must be an int >= 1"):
         SimpleMovingAverage(["cost"], 0)
+
+
+class OftenModel(LinearModel):
+    """A summary in SUMMARIES and one in collection "OFTEN" (tensorpack's way to evaluate part
+    of the summaries at another frequency)."""
+
+    def build_graph(self, x, y):
+        cost = super().build_graph(x, y)
+        tfloop.tfv1.summary.scalar("every_epoch", cost)
+        tfloop.tfv1.summary.scalar("often", cost, collections=["OFTEN"])
+        return cost
+
+
+def train_with_defaults(callbacks, monitors=()):
+    """Train OftenModel for 2 epochs of 3 steps as a tensorpack script does: extra_callbacks
+    left out, so the default callbacks are added."""
+    x, y = make_regression_data(12)
+    config = tfloop.TrainConfig(model=OftenModel(), data=tfloop.FeedInput(batches(x, y, 4)),
+                                callbacks=callbacks, monitors=list(monitors), max_epoch=2)
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(config, trainer)
+    return trainer
+
+
+def test_a_second_merge_all_summaries_on_another_key_runs_beside_the_default_one():
+    log = SummaryLog()
+    often = MergeAllSummaries(period=2, key="OFTEN")
+    trainer = train_with_defaults([often], monitors=[log])
+    merges = [cb for cb in trainer.callbacks if isinstance(cb, MergeAllSummaries)]
+    assert [str(cb) for cb in merges] == ["MergeAllSummaries(period=2, key='OFTEN')",
+                                          "MergeAllSummaries(period=0)"]
+    # 2 epochs of 3 steps: OFTEN every 2 steps and at each epoch's end, SUMMARIES at the ends.
+    often_steps = [s for s, tags in log.steps if "often" in tags]
+    epoch_steps = [s for s, tags in log.steps if "every_epoch" in tags]
+    assert (often_steps, epoch_steps) == ([2, 3, 4, 6], [3, 6])
+
+
+def test_two_merge_all_summaries_on_one_key_are_refused():
+    with pytest.raises(ValueError, match=r"The callbacks hold 2 MergeAllSummaries callbacks "
+                                         r"\(MergeAllSummaries\(period=2, key='OFTEN'\), "
+                                         r"MergeAllSummaries\(period=0, key='OFTEN'\)\)"):
+        train_linear([MergeAllSummaries(period=2, key="OFTEN")], model=OftenModel(),
+                     extra_callbacks=[MergeAllSummaries(key="OFTEN")])
+
+
+def test_a_merge_all_summaries_on_the_default_key_replaces_the_default_one():
+    mine = MergeAllSummaries(period=2)
+    trainer = train_with_defaults([mine])
+    assert [cb for cb in trainer.callbacks if isinstance(cb, MergeAllSummaries)] == [mine]

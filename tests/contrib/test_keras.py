@@ -7,7 +7,7 @@ from support import StepValues
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.contrib.keras import KerasModel, KerasPhaseCallback
+from tfloop.contrib.keras import KerasModel, KerasPhaseCallback, setup_keras_trainer
 
 N_IN, N_CLASSES, BATCH = 4, 3, 8
 
@@ -219,3 +219,17 @@ def test_a_second_fit_says_how_to_train_on(logdir):
     for got, want in zip(restored.values[0], weights.values[-1]):
         np.testing.assert_array_equal(got, want)
     assert again.trainer.global_step == 4
+
+
+def test_setup_keras_trainer_builds_the_graph_that_train_with_defaults_trains(logdir):
+    record, trainer = Record(), tfloop.SimpleTrainer()
+    M = setup_keras_trainer(
+        trainer, get_model, [tf.TensorSpec([None, N_IN], tf.float32, "features")],
+        [tf.TensorSpec([None, N_CLASSES], tf.float32, "labels")],
+        tfloop.QueueInput(tfloop.DataFromList(datapoints())),
+        tfv1.train.GradientDescentOptimizer(0.5), ["categorical_crossentropy"],
+        ["categorical_accuracy"])
+    assert M.trainer is trainer and isinstance(M.model, keras.Model)
+    trainer.train_with_defaults(callbacks=[record], steps_per_epoch=3, max_epoch=1)
+    assert trainer.global_step == 3 and not np.allclose(record.before, record.after)
+    assert np.isfinite(trainer.monitors.get_latest("categorical_accuracy"))

@@ -6,7 +6,7 @@ from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.input.casting import SAFE, SAME, UNSAFE, cast_kind
+from tfloop.input.casting import INTEGRAL, SAFE, SAME, UNSAFE, cast_kind
 
 
 class InputLog(tfloop.Callback):
@@ -41,7 +41,8 @@ class Classifier(tfloop.ModelDesc):
 @pytest.mark.parametrize("got, want, kind", [
     (tf.float32, tf.float32, SAME), (tf.float64, tf.float32, SAFE), (tf.float16, tf.float32, SAFE),
     (tf.int64, tf.int32, SAFE), (tf.uint8, tf.int32, SAFE), (tf.int32, tf.float32, SAFE),
-    (tf.bool, tf.float32, SAFE), (tf.float32, tf.int32, UNSAFE), (tf.string, tf.float32, UNSAFE),
+    (tf.bool, tf.float32, SAFE), (tf.float32, tf.int32, INTEGRAL), (np.float64, tf.uint8, INTEGRAL),
+    (tf.string, tf.float32, UNSAFE),
     (tf.float32, tf.string, UNSAFE), (tf.complex64, tf.float32, UNSAFE),
     (np.float64, tf.float32, SAFE), (np.dtype("<U3"), tf.float32, UNSAFE),
     (np.dtype("<U3"), tf.string, SAME), (np.int64, np.int64, SAME),
@@ -80,16 +81,16 @@ def test_int64_labels_train_an_int32_input():
 
 
 @pytest.mark.parametrize("element, match", [
-    (lambda x, y: (x, y.astype(np.float32)),
-     (r"Dataset component 1 is float32, which input label: int32 \(None,\) cannot take: float32 -> "
-     r"int32 is not a safe cast\. Convert it in the dataset if that is what you mean: "
-     r"ds = ds\.map\(lambda x, label: \(x, tf\.cast\(label, tf\.int32\)\)\)$")),
+    (lambda x, y: (x.astype(np.complex64), y),
+     (r"Dataset component 0 is complex64, which input x: float32 \(None, 3\) cannot take: "
+     r"complex64 -> float32 is not a safe cast\. Convert it in the dataset if that is what you "
+     r"mean: ds = ds\.map\(lambda x, label: \(tf\.cast\(x, tf\.float32\), label\)\)$")),
     (lambda x, y: (x.astype(str), y),
      (r"Dataset component 0 is string, .*ds = ds\.map\(lambda x, label: "
      r"\(tf\.strings\.to_number\(x, tf\.float32\), label\)\)$")),
-    (lambda x, y: {"x": x, "label": y.astype(np.float64)},
-     (r"Dataset component 'label' is float64, .*"
-     r"ds = ds\.map\(lambda d: \{\*\*d, 'label': tf\.cast\(d\['label'\], tf\.int32\)\}\)$")),
+    (lambda x, y: {"x": x, "label": y.astype(str)},
+     (r"Dataset component 'label' is string, .*ds = ds\.map\(lambda d: \{\*\*d, 'label': "
+     r"tf\.strings\.to_number\(d\['label'\], tf\.int32\)\}\)$")),
 ])
 def test_unsafe_cast_names_the_component_and_the_cast_to_write(element, match):
     x, _ = make_regression_data(12)

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from tfloop.utils import logger
-from tfloop.utils.timer import timed_operation
+from tfloop.utils.timer import IterSpeedCounter, Timer, timed_operation
 
 
 def test_timed_operation_logs_the_capitalized_message_with_the_time(log_lines):
@@ -25,3 +25,43 @@ def test_timed_operation_needs_a_message():
     with pytest.raises(ValueError, match="non-empty message"):
         with timed_operation(""):
             pass
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_timer_excludes_paused_time():
+    clock = FakeClock()
+    timer = Timer(clock)
+    clock.now = 2.0
+    timer.pause()
+    assert timer.is_paused()
+    clock.now = 10.0
+    assert timer.seconds() == 2.0
+    timer.resume()
+    clock.now = 11.5
+    assert timer.seconds() == 3.5 and not timer.is_paused()
+    with pytest.raises(RuntimeError, match="not paused"):
+        timer.resume()
+    timer.pause()
+    with pytest.raises(RuntimeError, match="paused already"):
+        timer.pause()
+    timer.reset()
+    assert timer.seconds() == 0.0
+
+
+def test_iter_speed_counter_logs_every_n_calls(log_lines):
+    clock = FakeClock()
+    speed = IterSpeedCounter(2, "load", clock=clock)
+    for step in range(5):
+        clock.now = step * 0.5
+        speed()
+    assert log_lines == ["load: 0.50 sec, 2 times, 0.25 sec/time",
+                         "load: 1.50 sec, 4 times, 0.375 sec/time"]
+    with pytest.raises(ValueError, match="print_every must be"):
+        IterSpeedCounter(0)

@@ -8,7 +8,7 @@ from tfloop.callbacks.early_stop import EarlyStopping
 from tfloop.callbacks.flow import SkipUpdateWhen, StopEpoch
 from tfloop.callbacks.graph import ProcessTensors, RunOp, RunUpdateOps
 from tfloop.callbacks.group import Callbacks
-from tfloop.callbacks.hooks import CallbackToHook, HookToCallback
+from tfloop.callbacks.hooks import CallbackToHook, HookToCallback, TFLocalCLIDebugHook
 from tfloop.callbacks.hparams import HyperParams
 from tfloop.callbacks.inference import (
     BinaryClassificationStats,
@@ -21,9 +21,18 @@ from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBa
 from tfloop.callbacks.keras_callback import KerasCallback
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.model_saver import ModelSaver
+from tfloop.callbacks.monitor import (
+    CometMLMonitor,
+    JSONWriter,
+    MonitorBase,
+    Monitors,
+    ScalarPrinter,
+    SendMonitorData,
+    TFEventWriter,
+)
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.optuna_pruning import OptunaPruningCallback
-from tfloop.callbacks.param import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
+from tfloop.callbacks.param_base import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
 from tfloop.callbacks.param_human import HumanHyperParamSetter
 from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledHyperParamSetter
 from tfloop.callbacks.param_stat import StatMonitorParamSetter
@@ -37,7 +46,6 @@ from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary, SimpleMovingAverage
 from tfloop.callbacks.tb_summaries import TensorBoardSummaries
 from tfloop.callbacks.tensor_printer import TensorPrinter
-from tfloop.callbacks.tfdebug import TFLocalCLIDebugHook
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
 from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
@@ -64,4 +72,6 @@ __all__ = [
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
     "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "KerasCallback",
     "HyperParams", "TensorBoardSummaries", "TensorBoardProfiler",
+    "CometMLMonitor", "JSONWriter", "MonitorBase", "Monitors", "ScalarPrinter", "SendMonitorData",
+    "TFEventWriter",
 ]

@@ -1,9 +1,13 @@
-"""Callbacks that run graph ops: on a schedule, or along with every training step."""
+"""Callbacks that run graph ops: on a schedule, or along with every training step. tensorpack's
+module of that name also holds the tensor dumps and the numeric checks, re-exported here."""
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
+from tfloop.callbacks.nan import CheckNumerics
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 
-__all__ = ["RunOp", "RunUpdateOps", "ProcessTensors"]
+__all__ = ["RunOp", "RunUpdateOps", "ProcessTensors", "CheckNumerics", "DumpTensors",
+           "DumpTensor", "DumpTensorAsImage", "DumpParamAsImage"]
 
 
 class RunOp(Callback):
@@ -79,6 +83,11 @@ class RunUpdateOps(RunOp):
     def __init__(self, collection=None):
         self._collection = collection or tfv1.GraphKeys.UPDATE_OPS
         super().__init__(self._make_op, run_before=False, run_as_trigger=False, run_step=True)
+
+    @property
+    def collection(self):
+        """The collection of ops this callback runs."""
+        return self._collection
 
     def _make_op(self):
         ops = tfv1.get_collection(self._collection)

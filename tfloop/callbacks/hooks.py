@@ -2,7 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 
-__all__ = ["CallbackToHook", "HookToCallback", "SessionTrainer"]
+__all__ = ["CallbackToHook", "HookToCallback", "SessionTrainer", "TFLocalCLIDebugHook"]
 
 
 def _graph_elements(value, depth=2):
@@ -211,3 +211,31 @@ class CallbackToHook(tfv1.train.SessionRunHook):
 
     def end(self, session):
         self._cb.after_train()
+
+
+class TFLocalCLIDebugHook(HookToCallback):
+    """Run the training steps under TensorFlow's command-line debugger (``LocalCLIDebugHook``);
+    it takes over the terminal, so use it in an interactive session only.
+
+    Args:
+        args, kwargs: passed to ``tensorflow.python.debug.LocalCLIDebugHook``.
+
+    Example:
+        >>> cb = TFLocalCLIDebugHook()
+        >>> cb.add_tensor_filter("has_inf_or_nan", tf_debug.has_inf_or_nan)
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._filters = []
+
+        def build():
+            from tensorflow.python.debug.wrappers.hooks import LocalCLIDebugHook
+            hook = LocalCLIDebugHook(*args, **kwargs)
+            for name, callback in self._filters:
+                hook.add_tensor_filter(name, callback)
+            return hook
+        super().__init__(build)
+
+    def add_tensor_filter(self, filter_name, filter_callback):
+        """Add a tfdbg tensor filter (before training starts)."""
+        self._filters.append((filter_name, filter_callback))

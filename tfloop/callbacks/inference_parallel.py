@@ -1,5 +1,5 @@
 """DataParallelInferenceRunner: one inference pass per trigger, batches spread over devices."""
-from tfloop.callbacks.inference_runner import InferenceRunnerBase, batch_size_of
+from tfloop.callbacks.inference_loop import InferenceRunnerBase, batch_size_of
 from tfloop.compat import tf
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int

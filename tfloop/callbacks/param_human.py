@@ -3,7 +3,7 @@ import math
 import os
 import stat
 
-from tfloop.callbacks.param import HyperParamSetter
+from tfloop.callbacks.param_base import HyperParamSetter
 from tfloop.utils import logger
 
 __all__ = ["HumanHyperParamSetter", "parse_hyper_file"]

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from tfloop.callbacks.param import HyperParamSetter, _describe, _to_python
+from tfloop.callbacks.param_base import HyperParamSetter, _describe, _to_python
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, is_int, is_number
 

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from tfloop.callbacks.param import HyperParam, HyperParamSetter
+from tfloop.callbacks.param_base import HyperParam, HyperParamSetter
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_int, check_number

@@ -1,5 +1,6 @@
 """Profiling: GPU utilisation sampled while epochs run, Chrome traces of chosen steps, and
-TensorBoard profiles of a step range."""
+TensorBoard profiles of a step range. tensorpack's module of that name also holds the memory and
+throughput trackers, re-exported here."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,13 +11,16 @@ import sys
 import threading
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
+from tfloop.callbacks.throughput import ThroughputTracker
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_int, check_positive_number
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["GPUUtilizationTracker", "GraphProfiler", "TensorBoardProfiler", "nvidia_smi_sampler",
-           "nvml_sampler", "find_gpus"]
+           "nvml_sampler", "find_gpus", "GPUMemoryTracker", "HostMemoryTracker",
+           "PeakMemoryTracker", "ThroughputTracker"]
 
 _NVML_SCRIPT = r"""
 import sys, time

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tfloop.callbacks.param import HyperParamSetter
+from tfloop.callbacks.param_base import HyperParamSetter
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
 

@@ -1,8 +1,13 @@
-"""The step counter every trainer has, always the first callback."""
+"""The step counter every trainer has, always the first callback. tensorpack's module of that
+name also holds the progress bar, the tensor printer and the session-run timeout, re-exported
+here."""
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.progress import ProgressBar
+from tfloop.callbacks.tensor_printer import TensorPrinter
+from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.tfutils.common import get_global_step_var
 
-__all__ = ["MaintainStepCounter"]
+__all__ = ["MaintainStepCounter", "ProgressBar", "TensorPrinter", "SessionRunTimeout"]
 
 
 class MaintainStepCounter(Callback):

@@ -33,6 +33,11 @@ class MovingAverageSummary(Callback):
         self._fetches = None
         self._values = None
 
+    @property
+    def collection(self):
+        """The collection of moving-average ops this callback runs."""
+        return self._collection
+
     def _setup_graph(self):
         tensors = [t for t in self.graph.get_collection(self._collection)
                    if isinstance(t, tf.Tensor)]
@@ -72,9 +77,13 @@ class MergeAllSummaries(Callback):
         run_alone (bool): evaluate the summaries in a ``session.run`` of their own, after the
             step, at the same points (only for summaries that do not depend on the inputs).
         key (str): the summary collection; ``tf.compat.v1.GraphKeys.SUMMARIES`` by default.
+            Instances with different keys are different callbacks: a second one beside the
+            default writes its own collection at its own period.
 
     Example:
         >>> MergeAllSummaries(period=100)       # histograms every 100 steps and every epoch
+        >>> # beside the default one, the summaries of collection "OFTEN" every 2 steps:
+        >>> TrainConfig(..., callbacks=[MergeAllSummaries(period=2, key="OFTEN")])
     """
 
     def __init__(self, period=0, run_alone=False, key=None):
@@ -86,6 +95,11 @@ class MergeAllSummaries(Callback):
         self._key = key or tfv1.GraphKeys.SUMMARIES
         self._summary = None
         self._fetches = None
+
+    @property
+    def collection(self):
+        """The summary collection this callback merges (``key``)."""
+        return self._key
 
     def _setup_graph(self):
         self._summary = tfv1.summary.merge_all(self._key)
@@ -132,7 +146,8 @@ class MergeAllSummaries(Callback):
 
     def __str__(self):
         alone = ", run_alone=True" if self._run_alone else ""
-        return f"MergeAllSummaries(period={self._period}{alone})"
+        key = "" if self._key == tfv1.GraphKeys.SUMMARIES else f", key={self._key!r}"
+        return f"MergeAllSummaries(period={self._period}{alone}{key})"
 
 
 class SimpleMovingAverage(Callback):

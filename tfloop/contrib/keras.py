@@ -13,7 +13,7 @@ import keras
 
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.inference import ScalarStats
-from tfloop.callbacks.inference_runner import InferenceRunner
+from tfloop.callbacks.inference_loop import InferenceRunner
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
@@ -24,7 +24,7 @@ from tfloop.train.options import RunOptions
 from tfloop.utils import logger
 from tfloop.utils.gpu import get_num_gpu
 
-__all__ = ["KerasModel", "KerasPhaseCallback"]
+__all__ = ["KerasModel", "KerasPhaseCallback", "setup_keras_trainer"]
 
 TOTAL_LOSS_NAME = "total_cost"
 
@@ -285,3 +285,27 @@ class KerasModel:
             callbacks.insert(0, InferenceRunner(validation_data,
                                                 ScalarStats(self._stats_to_inference)))
         self.trainer.train_with_defaults(callbacks=callbacks, **kwargs)
+
+
+def setup_keras_trainer(trainer, get_model, input_signature, target_signature, input, optimizer,
+                        loss, metrics):
+    """Build a Keras model's training graph on ``trainer`` (tensorpack's function behind
+    ``KerasModel.compile``); train it with ``trainer.train_with_defaults(...)``.
+
+    Args:
+        trainer (Trainer): a tfloop trainer whose graph is not built yet.
+        get_model, input_signature, target_signature, input: as for :class:`KerasModel`.
+        optimizer, loss, metrics: as for :meth:`KerasModel.compile`.
+
+    Returns:
+        KerasModel: the model, compiled; its ``model`` is the ``keras.Model``.
+
+    Example:
+        >>> setup_keras_trainer(trainer, get_model, [image_spec], [label_spec], QueueInput(df),
+        ...                     tf.train.AdamOptimizer(1e-3), ["categorical_crossentropy"],
+        ...                     ["categorical_accuracy"])
+        >>> trainer.train_with_defaults(steps_per_epoch=100, max_epoch=3)
+    """
+    keras_model = KerasModel(get_model, input_signature, target_signature, input, trainer=trainer)
+    keras_model.compile(optimizer, loss, metrics)
+    return keras_model

@@ -4,7 +4,14 @@ from typing import Any
 import numpy as np
 
 from tfloop.compat import tf
-from tfloop.input.casting import SAFE, UNSAFE, cast_kind, note_fed_cast
+from tfloop.input.casting import (
+    INTEGRAL,
+    SAFE,
+    UNSAFE,
+    cast_kind,
+    check_integral_values,
+    note_fed_cast,
+)
 from tfloop.utils.checks import repeated
 
 __all__ = ["InputSource", "check_input_signature", "NO_POSITION"]
@@ -49,6 +56,10 @@ def check_value_matches_spec(value, spec, where):
     kind = cast_kind(arr.dtype, spec.dtype)
     if kind == UNSAFE:
         raise ValueError(f"{where}: got dtype {arr.dtype} for input {describe_spec(spec)}.")
+    if kind == INTEGRAL:
+        cast = check_integral_values(arr, spec.dtype, where, describe_spec(spec))
+        note_fed_cast(where.split(" ", 1)[0], spec.name, arr.dtype, spec.dtype)
+        return cast
     if kind == SAFE:
         # ``where`` starts with the source's name, e.g. "FeedInput datapoint 3".
         note_fed_cast(where.split(" ", 1)[0], spec.name, arr.dtype, spec.dtype)

@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
+from tfloop.input.dataflow_dataset import dataflow_to_dataset
 from tfloop.input.element_check import conform_tensor, match_element_spec
 from tfloop.input.graph_dataset import (
     SerializedDataset,
@@ -70,6 +71,7 @@ class DatasetInput(InputSource):
         self._restored = False
 
     _label = "DatasetInput"  # names the source in its errors and graph scope
+    dataflow_to_dataset = staticmethod(dataflow_to_dataset)  # tensorpack's TFDatasetInput's
 
     def _setup(self, input_signature):
         ds = as_graph_dataset(self._dataset_or_fn, self._label)
@@ -104,7 +106,8 @@ class DatasetInput(InputSource):
             element = [element[k] for k in self._keys]
         elif not isinstance(element, (tuple, list)):
             element = [element]
-        return [conform_tensor(tensor, plan) for tensor, plan in zip(element, self._plans)]
+        return [conform_tensor(tensor, plan, self._label)
+                for tensor, plan in zip(element, self._plans)]
 
     def _get_callbacks(self):
         return [_InitializeIterator(self)]

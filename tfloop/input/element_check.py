@@ -5,7 +5,9 @@ Checked once, when the graph is built, from the dataset's ``element_spec``:
 - the structure: a tuple (or list) in the order of ``inputs()``, a dict keyed by input name, or a
   single tensor for a single input; every component a dense tensor;
 - the dtype: equal, or a safe cast (see :mod:`tfloop.input.casting`) that the graph applies after
-  the iterator, with a note; an unsafe one is an error that shows the cast to write;
+  the iterator, with a note; floats for an integer input are cast after a run-time check that
+  every value is a whole number the dtype holds; an unsafe cast is an error that shows the cast
+  to write;
 - the shape: compatible with the declared one. Where the dataset's shape is looser than the
   declared one (a generator with unknown dimensions, a batch that may be smaller), each batch is
   checked at run time by one ``EnsureShape`` op named after the input, so a batch of another
@@ -16,16 +18,19 @@ import keyword
 
 from tfloop.compat import tf
 from tfloop.input.base import check_same_batch_size, describe_spec
-from tfloop.input.casting import SAFE, UNSAFE, cast_kind
+from tfloop.input.casting import INTEGRAL, SAFE, UNSAFE, cast_kind, integral_cast
 from tfloop.utils import logger
 
 __all__ = ["ComponentPlan", "conform_tensor", "match_element_spec"]
 
-ComponentPlan = collections.namedtuple("ComponentPlan", ["want", "got", "cast", "check_shape"])
+ComponentPlan = collections.namedtuple("ComponentPlan",
+                                       ["want", "got", "cast", "check_shape", "integral"],
+                                       defaults=[False])
 ComponentPlan.__doc__ = """How one dataset component becomes one input tensor.
 
 Fields: ``want`` (the input's TensorSpec), ``got`` (the component's TensorSpec), ``cast`` (the
-dtype to cast to, or None), ``check_shape`` (whether its shape is checked at run time).
+dtype to cast to, or None), ``check_shape`` (whether its shape is checked at run time),
+``integral`` (floats for an integer input: each value is checked to be whole and in range).
 """
 
 
@@ -118,13 +123,15 @@ def match_element_spec(element_spec, signature, owner="DatasetInput"):
                 f"{describe_spec(want)} cannot take: {got.dtype.name} -> {want.dtype.name} is not "
                 f"a safe cast. Convert it in the dataset if that is what you mean: "
                 f"{_map_with_cast(keys, signature, index, got.dtype, want.dtype)}")
-        if kind == SAFE:
+        if kind in (SAFE, INTEGRAL):
+            why = "a safe cast" if kind == SAFE else \
+                "each value checked to be a whole number it can hold"
             logger.info(
                 f"{owner}: input {want.name or label} is {got.dtype.name} in the dataset and is "
-                f"cast to {want.dtype.name} in the graph, as inputs() declares (a safe cast). To "
+                f"cast to {want.dtype.name} in the graph, as inputs() declares ({why}). To "
                 f"skip the cast: {_map_with_cast(keys, signature, index, got.dtype, want.dtype)}")
-        plans.append(ComponentPlan(want, got, want.dtype if kind == SAFE else None,
-                                   _shape_needs_check(got.shape, want.shape)))
+        plans.append(ComponentPlan(want, got, want.dtype if kind in (SAFE, INTEGRAL) else None,
+                                   _shape_needs_check(got.shape, want.shape), kind == INTEGRAL))
     check_same_batch_size([got.shape.as_list() if got.shape.rank is not None else []
                            for got in specs], signature, f"{owner}: dataset elements")
     _note_shape_checks(plans, owner)
@@ -147,12 +154,15 @@ def _note_shape_checks(plans, owner):
                 f"stops training with an error naming the input.{batch_hint}")
 
 
-def conform_tensor(tensor, plan):
+def conform_tensor(tensor, plan, owner="DatasetInput"):
     """The input tensor for a dataset component: cast, shape-checked or shaped, and named after
     the input (``x``, so callbacks find it by the input's name)."""
     spec = plan.want
     name = spec.name or None
-    if plan.cast is not None:
+    if plan.integral:
+        tensor = integral_cast(tensor, plan.cast, owner, describe_spec(spec),
+                               name=None if plan.check_shape else name)
+    elif plan.cast is not None:
         tensor = tf.cast(tensor, plan.cast, name=None if plan.check_shape else name)
     elif not plan.check_shape and name:
         tensor = tf.identity(tensor, name=name)

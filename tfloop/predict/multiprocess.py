@@ -6,7 +6,7 @@ import queue
 import weakref
 
 from tfloop.compat import tf
-from tfloop.predict.dataset import DatasetPredictorBase
+from tfloop.predict.dataset_base import DatasetPredictorBase
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int
 

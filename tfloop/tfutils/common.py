@@ -2,10 +2,13 @@
 import difflib
 
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.sesscreate import get_default_sess_config
+from tfloop.utils.env_info import collect_env_info
 
 __all__ = ["UnknownNameError", "get_op_tensor_name", "get_op_or_tensor_by_name",
            "get_global_step_var", "get_global_step_value", "get_tf_version_tuple",
-           "get_tensors_by_names", "NameFetchSession"]
+           "get_tensors_by_names", "NameFetchSession", "get_default_sess_config",
+           "collect_env_info"]
 
 
 class UnknownNameError(KeyError):

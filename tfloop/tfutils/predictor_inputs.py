@@ -5,6 +5,8 @@ for a ``tf.string`` input, on every value: an object array may hold anything).
 """
 import numpy as np
 
+from tfloop.utils.integral import first_changed_value
+
 __all__ = ["convert_input_value"]
 
 _STRING_TYPES = (bytes, str, np.bytes_, np.str_)
@@ -22,12 +24,14 @@ def convert_input_value(value, name, dtype, description, who):
 
     Returns:
         np.ndarray: the value, cast within its kind (a float64 array to float32, bytes and str
-        to an object array of bytes and str).
+        to an object array of bytes and str), or floats that are whole numbers cast to an
+        integer input's dtype (as TensorFlow 1's feed did).
 
     Raises:
-        TypeError: a value of another kind (floats for a string or integer input, strings
-            for a number input).
-        ValueError: an integer that the input's dtype cannot hold.
+        TypeError: a value of another kind (floats for a string input, strings for a number
+            input).
+        ValueError: an integer that the input's dtype cannot hold, or a float for an integer
+            input that the cast would change (a fraction, nan, inf, out of range).
 
     Example:
         >>> convert_input_value(["a", b"b"], "s:0", np.dtype(object), "string [None]", "P")
@@ -36,12 +40,23 @@ def convert_input_value(value, name, dtype, description, who):
     if dtype.kind == "O":
         return _as_strings(value, name, description, who)
     arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if arr.dtype.kind == "f" and dtype.kind in "iu":
+        return _integral(arr, name, dtype, description, who)
     if arr.dtype.kind in "USOV" or not np.can_cast(arr.dtype, dtype, "same_kind"):
         raise TypeError(f"{who}: input {name!r} expects {description}, got a value of dtype "
                         f"{arr.dtype}{_example(arr)}.")
     if dtype.kind in "iu" and arr.size:
         _check_integer_range(arr, name, dtype, description, who)
     return arr.astype(dtype, copy=False)
+
+
+def _integral(arr, name, dtype, description, who):
+    bad = first_changed_value(arr, dtype)
+    if bad is not None:
+        raise ValueError(f"{who}: input {name!r} expects {description}, got the value {bad!r}; "
+                         f"it takes floats only when they are whole numbers that {dtype} can "
+                         f"hold. Round the values (np.rint) if that is what you mean.")
+    return arr.astype(dtype)
 
 
 def _as_strings(value, name, description, who):

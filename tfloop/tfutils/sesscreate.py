@@ -1,7 +1,8 @@
 """Creating the training session."""
 from tfloop.compat import tfv1
 
-__all__ = ["NewSessionCreator", "default_session_config", "get_default_sess_config"]
+__all__ = ["NewSessionCreator", "default_session_config", "get_default_sess_config",
+           "ReuseSessionCreator", "SessionCreatorAdapter"]
 
 
 def default_session_config():
@@ -46,3 +47,47 @@ class NewSessionCreator:
                         tfv1.tables_initializer()]
         sess.run(init_ops)
         return sess
+
+
+class ReuseSessionCreator:
+    """A session creator that returns the session it was given (its variables as they are).
+
+    Args:
+        sess (tf.compat.v1.Session): the session, built on the graph it will be asked for.
+
+    Example:
+        >>> PredictConfig(..., session_creator=ReuseSessionCreator(sess))
+    """
+
+    def __init__(self, sess):
+        self.sess = sess
+
+    def create_session(self, graph=None):
+        if graph is not None and self.sess.graph is not graph:
+            raise ValueError("ReuseSessionCreator: the session was built on another graph than "
+                             "the one it is asked for; build it on the trainer's or predictor's "
+                             "graph.")
+        return self.sess
+
+
+class SessionCreatorAdapter:
+    """A session creator that applies ``func`` to the session of another creator (e.g. to wrap
+    it in a debugging session).
+
+    Args:
+        session_creator: a creator (``create_session(graph)``, as tfloop's, or
+            ``create_session()``, as ``tf.compat.v1.train`` ones).
+        func: takes the created session and returns the session to use.
+
+    Example:
+        >>> SessionCreatorAdapter(NewSessionCreator(), tf_debug.LocalCLIDebugWrapperSession)
+    """
+
+    def __init__(self, session_creator, func):
+        self._creator = session_creator
+        self._func = func
+
+    def create_session(self, graph=None):
+        sess = self._creator.create_session() if graph is None else \
+            self._creator.create_session(graph)
+        return self._func(sess)

@@ -15,12 +15,12 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 from tfloop.utils.checks import is_number
+from tfloop.utils.naming import MOVING_SUMMARY_OPS_KEY
 
 __all__ = ["add_moving_summary", "add_cost_summary", "add_tensor_summary", "add_param_summary",
            "add_activation_summary",
            "average_finite_values_only", "MOVING_SUMMARY_OPS_KEY", "moving_summary_name"]
 
-MOVING_SUMMARY_OPS_KEY = "MOVING_SUMMARY_OPS"
 EMA_SCOPE = "EMA"
 
 _FINITE_ONLY_GRAPHS: "weakref.WeakSet" = weakref.WeakSet()

@@ -12,7 +12,7 @@ from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils.checks import check_callable, check_positive_int
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
-           "TowerTensorHandles"]
+           "TowerTensorHandles", "BaseTowerContext", "TowerFuncWrapper"]
 
 _CURRENT_TOWER = []
 
@@ -249,3 +249,8 @@ class TowerFunc:
     def towers(self):
         """:class:`TowerTensorHandles` of every tower built so far, in build order."""
         return TowerTensorHandles(self._handles)
+
+
+# tensorpack's names: the base class of its tower contexts, and TowerFunc's former name.
+BaseTowerContext = TowerContext
+TowerFuncWrapper = TowerFunc

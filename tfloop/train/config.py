@@ -18,13 +18,15 @@ from tfloop.resume.restore import read_run_state
 from tfloop.resume.saver import ResumeStateSaver
 from tfloop.resume.session_init import ResumeInit, find_resume_checkpoint
 from tfloop.tfutils.sessinit import SessionInit
+from tfloop.train.defaults import DEFAULT_CALLBACKS, DEFAULT_MONITORS
 from tfloop.train.loop import TrainLoop
 from tfloop.train.options import RunOptions
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_list_of
 from tfloop.utils.seed import check_seed
 
-__all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source"]
+__all__ = ["TrainConfig", "AutoResumeTrainConfig", "as_input_source", "DEFAULT_CALLBACKS",
+           "DEFAULT_MONITORS"]
 
 
 def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> InputSource:

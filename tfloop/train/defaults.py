@@ -21,13 +21,25 @@ def default_callbacks():
             RunUpdateOps()]
 
 
+def _slot(cb):
+    """What makes two default callbacks duplicates: the kind, and the collection it works on
+    (``MergeAllSummaries(key="OFTEN")`` beside the default ``MergeAllSummaries()`` is a second
+    callback, not a duplicate)."""
+    kind = next(k for k in _DEFAULT_KINDS if isinstance(cb, k))
+    return kind, getattr(cb, "collection", None)
+
+
+def _is_default_kind(cb):
+    return isinstance(cb, _DEFAULT_KINDS)
+
+
 def default_callbacks_besides(callbacks):
     """The default callbacks of the kinds ``callbacks`` does not hold already.
 
     tensorpack's documentation lists the four defaults at the end of ``callbacks=`` (to show
     how to customize them) while leaving ``extra_callbacks`` alone: the user's instance takes the
     place of the default one instead of running twice (two progress bars, an EMA updated twice
-    per step).
+    per step). Only a callback of the same kind on the same collection takes a default's place.
 
     Example:
         >>> [type(cb).__name__ for cb in default_callbacks_besides([ProgressBar(["cost"])])]
@@ -35,7 +47,7 @@ def default_callbacks_besides(callbacks):
     """
     kept = []
     for cb in default_callbacks():
-        given = [c for c in callbacks if isinstance(c, type(cb))]
+        given = [c for c in callbacks if _is_default_kind(c) and _slot(c) == _slot(cb)]
         if given:
             logger.info(f"callbacks= holds {type(cb).__name__}, one of the default callbacks: it "
                         "takes the place of the default one.")
@@ -45,11 +57,16 @@ def default_callbacks_besides(callbacks):
 
 
 def check_no_default_twice(callbacks):
-    """Refuse two instances of one default callback kind in the final list (``callbacks`` +
-    ``extra_callbacks``): they would both run (two progress bars, an EMA updated twice per step,
-    summaries merged twice)."""
-    for kind in _DEFAULT_KINDS:
-        found = list({id(cb): cb for cb in callbacks if isinstance(cb, kind)}.values())
+    """Refuse two instances of one default callback kind on one collection in the final list
+    (``callbacks`` + ``extra_callbacks``): they would both run (two progress bars, an EMA updated
+    twice per step, summaries merged twice). Instances on different collections
+    (``MergeAllSummaries(key="OFTEN")``) are different callbacks."""
+    slots = {}
+    for cb in callbacks:
+        if _is_default_kind(cb):
+            slots.setdefault(_slot(cb), {})[id(cb)] = cb
+    for (kind, _), same in slots.items():
+        found = list(same.values())
         if len(found) > 1:   # (one object listed twice is refused as such, later)
             raise ValueError(
                 f"The callbacks hold {len(found)} {kind.__name__} callbacks "

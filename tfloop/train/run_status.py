@@ -5,7 +5,7 @@ import signal
 from types import TracebackType
 from typing import Any
 
-from tfloop.callbacks.param import HyperParamSetter
+from tfloop.callbacks.param_base import HyperParamSetter
 from tfloop.utils import logger
 from tfloop.utils.logdir_format import FAILED, FINISHED, RUNNING, STOPPED, write_run_status
 

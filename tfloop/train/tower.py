@@ -1,4 +1,5 @@
-"""Trainers that build the model through a tower function."""
+"""Trainers that build the model through a tower function, and :class:`SingleCostTrainer`,
+tensorpack's base class for writing one."""
 from __future__ import annotations
 
 import contextlib
@@ -11,6 +12,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.gradproc import FilterNoneGrad
 from tfloop.tfutils.predict_tower import (
     build_predict_tower,
     lookup_tensors,
@@ -19,7 +21,12 @@ from tfloop.tfutils.predict_tower import (
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.seed import warn_unseeded_eager_shuffles
 from tfloop.tfutils.summary import add_cost_summary
-from tfloop.tfutils.tower import TowerContext, TowerFunc, TowerTensorHandles
+from tfloop.tfutils.tower import (
+    TowerContext,
+    TowerFunc,
+    TowerTensorHandles,
+    get_current_tower_context,
+)
 from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (
     StepsPerRunLoop,
@@ -29,7 +36,8 @@ from tfloop.train.steps_per_run import (
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int, is_number
 
-__all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "check_cost", "check_optimizer"]
+__all__ = ["TowerTrainer", "SimpleTrainer", "NoOpTrainer", "SingleCostTrainer", "check_cost",
+           "check_optimizer"]
 
 
 def check_cost(cost):
@@ -193,6 +201,85 @@ class TowerTrainer(Trainer):
             logger.info(f"get_predictor: predict tower {tower_name!r} built.")
         return _TrainerPredictor(self, lookup_tensors(tower, list(input_names), "input_names"),
                                  lookup_tensors(tower, list(output_names), "output_names"))
+
+
+def _call_once(get_opt_fn):
+    made = []
+
+    def get_optimizer():
+        if not made:
+            made.append(check_optimizer(get_opt_fn()))
+        return made[0]
+    return get_optimizer
+
+
+class SingleCostTrainer(TowerTrainer):
+    """Base class of trainers that minimize one cost from a tower function.
+
+    Subclasses implement ``_setup_graph(input, get_cost_fn, get_opt_fn)``: build the towers
+    (``_make_get_grad_fn`` gives each tower's gradients) and return the training op, or set
+    ``self.train_op`` and return a list of callbacks to register (tensorpack's convention).
+    ``get_opt_fn`` returns the same optimizer at every call.
+
+    Attributes:
+        COLOCATE_GRADIENTS_WITH_OPS, GATE_GRADIENTS, AGGREGATION_METHOD: the options of
+            ``compute_gradients`` used by ``_make_get_grad_fn``.
+
+    Example:
+        >>> class MyTrainer(SingleCostTrainer):
+        ...     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        ...         with TowerContext("", is_training=True):
+        ...             grads = self._make_get_grad_fn(input, get_cost_fn, get_opt_fn)()
+        ...         self.train_op = get_opt_fn().apply_gradients(
+        ...             grads, global_step=get_global_step_var(), name="train_op")
+        ...         return []
+    """
+
+    COLOCATE_GRADIENTS_WITH_OPS = True
+    GATE_GRADIENTS = False
+    AGGREGATION_METHOD = tf.AggregationMethod.DEFAULT
+
+    @property
+    def train_op(self):
+        return self._train_op
+
+    @train_op.setter
+    def train_op(self, value):
+        # tensorpack's _setup_graph returns its callbacks (having set train_op itself).
+        if isinstance(value, (list, tuple)):
+            with self.graph.as_default():
+                for cb in value:
+                    self.register_callback(cb)
+            return
+        self._train_op = value
+
+    def setup_graph(self, input_signature, input, get_cost_fn, get_opt_fn):
+        super().setup_graph(input_signature, input, get_cost_fn, _call_once(get_opt_fn))
+        if self._train_op is None:
+            raise TypeError(f"{type(self).__name__}._setup_graph must return the training op or "
+                            f"set self.train_op.")
+
+    def _make_get_grad_fn(self, input, get_cost_fn, get_opt_fn):
+        """A function to call inside a training ``TowerContext``: it reads the inputs, builds the
+        cost with ``get_cost_fn`` and returns the ``(gradient, variable)`` pairs of the tower's
+        trainable variables (None gradients dropped); in an inference tower it returns None."""
+        def get_grad_fn():
+            ctx = get_current_tower_context()
+            if ctx is None:
+                raise RuntimeError("The function of _make_get_grad_fn must be called inside a "
+                                   "TowerContext.")
+            cost = check_cost(get_cost_fn(*input.get_input_tensors()))
+            if not ctx.is_training:
+                return None
+            variables = tfv1.trainable_variables()
+            if ctx.vs_name:
+                variables = [v for v in variables if v.op.name.startswith(ctx.vs_name + "/")]
+            grads = get_opt_fn().compute_gradients(
+                cost, var_list=variables, gate_gradients=self.GATE_GRADIENTS,
+                colocate_gradients_with_ops=self.COLOCATE_GRADIENTS_WITH_OPS,
+                aggregation_method=self.AGGREGATION_METHOD)
+            return FilterNoneGrad().process(grads)
+        return get_grad_fn
 
 
 class _TrainerPredictor(OnlinePredictor):

@@ -7,7 +7,7 @@ import urllib.request
 import uuid
 
 __all__ = ["atomic_write", "read_json_records", "mkdir_p", "recursive_walk", "download",
-           "get_dataset_path", "display_path"]
+           "get_dataset_path", "display_path", "normpath"]
 
 
 def atomic_write(path, data):
@@ -141,3 +141,14 @@ def display_path(path):
     except ValueError:  # another drive (Windows)
         return path
     return path if relative == ".." or relative.startswith(".." + os.sep) else relative
+
+
+def normpath(path):
+    """``os.path.normpath(path)``, except for a URL (``gs://bucket//dir/``), which is kept as
+    given: normalizing would merge its ``//``.
+
+    Example:
+        >>> normpath("a//b/../c"), normpath("gs://bucket/a/")
+        ('a/c', 'gs://bucket/a/')
+    """
+    return path if "://" in path else os.path.normpath(path)

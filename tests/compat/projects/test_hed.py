@@ -1,7 +1,8 @@
 """tensorpack's ``HED/hed.py`` on tfloop, imports changed: one training step and validation on
 a tiny BSDS500 directory this test writes in the standard layout, and validation.
-Fixes of the example's own bugs: its float edge maps are cast to the int32 its input declares,
-and its raw NCHW ``conv2d_transpose`` (a GPU-only kernel) runs in NHWC between transposes."""
+Its float 0/1 edge maps go into the int32 input unchanged (whole numbers: taken, as TensorFlow
+1's feed took them). Fix of the example's own bug: its raw NCHW ``conv2d_transpose`` (a GPU-only
+kernel) runs in NHWC between transposes."""
 import os
 import sys
 
@@ -25,9 +26,6 @@ def test_hed_trains_one_step(tmp_path):
         ("BatchDataByShape(ds, 8, idx=0)", "BatchDataByShape(ds, 1, idx=0)"),
         ("steps_per_epoch = len(dataset_train) * 40", "steps_per_epoch = 1"),
         ("max_epoch=100,", "max_epoch=1,"),
-        # the example's type mismatch: its float 0/1 edge maps feed an int32 input, which
-        # TensorFlow 1's feed cast silently; tfloop refuses float values for integer inputs
-        ("        return m\n", "        return m.astype('int32')\n"),
         # the example's GPU-only op: TensorFlow's CPU kernel of conv2d_transpose takes NHWC
         # only, so the raw NCHW call runs between two transposes
         ("    deconv = tf.nn.conv2d_transpose(x, weight_var, out_shape,\n"

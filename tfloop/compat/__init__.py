@@ -31,7 +31,15 @@ if TF_VERSION < MIN_TF_VERSION:
 
 tfv1 = tf.compat.v1
 
-__all__ = ["tf", "tfv1", "TF_VERSION", "onednn_enabled"]
+__all__ = ["tf", "tfv1", "TF_VERSION", "is_tfv2", "onednn_enabled"]
+
+
+def is_tfv2():
+    """Whether TensorFlow runs with its 2.x behaviour (tensorpack's check): True unless the
+    program called ``tf.compat.v1.disable_v2_behavior()``. tfloop builds its graphs with
+    ``tf.compat.v1`` either way."""
+    from tensorflow.python import tf2
+    return tf2.enabled()
 
 
 def onednn_enabled():
