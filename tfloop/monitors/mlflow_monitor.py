@@ -134,7 +134,7 @@ class MLflowMonitor(MonitorBase):
                 from None
 
     def _before_train(self):
-        logdir = logger.get_logger_dir()
+        logdir = self.trainer.logdir
         stored = read_run_file(logdir, RUN_FILE)
         if self.global_step > 0 and stored is not None and \
                 stored.get("tracking_uri") == self._tracking_uri:

@@ -7,13 +7,12 @@ flush), and then the process exits with ``128 + signal`` (143 for SIGTERM) or, f
 ``KeyboardInterrupt``. Nothing is checked per step that was not checked before. A second signal
 of the same kind stops at once.
 """
-import os
 import signal
 import threading
 
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tfv1
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
 __all__ = ["SignalHandler", "HANDLED_SIGNALS"]
@@ -25,8 +24,9 @@ class SignalHandler:
     """Turn SIGTERM/SIGINT during training into a clean stop; used by ``Trainer.train``.
 
     Create it after the callbacks are set up and before the graph is finalized: when no
-    ``ModelSaver`` is among the callbacks and a log directory is set, it adds a saver of its own so
-    that a signal still leaves a checkpoint ``<log dir>/model-<global_step>``. Use it as a context
+    ``ModelSaver`` is among the callbacks and the run has a log directory (``trainer.logdir``), it
+    adds a saver of its own so that a signal still leaves a checkpoint
+    ``<log dir>/model-<global_step>``. Use it as a context
     manager around the main loop. Signal handlers can only be installed in the main thread;
     elsewhere it does nothing.
 
@@ -46,7 +46,7 @@ class SignalHandler:
         self._previous = {}
         self._saver = None
         callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
-        self._logdir = logger.get_logger_dir()
+        self._logdir = trainer.logdir
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
                 and trainer.is_chief:
             with trainer.graph.as_default():
@@ -95,7 +95,7 @@ class SignalHandler:
 
     def _save(self):
         trainer = self.trainer
-        path = os.path.join(self._logdir, CHECKPOINT_PREFIX)
+        path = files.join(self._logdir, CHECKPOINT_PREFIX)
         try:
             with trainer.graph.as_default():
                 prefix = self._saver.save(trainer.sess, path, global_step=trainer.global_step,

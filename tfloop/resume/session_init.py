@@ -1,11 +1,11 @@
 """Resuming a run: which checkpoint it starts from, and the session init that restores its
 variables."""
-import os
+import json
 
-from tfloop.compat import tf
 from tfloop.resume.state import RESUME_SUFFIX, resume_state_path
 from tfloop.tfutils.sessinit import SaverRestore, SessionInit
-from tfloop.tfutils.varmanip import checkpoint_step, find_latest_checkpoint
+from tfloop.tfutils.varmanip import checkpoint_reader, checkpoint_step, find_latest_checkpoint
+from tfloop.utils import files
 
 __all__ = ["find_resume_checkpoint", "checkpoint_global_step", "ResumeInit"]
 
@@ -15,23 +15,37 @@ def find_resume_checkpoint(directory):
 
     It is the newest complete one; when the directory holds resume states (``*.resume.json``), the
     newest complete one that has its resume state too (a process killed between writing a
-    checkpoint and its state leaves the checkpoint without one).
+    checkpoint and its state leaves the checkpoint without one). In a URL's directory
+    (``gs://``, ``ram://``), whose filesystem may have no atomic rename, the resume state must
+    also be readable JSON: a half-written newest one falls back to the checkpoint before.
     """
-    if not os.path.isdir(directory):
+    if not files.isdir(directory):
         return None
     with_state = any(name.endswith(RESUME_SUFFIX) and not name.startswith(".")
-                     for name in os.listdir(directory))
+                     for name in files.listdir(directory))
+    whole_states = files.is_url(directory)
 
     def accept(prefix):
         if checkpoint_step(prefix) is None:
             return False
-        return not with_state or os.path.isfile(resume_state_path(prefix))
+        if not with_state:
+            return True
+        return _readable_json(resume_state_path(prefix)) if whole_states else \
+            files.isfile(resume_state_path(prefix))
     return find_latest_checkpoint(directory, accept=accept)
+
+
+def _readable_json(path):
+    try:
+        json.loads(files.read_text(path))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def checkpoint_global_step(prefix):
     """The global step stored in checkpoint ``prefix`` (its file name's step when it has none)."""
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     if reader.has_tensor("global_step"):
         return int(reader.get_tensor("global_step"))
     return checkpoint_step(prefix)

@@ -24,6 +24,7 @@ from tfloop.train.defaults import (
     default_monitors,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
+from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
@@ -50,7 +51,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(metaclass=_ConstructedInItsGraph):
+class Trainer(RunLogDir, metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -67,6 +68,8 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         stop_reason (str): why training stopped cleanly (the ``StopTraining`` message, or the
             signal), set before ``after_train`` runs; None otherwise.
         is_chief (bool): whether this process is the chief worker.
+        logdir (str): the run's log directory, where callbacks and monitors write (see
+            :attr:`logdir`).
 
     Example:
         >>> trainer = SimpleTrainer()
@@ -237,6 +240,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
         """
         callbacks = _check_callbacks(callbacks, "callbacks")
         monitors = _check_callbacks(monitors, "monitors")
+        self._take_logdir()
         for m in monitors:
             if not isinstance(m, MonitorBase):
                 raise TypeError(f"monitors must be MonitorBase objects; got {m!r} "
@@ -344,6 +348,7 @@ class Trainer(metaclass=_ConstructedInItsGraph):
               steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999) -> None:
         """Set up callbacks, create the session and run the main loop; closes the session at end."""
         self.loop.check_bounds(steps_per_epoch, starting_epoch, max_epoch)
+        self._take_logdir()
         with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
             self.setup_callbacks(callbacks, monitors)
             signals = SignalHandler(self)

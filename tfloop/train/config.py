@@ -17,6 +17,7 @@ from tfloop.resume.saver import ResumeStateSaver
 from tfloop.resume.session_init import ResumeInit, checkpoint_global_step, find_resume_checkpoint
 from tfloop.resume.state import read_resume_state, resume_state_path
 from tfloop.tfutils.sessinit import SessionInit
+from tfloop.train.logdir import check_logdir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.precision import Precision
 from tfloop.train.steps_per_run import check_steps_per_run
@@ -89,6 +90,8 @@ class TrainConfig:
             loss scaling); variables, checkpoints and exports stay float32. See
             :mod:`tfloop.train.precision` and ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
+        logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
+            as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
 
     Example:
         >>> config = TrainConfig(model=MyModel(), data=DatasetInput(make_dataset),
@@ -106,7 +109,8 @@ class TrainConfig:
                  starting_epoch: int = 1, steps_per_epoch: int | None = None,
                  max_epoch: int = 99999, *, steps_per_run: int | None = None,
                  seed: int | None = None, deterministic: bool = False,
-                 mixed_precision: str | None = None, xla: bool = False) -> None:
+                 mixed_precision: str | None = None, xla: bool = False,
+                 logdir: str | os.PathLike[str] | None = None) -> None:
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -152,6 +156,7 @@ class TrainConfig:
         self.steps_per_run = None if steps_per_run is None else check_steps_per_run(steps_per_run)
         self.seed = check_seed(seed, "TrainConfig")
         self.deterministic = check_bool(deterministic, "TrainConfig: deterministic")
+        self.logdir = check_logdir(logdir, "TrainConfig: logdir")
 
 
 class AutoResumeTrainConfig(TrainConfig):
@@ -193,7 +198,7 @@ class AutoResumeTrainConfig(TrainConfig):
         self.resume_from = None
         self.starting_local_step = 0
         self.finished_epoch = None
-        logdir = logger.get_logger_dir()
+        logdir = self.logdir if self.logdir is not None else logger.get_logger_dir()
         if logdir is None:
             logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
                            "nothing to resume from and cannot be resumed: call "

@@ -24,11 +24,13 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
                         f"got {trainer!r}.")
     if config.model is None or config.data is None:
         raise ValueError("TrainConfig needs model= and data= to be launched.")
+    if config.logdir is not None:
+        trainer.logdir = config.logdir
     finished = getattr(config, "finished_epoch", None)
     if finished is not None:
         where = f"{finished} of {finished}" if finished == config.max_epoch else \
             f"{finished}, past max_epoch={config.max_epoch}"
-        logger.info(f"{display_path(logger.get_logger_dir())}: already finished at epoch "
+        logger.info(f"{display_path(trainer.logdir)}: already finished at epoch "
                     f"{where}; raise max_epoch to train further.")
         return
     model = config.model
