@@ -672,6 +672,11 @@ def _(tmp):
     logger.set_logger_dir(None, action="delete")
 
 
+@case("logdir-unknown-scheme")
+def _(tmp):
+    logger.set_logger_dir("s3://bucket/run1", action="keep")
+
+
 @case("config-session-config")
 def _(tmp):
     tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_config="gpu")

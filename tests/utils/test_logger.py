@@ -1,10 +1,12 @@
 """Log directory actions, the log file, and no hanging prompt without a terminal."""
+import json
 import os
+import uuid
 
 import pytest
 from support import train_linear
 
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 
 
 def make_existing(tmp_path):
@@ -156,7 +158,7 @@ def test_processes_probing_one_log_dir_at_once_do_not_see_each_others_probe(tmp_
     # writability probe must be its own file, never one another task removes under it.
     from concurrent.futures import ThreadPoolExecutor
 
-    from tfloop.utils.logger import _check_writable
+    from tfloop.utils.logdir import _check_writable
 
     def probe_often(_):
         for _ in range(200):
@@ -165,3 +167,51 @@ def test_processes_probing_one_log_dir_at_once_do_not_see_each_others_probe(tmp_
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(probe_often, range(8)))
     assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def ram_root():
+    from tfloop.compat import tf
+    root = f"ram://tfloop-test-{uuid.uuid4().hex[:12]}"
+    yield root
+    if files.isdir(root):
+        tf.io.gfile.rmtree(root)
+
+
+def test_a_log_dir_on_ram_gets_its_log_file_through_tensorflow(ram_root, tmp_path, monkeypatch,
+                                                               log_warnings):
+    monkeypatch.chdir(tmp_path)
+    path = ram_root + "/run"
+    assert logger.set_logger_dir(path) == path and logger.get_logger_dir() == path
+    assert any("no lock tfloop can hold" in m and path in m for m in log_warnings)
+    logger.warning("a warning is written at once")
+    assert "a warning is written at once" in files.read_text(path + "/log.log")
+    logger.info("an info line")
+    logger.unset_logger_dir()
+    text = files.read_text(path + "/log.log")
+    assert "Log directory: " + path in text and text.rstrip().endswith("an info line")
+    assert os.listdir(tmp_path) == []
+
+    assert logger.set_logger_dir(path, action="keep") == path     # appends
+    logger.unset_logger_dir()
+    assert files.read_text(path + "/log.log").startswith(text)
+
+    assert logger.set_logger_dir(path, action="delete") == path
+    logger.unset_logger_dir()
+    assert "an info line" not in files.read_text(path + "/log.log")
+
+
+@pytest.mark.parametrize("task,subdir", [({"type": "worker", "index": 1}, "worker-1"),
+                                         ({"type": "ps", "index": 0}, "ps-0"),
+                                         ({"type": "worker", "index": 0}, None)])
+def test_a_cluster_task_other_than_the_chief_logs_into_a_subdirectory(tmp_path, monkeypatch,
+                                                                      task, subdir):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {}, "task": task}))
+    path = str(tmp_path / "run")
+    logger.set_logger_dir(path, action="keep")
+    assert logger.get_logger_dir() == path
+    logger.info("a line of this task")
+    logger.unset_logger_dir()
+    log_file = os.path.join(path, *([subdir] if subdir else []), "log.log")
+    assert "a line of this task" in open(log_file).read()
+    assert os.path.exists(os.path.join(path, ".tfloop.lock")) == (subdir is None)

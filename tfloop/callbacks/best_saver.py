@@ -5,7 +5,6 @@ import contextlib
 import json
 import math
 import os
-import shutil
 import uuid
 
 from tfloop.callbacks.model_saver import (
@@ -16,7 +15,7 @@ from tfloop.callbacks.model_saver import (
 )
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.checks import check_int
 from tfloop.utils.fs import atomic_write, display_path
 
@@ -25,12 +24,12 @@ __all__ = ["MinSaver", "MaxSaver"]
 
 def _checkpoint_files(prefix):
     """The files of the V2 checkpoint ``prefix``, as {suffix: path}: ``.index`` and ``.data-*``."""
-    dirname, base = os.path.split(prefix)
+    dirname, base = files.dirname(prefix), files.basename(prefix)
     try:
-        names = os.listdir(dirname)
+        names = files.listdir(dirname)
     except FileNotFoundError:
         return {}
-    return {name[len(base):]: os.path.join(dirname, name) for name in names
+    return {name[len(base):]: files.join(dirname, name) for name in names
             if name == base + ".index" or name.startswith(base + ".data-")}
 
 
@@ -61,7 +60,8 @@ class MinSaver(StatMonitorCallback):
     weights of that step. Values are looked for at each trigger, right before each epoch and at the
     end of training, so a value put later in the same trigger round (by an ``InferenceRunner``
     listed after MinSaver) is kept before any further training step. Files are written under
-    temporary names and moved into place with ``os.replace``.
+    temporary names and moved into place (``os.replace``; a rename of TensorFlow's file layer
+    for a URL).
 
     With ``top_k=k > 1`` the k best are kept, ranked: ``min-<stat>-1`` (best) to ``min-<stat>-k``,
     and the JSON file lists all of them. A value enters them when it beats one of them by more than
@@ -113,7 +113,7 @@ class MinSaver(StatMonitorCallback):
         return self.mode == "max"
 
     def _setup_graph(self):
-        self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self)
+        self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
         self._saver = tfv1.train.Saver(var_list=self.graph.get_collection(
             tfv1.GraphKeys.GLOBAL_VARIABLES), write_version=tfv1.train.SaverDef.V2)
 
@@ -128,7 +128,7 @@ class MinSaver(StatMonitorCallback):
     def rank_prefix(self, rank):
         """The checkpoint prefix of the ``rank``-th best (from 1)."""
         name = self.filename if self.top_k == 1 else f"{self.filename}-{rank}"
-        return os.path.join(self.checkpoint_dir, name)
+        return files.join(self.checkpoint_dir, name)
 
     def _rank_of(self, value):
         if math.isnan(value):
@@ -155,7 +155,7 @@ class MinSaver(StatMonitorCallback):
                 f"step {self.global_step}); it is not kept. Let a ModelSaver (max_to_keep > 1) "
                 f"save at the trigger where the stat is put.")
             return
-        temp = os.path.join(self.checkpoint_dir, f".{self.filename}.tmp-{uuid.uuid4().hex}")
+        temp = files.join(self.checkpoint_dir, f".{self.filename}.tmp-{uuid.uuid4().hex}")
         try:
             staged = self._stage_copy(source, temp) if source else self._stage_save(temp)
             for i in range(min(len(self.top), self.top_k - 1) - 1, rank - 1, -1):
@@ -164,7 +164,7 @@ class MinSaver(StatMonitorCallback):
         except IO_ERRORS as e:
             with contextlib.suppress(OSError):
                 for path in _checkpoint_files(temp).values():
-                    os.remove(path)
+                    files.remove(path)
             logger.error(f"{self}: could not keep the checkpoint of global step {step} "
                          f"({self.monitor_stat}={value}) as {self.rank_prefix(rank + 1)}: "
                          f"{describe_io_error(e)}. Training continues.")
@@ -181,7 +181,7 @@ class MinSaver(StatMonitorCallback):
         staged = {}
         for suffix, path in _checkpoint_files(source).items():
             staged[suffix] = temp + suffix
-            shutil.copyfile(path, temp + suffix)
+            files.copy(path, temp + suffix)
         return staged
 
     def _stage_save(self, temp):
@@ -190,18 +190,19 @@ class MinSaver(StatMonitorCallback):
         return _checkpoint_files(temp)
 
     @staticmethod
-    def _move(files, prefix):
-        """Move checkpoint ``files`` ({suffix: path}) to ``prefix``, replacing what is there."""
+    def _move(staged, prefix):
+        """Move checkpoint files ``staged`` ({suffix: path}) to ``prefix``, replacing what is
+        there."""
         for suffix, path in _checkpoint_files(prefix).items():
-            if suffix not in files:
-                os.remove(path)
-        for suffix in sorted(files, key=_install_order):
-            os.replace(files[suffix], prefix + suffix)
+            if suffix not in staged:
+                files.remove(path)
+        for suffix in sorted(staged, key=_install_order):
+            files.rename(staged[suffix], prefix + suffix)
 
     def _write_json(self):
-        path = os.path.join(self.checkpoint_dir, self.filename + ".json")
+        path = files.join(self.checkpoint_dir, self.filename + ".json")
         record = {"stat": self.monitor_stat, "mode": self.mode, "checkpoints": [
-            {"rank": i + 1, "checkpoint": os.path.basename(self.rank_prefix(i + 1)),
+            {"rank": i + 1, "checkpoint": files.basename(self.rank_prefix(i + 1)),
              "global_step": step, "value": value} for i, (step, value) in enumerate(self.top)]}
         try:
             atomic_write(path, lambda f: json.dump(record, f, indent=2))

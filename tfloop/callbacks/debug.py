@@ -12,6 +12,7 @@ from tfloop.tfutils.common import NameFetchSession
 from tfloop.utils import logger
 from tfloop.utils.checks import check_one_of
 from tfloop.utils.fs import display_path
+from tfloop.utils.logdir import local_path_in
 
 __all__ = ["InjectShell"]
 
@@ -78,10 +79,11 @@ class InjectShell(Callback):
         self._warned = set()
 
     def _resolve_path(self):
-        return logger.path_in_logger_dir(
-            self._file, f"InjectShell watches {self._file!r} in the log directory, but no log "
-            "directory is set: call logger.set_logger_dir(...) first, or give an absolute path, "
-            "e.g. InjectShell(file='/home/me/INJECT_SHELL.tmp').")
+        return local_path_in(
+            self.trainer.logdir, self._file,
+            f"InjectShell watches {self._file!r} in the log directory, but no log directory is "
+            "set: call logger.set_logger_dir(...) first, or give an absolute path, e.g. "
+            "InjectShell(file='/home/me/INJECT_SHELL.tmp').", "InjectShell")
 
     def _setup_graph(self):
         self._resolve_path()

@@ -43,7 +43,7 @@ def encode_png(image):
 
 
 def _require_log_dir(callback):
-    log_dir = logger.get_logger_dir()
+    log_dir = callback.trainer.logdir
     if log_dir is None:
         raise ValueError(f"{callback} writes into the log directory, but none is set: call "
                          "tfloop.logger.set_logger_dir(...) before training.")

@@ -1,9 +1,7 @@
 """Model checkpoints at every trigger (ModelSaver), and the checkpoint IO both savers share."""
-import os
-
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.checks import check_int, check_one_of, check_positive_number
 from tfloop.utils.fs import display_path
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
@@ -15,17 +13,18 @@ _ON_ERROR = ("log", "raise")
 IO_ERRORS = (OSError, tf.errors.OpError)
 
 
-def resolve_checkpoint_dir(checkpoint_dir, who):
-    """The absolute checkpoint directory (``checkpoint_dir`` or the log directory), created."""
+def resolve_checkpoint_dir(checkpoint_dir, who, logdir):
+    """The checkpoint directory (``checkpoint_dir``, else the run's ``logdir``), created: a local
+    path made absolute, a URL (``gs://bucket/run``) kept as it is for TensorFlow's file layer."""
     if checkpoint_dir is None:
-        checkpoint_dir = logger.get_logger_dir()
+        checkpoint_dir = logdir
         if checkpoint_dir is None:
             raise ValueError(
                 f"{who} has no directory to write to: pass checkpoint_dir=... or set a log "
                 "directory first with tfloop.logger.set_logger_dir(...).")
-    checkpoint_dir = os.path.abspath(os.fspath(checkpoint_dir))
+    checkpoint_dir = files.resolve(checkpoint_dir)
     try:
-        os.makedirs(checkpoint_dir, exist_ok=True)
+        files.makedirs(checkpoint_dir)
     except OSError as e:
         raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: "
                       f"{e.strerror or e}. Choose a directory you can write to.") from None
@@ -62,7 +61,8 @@ class ModelSaver(Callback):
     Args:
         max_to_keep (int): how many recent checkpoints to keep; 0 or None keeps all.
         keep_checkpoint_every_n_hours (float): also keep one checkpoint every n hours.
-        checkpoint_dir (str): where to save; the log directory by default.
+        checkpoint_dir (str): where to save; the run's log directory (``trainer.logdir``) by
+            default. A URL (``gs://bucket/run``) is written through TensorFlow's file layer.
         var_collections (str or list[str]): the graph collections whose variables are saved;
             ``GLOBAL_VARIABLES`` by default.
         on_error (str): ``"log"`` (log loudly, keep training) or ``"raise"`` when a save fails.
@@ -105,7 +105,7 @@ class ModelSaver(Callback):
         self._meta_written = False
 
     def _setup_graph(self):
-        self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self)
+        self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
         for other in (inner for cb in self.trainer.callbacks for inner in cb.walk()):
             if other is self:
                 break
@@ -129,7 +129,7 @@ class ModelSaver(Callback):
         self._covered_step = self.global_step
         state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
         if state is not None:
-            earlier = [p for p in state.all_model_checkpoint_paths if os.path.exists(p + ".index")]
+            earlier = [p for p in state.all_model_checkpoint_paths if files.exists(p + ".index")]
             if earlier:
                 self.saver.recover_last_checkpoints(earlier)
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
@@ -150,16 +150,16 @@ class ModelSaver(Callback):
 
     def _save(self):
         step = self.global_step
-        prefix = os.path.join(self.checkpoint_dir, f"{CHECKPOINT_PREFIX}-{step}")
+        prefix = files.join(self.checkpoint_dir, f"{CHECKPOINT_PREFIX}-{step}")
         try:
-            os.makedirs(self.checkpoint_dir, exist_ok=True)
+            files.makedirs(self.checkpoint_dir)
             with self.graph.as_default():
                 if not self._meta_written:
                     self.saver.export_meta_graph(
-                        os.path.join(self.checkpoint_dir, f"graph-{step}.meta"))
+                        files.join(self.checkpoint_dir, f"graph-{step}.meta"))
                     self._meta_written = True
                 path = self.saver.save(self.trainer.sess,
-                                       os.path.join(self.checkpoint_dir, CHECKPOINT_PREFIX),
+                                       files.join(self.checkpoint_dir, CHECKPOINT_PREFIX),
                                        global_step=step, write_meta_graph=False)
         except IO_ERRORS as e:
             message = (f"ModelSaver could not save checkpoint {prefix} (global step {step}): "
@@ -180,6 +180,6 @@ class ModelSaver(Callback):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when
         its files are still on disk; else None."""
         path = self._saved.get(step)
-        if path is None or not os.path.exists(path + ".index"):
+        if path is None or not files.exists(path + ".index"):
             return None
         return path

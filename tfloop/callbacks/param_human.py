@@ -5,6 +5,7 @@ import stat
 
 from tfloop.callbacks.param_base import HyperParamSetter
 from tfloop.utils import logger
+from tfloop.utils.logdir import local_path_in
 
 __all__ = ["HumanHyperParamSetter", "parse_hyper_file"]
 
@@ -86,10 +87,11 @@ class HumanHyperParamSetter(HyperParamSetter):
                     "it during training.")
 
     def _resolve_path(self):
-        return logger.path_in_logger_dir(
-            self.file_name, f"{self} reads {self.file_name!r} from the log directory, but no log "
-            "directory is set: call logger.set_logger_dir(...) first, or pass an absolute path as "
-            "file_name.")
+        return local_path_in(
+            self.trainer.logdir, self.file_name,
+            f"{self} reads {self.file_name!r} from the log directory, but no log directory is "
+            "set: call logger.set_logger_dir(...) first, or pass an absolute path as file_name.",
+            str(self))
 
     def _read(self):
         # Non-blocking, and only a regular file is read: opening a FIFO for reading would wait

@@ -266,7 +266,7 @@ class GraphProfiler(Callback):
         self.log_dir = None
 
     def _setup_graph(self):
-        self.log_dir = logger.get_logger_dir()
+        self.log_dir = self.trainer.logdir
         if self.log_dir is None and (self.dump_metadata or self.dump_tracing):
             raise ValueError("GraphProfiler writes into the log directory, but none is set: call "
                              "tfloop.logger.set_logger_dir(...) before training.")

@@ -41,7 +41,8 @@ def run(args):
     checkpoints = list_checkpoints(args.logdir)
     if checkpoints:
         rows = [[c["name"], str(c["step"]), human_size(c["bytes"]),
-                 datetime.fromtimestamp(c["time"]).strftime("%Y-%m-%d %H:%M:%S"),
+                 datetime.fromtimestamp(c["time"]).strftime("%Y-%m-%d %H:%M:%S")
+                 if c["time"] else "-",
                  "yes" if c["resumable"] else "no"] for c in checkpoints]
         print(plain_table(["checkpoint", "global_step", "size", "written", "resume"], rows,
                           right_aligned={1}))

@@ -10,6 +10,7 @@ from tabulate import tabulate
 from tfloop.cli.logdir import (
     STATS_FILE,
     best_record,
+    has_file,
     hyper_params,
     list_checkpoints,
     load_records,
@@ -17,6 +18,7 @@ from tfloop.cli.logdir import (
     run_status,
     stat_names,
 )
+from tfloop.utils import files
 from tfloop.utils.logdir_format import STATUS_TIME_FORMAT
 
 __all__ = ["add_arguments", "run", "format_duration"]
@@ -55,11 +57,11 @@ def _start_and_end(record, log):
 def run(args):
     status = run_status(args.logdir)
     log = read_log(args.logdir)
-    records = (load_records(args.logdir)
-               if os.path.isfile(os.path.join(args.logdir, STATS_FILE)) else [])
+    records = load_records(args.logdir) if has_file(args.logdir, STATS_FILE) else []
     if not log and not records and not status.record:
         load_records(args.logdir)
-    lines = [("log directory", os.path.abspath(args.logdir))]
+    lines = [("log directory", args.logdir if files.is_url(args.logdir)
+              else os.path.abspath(args.logdir))]
     if "argv" in log:
         lines.append(("command", log["argv"]))
     if "versions" in log:

@@ -3,17 +3,20 @@
 and which stats are better high, better low, or hyper-parameters that are not ranked.
 
 Everything here reads files only, so that the ``tfloop`` command starts in a fraction of a second.
+A log directory given as a URL (``gs://bucket/run``, ``ram://run``) is read through TensorFlow's
+file layer (:mod:`tfloop.utils.files`), which is imported only then.
 """
 import os
 import re
 from datetime import datetime
 
+from tfloop.utils import files
 from tfloop.utils import logdir_format as fmt
 from tfloop.utils.logdir_format import STATS_FILE, stat_names
 
-__all__ = ["STATS_FILE", "load_records", "load_runs", "run_name", "list_checkpoints",
-           "best_checkpoints", "resume_point", "read_log", "run_status", "stat_names",
-           "is_maximized", "stat_mode", "hyper_params", "best_record", "PARAM"]
+__all__ = ["STATS_FILE", "is_dir", "has_file", "load_records", "load_runs", "run_name",
+           "list_checkpoints", "best_checkpoints", "resume_point", "read_log", "run_status",
+           "stat_names", "is_maximized", "stat_mode", "hyper_params", "best_record", "PARAM"]
 
 PARAM = "param"     # the mode of a hyper-parameter: shown, never ranked
 _LOG_LINE = re.compile(r"^\[(\d{4} \d\d:\d\d:\d\d) @[^\]]*\] (.*)$")
@@ -24,8 +27,22 @@ _HYPER_PARAM = re.compile(r"^(learning_rate|lr|momentum|weight_decay|wd|beta\d?|
                           r"dropout|keep_prob|temperature)(_\d+)?$", re.I)
 
 
+def is_dir(logdir):
+    """Whether ``logdir`` is a directory; SystemExit for a URL whose scheme TensorFlow does not
+    know (naming the plugin to install)."""
+    try:
+        return files.isdir(logdir)
+    except files.UnknownSchemeError as e:
+        raise SystemExit(str(e)) from None
+
+
+def has_file(logdir, name):
+    """Whether ``<logdir>/<name>`` is a file."""
+    return files.isfile(files.join(logdir, name))
+
+
 def _check_dir(logdir):
-    if not os.path.isdir(logdir):
+    if not is_dir(logdir):
         raise SystemExit(f"{logdir} is not a directory: give a tfloop log directory "
                          f"(the one passed to logger.set_logger_dir).")
 
@@ -33,8 +50,8 @@ def _check_dir(logdir):
 def load_records(logdir):
     """The records of ``<logdir>/stats.json``; SystemExit with a one-line reason when unreadable."""
     _check_dir(logdir)
-    path = os.path.join(logdir, STATS_FILE)
-    if not os.path.isfile(path):
+    path = files.join(logdir, STATS_FILE)
+    if not files.isfile(path):
         raise SystemExit(f"No stats.json in {logdir}: is it a tfloop log directory with a "
                          f"JSONWriter (one of the default monitors)? The run is "
                          f"{fmt.read_run_status(logdir).describe()}.")
@@ -46,6 +63,8 @@ def load_records(logdir):
 
 def run_name(logdir):
     """A short name for a run: its directory's name."""
+    if files.is_url(logdir):
+        return files.basename(logdir) or logdir
     return os.path.basename(os.path.normpath(logdir)) or logdir
 
 
@@ -125,22 +144,22 @@ def _parse_time(stamp, year):
 def read_log(logdir):
     """What ``log.log`` says about the latest run: ``argv``, ``versions``, ``start``/``end``
     (datetimes of its first and last line), or an empty dict without a log file."""
-    path = os.path.join(logdir, fmt.LOG_FILE)
-    if not os.path.isfile(path):
+    path = files.join(logdir, fmt.LOG_FILE)
+    if not files.isfile(path):
         return {}
     info = {}
-    year = datetime.fromtimestamp(os.path.getmtime(path)).year
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            match = _LOG_LINE.match(line.rstrip("\n"))
-            if match is None:
-                continue
-            stamp, message = match.groups()
-            when = _parse_time(stamp, year)
-            info.setdefault("start", when)
-            info["end"] = when
-            if message.startswith("Argv: "):
-                info["argv"] = message[len("Argv: "):]
-            elif message.startswith("Versions: "):
-                info["versions"] = message[len("Versions: "):]
+    mtime = files.mtime(path)       # 0 where the filesystem keeps none (ram://)
+    year = datetime.fromtimestamp(mtime).year if mtime else datetime.now().year
+    for line in files.read_text(path, errors="replace").splitlines():
+        match = _LOG_LINE.match(line)
+        if match is None:
+            continue
+        stamp, message = match.groups()
+        when = _parse_time(stamp, year)
+        info.setdefault("start", when)
+        info["end"] = when
+        if message.startswith("Argv: "):
+            info["argv"] = message[len("Argv: "):]
+        elif message.startswith("Versions: "):
+            info["versions"] = message[len("Versions: "):]
     return info

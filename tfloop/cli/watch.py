@@ -6,11 +6,10 @@ status, e.g. after ``kill -9``); it waits for a directory that does not exist ye
     tfloop watch train_log/mnist                  # until the run ends (or Ctrl-C)
     tfloop watch train_log/mnist --columns 'cost|val-' --interval 5
 """
-import os
 import sys
 import time
 
-from tfloop.cli.logdir import STATS_FILE, load_records
+from tfloop.cli.logdir import STATS_FILE, has_file, is_dir, load_records
 from tfloop.cli.stats import compile_pattern
 from tfloop.utils.logdir_format import DIED, FAILED, LOG_FILE, read_run_status
 
@@ -47,11 +46,11 @@ def _note(message):
 
 def _wait_for_directory(logdir, interval, deadline):
     """Whether ``logdir`` exists, or came to exist before the deadline."""
-    if os.path.isdir(logdir):
+    if is_dir(logdir):
         return True
     _note(f"Waiting for {logdir} to be created (a training run creates it when it starts; "
           "Ctrl-C to give up) ...")
-    while not os.path.isdir(logdir):
+    while not is_dir(logdir):
         if deadline and time.monotonic() > deadline:
             return False
         time.sleep(interval)
@@ -60,14 +59,13 @@ def _wait_for_directory(logdir, interval, deadline):
 
 def _records_so_far(logdir):
     """The records of stats.json, or [] before the run has written it."""
-    if not os.path.isfile(os.path.join(logdir, STATS_FILE)):
+    if not has_file(logdir, STATS_FILE):
         return []
     return load_records(logdir)
 
 
 def _waiting_note(logdir):
-    missing = "stats.json or log.log" if not os.path.isfile(os.path.join(logdir, LOG_FILE)) \
-        else "stats.json"
+    missing = "stats.json or log.log" if not has_file(logdir, LOG_FILE) else "stats.json"
     return (f"Waiting for the run in {logdir}: no {missing} there yet (stats.json gets a record "
             "at the end of each epoch) ...")
 

@@ -1,7 +1,9 @@
 """CSVWriter: every scalar, one row per epoch, in ``<log dir>/stats.csv``."""
 import csv
+import io
 
 from tfloop.monitors.records import RECORD_KEYS, RecordMonitor
+from tfloop.utils import files
 
 __all__ = ["CSVWriter"]
 
@@ -47,15 +49,18 @@ class CSVWriter(RecordMonitor):
         super().__init__(filename, every_k_steps=every_k_steps, logdir=logdir, on_error=on_error)
 
     def read_records(self, path):
-        with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames is None or list(reader.fieldnames[:2]) != list(RECORD_KEYS):
-                raise ValueError(f"{path} does not start with the columns {','.join(RECORD_KEYS)}")
-            records = []
-            for line, row in enumerate(reader, start=2):
-                if None in row or None in row.values():
-                    raise ValueError(f"{path} line {line} does not have one cell per column")
-                records.append({k: _parse_cell(v) for k, v in row.items() if v != ""})
+        try:
+            text = files.read_text(path)
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path} is not UTF-8 text: {e}") from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if reader.fieldnames is None or list(reader.fieldnames[:2]) != list(RECORD_KEYS):
+            raise ValueError(f"{path} does not start with the columns {','.join(RECORD_KEYS)}")
+        records = []
+        for line, row in enumerate(reader, start=2):
+            if None in row or None in row.values():
+                raise ValueError(f"{path} line {line} does not have one cell per column")
+            records.append({k: _parse_cell(v) for k, v in row.items() if v != ""})
         return records
 
     def write_records(self, records, f):

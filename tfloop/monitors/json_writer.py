@@ -3,7 +3,7 @@ import json
 import os
 
 from tfloop.monitors.records import RecordMonitor
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.fs import read_json_records
 from tfloop.utils.logdir_format import STATS_FILE
 
@@ -55,8 +55,8 @@ class JSONWriter(RecordMonitor):
         dir = dir if dir is not None else logger.get_logger_dir()
         if dir is None:
             return None
-        path = os.path.join(os.fspath(dir), JSONWriter.FILENAME)
-        if not os.path.isfile(path):
+        path = files.join(os.fspath(dir), JSONWriter.FILENAME)
+        if not files.isfile(path):
             return None
         return read_json_records(path)
 

@@ -135,7 +135,7 @@ class MLflowMonitor(MonitorBase):
                 from None
 
     def _before_train(self):
-        logdir = logger.get_logger_dir()
+        logdir = self.trainer.logdir
         stored = read_run_file(logdir, RUN_FILE)
         self.run_id, self._logged_through = None, {}
         try:

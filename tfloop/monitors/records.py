@@ -6,7 +6,7 @@ import os
 from datetime import datetime
 
 from tfloop.monitors.logdir import LogDirMonitor
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.checks import check_positive_int, is_int
 from tfloop.utils.fs import atomic_write
 
@@ -20,7 +20,7 @@ def backup_path(path):
     base = f"{path}.{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     candidate = base + ".bak"
     index = 1
-    while os.path.exists(candidate):
+    while files.exists(candidate):
         candidate = f"{base}-{index}.bak"
         index += 1
     return candidate
@@ -34,7 +34,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     put during that epoch; with ``every_k_steps``, one is also made after every step whose
     ``global_step`` is a multiple of k (except the last step of an epoch, which gets the epoch's
     record), with the scalars put since the previous record. After each record the whole file is
-    rewritten atomically.
+    rewritten atomically (through TensorFlow's file layer for a URL, see
+    :mod:`tfloop.utils.files`).
 
     When training starts and the file exists, new records are appended to it if it ends where this
     run starts: its last record is from the epoch before the starting epoch (a resumed run), or
@@ -57,8 +58,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     Example:
         >>> class LineWriter(RecordMonitor):
         ...     def read_records(self, path):
-        ...         with open(path) as f:
-        ...             return [json.loads(line) for line in f]
+        ...         return [json.loads(line) for line in files.read_text(path).splitlines()]
         ...     def write_records(self, records, f):
         ...         f.writelines(json.dumps(r) + "\\n" for r in records)
     """
@@ -95,7 +95,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     def _setup_graph(self):
         super()._setup_graph()
         if self.logdir is not None:
-            self.path = os.path.join(self.logdir, self.filename)
+            self.path = files.join(self.logdir, self.filename)
             for other in getattr(self.trainer.monitors, "backends", ()):
                 if other is self:
                     break
@@ -177,9 +177,9 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             logger.info(f"{self} wrote {self.path} again, with every record.")
 
     def _load_for_resume(self):
-        if not os.path.exists(self.path):
+        if not files.exists(self.path):
             return []
-        if not os.path.isfile(self.path):
+        if not files.isfile(self.path):
             logger.error(f"{self}: {self.path} exists but is not a file (a directory?), so no "
                          "record can be written there; training continues with the records in "
                          f"memory. Remove it, or give {self} a logdir= of its own.")
@@ -231,7 +231,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
 
     def _backup(self, reason):
         backup = backup_path(self.path)
-        os.replace(self.path, backup)
+        files.rename(self.path, backup)
         logger.warning(f"{self}: {self.path} exists but {reason}; moved it to {backup} and "
                        "starting a new one.")
 

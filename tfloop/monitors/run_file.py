@@ -1,9 +1,8 @@
 """The file in the log directory that names an experiment tracker's run, so a resumed training
 logs into the same run."""
 import json
-import os
 
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["read_run_file", "write_run_file"]
@@ -19,12 +18,11 @@ def read_run_file(logdir, filename):
     """
     if logdir is None:
         return None
-    path = os.path.join(logdir, filename)
-    if not os.path.isfile(path):
+    path = files.join(logdir, filename)
+    if not files.isfile(path):
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
+        stored = json.loads(files.read_text(path))
     except (OSError, ValueError) as e:
         logger.warning(f"Cannot read {path} ({e}): a new run is started instead of the one it "
                        "named.")
@@ -37,5 +35,5 @@ def write_run_file(logdir, filename, content):
     directory."""
     if logdir is None:
         return
-    atomic_write(os.path.join(logdir, filename),
+    atomic_write(files.join(logdir, filename),
                  lambda f: json.dump(content, f, indent=1, sort_keys=True))

@@ -9,7 +9,7 @@ import numpy as np
 
 from tfloop.compat import tf, tfv1
 from tfloop.monitors.logdir import LogDirMonitor
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.checks import check_positive_int, check_positive_number
 
 __all__ = ["TFEventWriter", "encode_png"]
@@ -47,10 +47,10 @@ class _EventFile:
 
     def __init__(self, logdir, suffix):
         name = f"events.out.tfevents.{int(time.time())}.{socket.gethostname()}{suffix or ''}"
-        self.path = os.path.join(logdir, name)
+        self.path = files.join(logdir, name)
         index = 1
-        while os.path.exists(self.path):  # another file of this second: never overwrite it
-            self.path = os.path.join(logdir, f"{name}.{index}")
+        while files.exists(self.path):  # another file of this second: never overwrite it
+            self.path = files.join(logdir, f"{name}.{index}")
             index += 1
         self._writer = tf.io.TFRecordWriter(self.path)
         self._pending = [tfv1.Event(wall_time=time.time(), file_version="brain.Event:2")]

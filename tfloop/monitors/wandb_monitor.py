@@ -79,7 +79,7 @@ class WandbMonitor(MonitorBase):
         self._resumed_through = -1  # the last step the run had when this training resumed it
 
     def _before_train(self):
-        logdir = logger.get_logger_dir()
+        logdir = self.trainer.logdir
         stored = read_run_file(logdir, RUN_FILE)
         kwargs = dict(self._init_kwargs)
         if logdir is not None:
@@ -95,7 +95,7 @@ class WandbMonitor(MonitorBase):
                     f"{self.run.project}.")
 
     def _save_run_file(self):
-        write_run_file(logger.get_logger_dir(), RUN_FILE, {
+        write_run_file(self.trainer.logdir, RUN_FILE, {
             "run_id": self.run.id, "project": self._project,
             "logged_through_step": self._logged_through})
 

@@ -14,7 +14,7 @@ import threading
 
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tfv1
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 
 __all__ = ["SignalHandler", "HANDLED_SIGNALS", "SECOND_SIGTERM_GRACE"]
@@ -35,8 +35,9 @@ class SignalHandler:
     """Turn SIGTERM/SIGINT during training into a clean stop; used by ``Trainer.train``.
 
     Create it after the callbacks are set up and before the graph is finalized: when no
-    ``ModelSaver`` is among the callbacks and a log directory is set, it adds a saver of its own so
-    that a signal still leaves a checkpoint ``<log dir>/model-<global_step>``. Use it as a context
+    ``ModelSaver`` is among the callbacks and the run has a log directory (``trainer.logdir``), it
+    adds a saver of its own so that a signal still leaves a checkpoint
+    ``<log dir>/model-<global_step>``. Use it as a context
     manager around the main loop. Signal handlers can only be installed in the main thread;
     elsewhere it does nothing.
 
@@ -57,7 +58,7 @@ class SignalHandler:
         self._saver = None
         self._deadline = None  # ends the process after a second SIGTERM
         callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
-        self._logdir = logger.get_logger_dir()
+        self._logdir = trainer.logdir
         if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
                 and trainer.is_chief:
             with trainer.graph.as_default():
@@ -109,7 +110,7 @@ class SignalHandler:
 
     def _save(self):
         trainer = self.trainer
-        path = os.path.join(self._logdir, CHECKPOINT_PREFIX)
+        path = files.join(self._logdir, CHECKPOINT_PREFIX)
         try:
             with trainer.graph.as_default():
                 prefix = self._saver.save(trainer.sess, path, global_step=trainer.global_step,

@@ -16,7 +16,7 @@ from tfloop.resume.state import (
     resume_state_path,
 )
 from tfloop.tfutils.varmanip import checkpoint_step
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["ResumeStateSaver"]
@@ -123,23 +123,23 @@ class ResumeStateSaver(Callback):
                          "checkpoint.")
             return
         self.written.append(prefix)
-        self._remove_orphans(os.path.dirname(prefix))
+        self._remove_orphans(files.dirname(prefix))
 
     @staticmethod
     def _remove_orphans(directory):
         """Remove resume states whose checkpoint was deleted (e.g. by ``max_to_keep``), and
         temporary files of writes that a killed process left behind."""
-        for name in os.listdir(directory):
+        for name in files.listdir(directory):
             if name.startswith("."):
                 stale = name.endswith(".tmp") and (RESUME_SUFFIX + "." in name or
                                                    ITERATOR_SUFFIX + "." in name)
             else:
                 suffix = next((s for s in (RESUME_SUFFIX, ITERATOR_SUFFIX) if name.endswith(s)),
                               None)
-                stale = suffix is not None and not os.path.exists(
-                    os.path.join(directory, name[:-len(suffix)] + ".index"))
+                stale = suffix is not None and not files.exists(
+                    files.join(directory, name[:-len(suffix)] + ".index"))
             if stale:
                 try:
-                    os.remove(os.path.join(directory, name))
+                    files.remove(files.join(directory, name))
                 except OSError as e:
                     logger.warning(f"ResumeStateSaver: could not remove the stale {name}: {e}.")

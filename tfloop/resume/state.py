@@ -14,13 +14,13 @@ input pipeline can be saved, ``model-N.iterator``:
   iterator's position (serialized by TensorFlow) when the pipeline has no stateful op. A Python
   source's position is its feeder callback's state.
 
-Both files are written atomically (temporary file, then ``os.replace``), the iterator file first:
-the JSON file is what marks the checkpoint's resume state complete.
+Both files are written atomically (temporary file, then ``os.replace``; a rename of TensorFlow's
+file layer in a URL's directory), the iterator file first: the JSON file is what marks the
+checkpoint's resume state complete.
 """
 import json
-import os
 
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.logdir_format import ITERATOR_SUFFIX, RESUME_SUFFIX
 
 __all__ = ["callback_keys", "collect_callback_states",
@@ -105,11 +105,10 @@ def _load_resume_state(prefix):
         ValueError: the file exists but is not a resume state this version can read.
     """
     path = resume_state_path(prefix)
-    if not os.path.isfile(path):
+    if not files.isfile(path):
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            state = json.load(f)
+        state = json.loads(files.read_text(path))
     except (OSError, ValueError) as e:
         raise ValueError(f"Resume state {path} cannot be read: {e}") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT_VERSION:
@@ -134,20 +133,19 @@ def read_resume_state(prefix):
     try:
         state = _load_resume_state(prefix)
     except ValueError as e:
-        logger.warning(f"{e}; resuming from {os.path.basename(prefix)} alone: the input restarts "
+        logger.warning(f"{e}; resuming from {files.basename(prefix)} alone: the input restarts "
                        "from its beginning and the callbacks start afresh.")
         return None
     if state is None:
         return None
     iterator = state.get("iterator")
     if iterator:
-        data_path = os.path.join(os.path.dirname(prefix), iterator["file"])
-        if not os.path.isfile(data_path) or os.path.getsize(data_path) != iterator["bytes"]:
+        data_path = files.join(files.dirname(prefix), iterator["file"])
+        if not files.isfile(data_path) or files.size(data_path) != iterator["bytes"]:
             logger.warning(f"Resume state {resume_state_path(prefix)} names the input position "
                            f"file {data_path} ({iterator['bytes']} bytes), which is missing or of "
                            "another size; the input restarts from its beginning.")
             state["iterator"] = None
         else:
-            with open(data_path, "rb") as f:
-                state["iterator_bytes"] = f.read()
+            state["iterator_bytes"] = files.read_bytes(data_path)
     return state

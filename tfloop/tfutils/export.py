@@ -3,6 +3,7 @@ load it."""
 import errno
 import os
 import tempfile
+import uuid
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from tfloop.tfutils.predict_tower import (
     lookup_tensors,
     make_input_placeholders,
 )
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["ModelExporter"]
@@ -136,10 +137,10 @@ class ModelExporter:
             toco_compatible (bool): accepted for tensorpack compatibility; no effect.
         """
         del toco_compatible
-        if os.path.isdir(filename):
+        if files.isdir(filename):
             raise IsADirectoryError(f"export_compact writes one file, but {filename} is a "
                                     "directory; give a file name such as model.pb.")
-        directory = os.path.dirname(os.path.abspath(filename))
+        directory = files.dirname(files.resolve(filename))
         _check_writable_directory(directory, "export_compact")
         graph, sess, inputs, outputs = self._build()
         output_ops = [get_op_tensor_name(t.name)[0] for t in outputs]
@@ -185,11 +186,11 @@ class ModelExporter:
         if not isinstance(signature_name, str) or not signature_name:
             raise ValueError(f"export_serving: signature_name must be a non-empty string, got "
                              f"{signature_name!r}.")
-        if os.path.exists(filename) and (not os.path.isdir(filename) or os.listdir(filename)):
+        if files.exists(filename) and (not files.isdir(filename) or files.listdir(filename)):
             raise FileExistsError(f"export_serving: {filename} exists and is not an empty "
                                   "directory; give a new directory (e.g. the next version number "
                                   "for TF Serving) or remove it first.")
-        _check_writable_directory(os.path.dirname(os.path.abspath(filename)), "export_serving")
+        _check_writable_directory(files.dirname(files.resolve(filename)), "export_serving")
         graph, sess, inputs, outputs = self._build()
         with graph.as_default(), sess, _quiet_tf_logs():
             utils = tfv1.saved_model.utils
@@ -212,14 +213,18 @@ def _check_writable_directory(directory, who):
     """Create ``directory`` when missing; raise the OSError naming it unless it is writable (before
     the graph is built, so a bad path fails at once)."""
     try:
-        if os.path.exists(directory) and not os.path.isdir(directory):
+        if files.exists(directory) and not files.isdir(directory):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-        os.makedirs(directory, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=directory, prefix=".export-probe-")
+        files.makedirs(directory)
+        if files.is_url(directory):
+            probe_path = files.join(directory, f".export-probe-{uuid.uuid4().hex[:12]}")
+            atomic_write(probe_path, b"")
+            files.remove(probe_path)
+        else:
+            tempfile.NamedTemporaryFile(dir=directory, prefix=".export-probe-").close()
     except OSError as e:
         raise type(e)(f"{who}: cannot write in {directory} ({e.strerror or e}); give a directory "
                       "you can write to.") from None
-    probe.close()
 
 
 class _quiet_tf_logs:

@@ -12,7 +12,7 @@ import threading
 import uuid
 
 from tfloop.compat import tf
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 
 __all__ = ["sibling_directory", "disk_full_said"]
 
@@ -74,15 +74,24 @@ def sibling_directory(target):
         >>> with sibling_directory("export/1") as partial:
         ...     write_saved_model(partial)
     """
-    parent, name = os.path.split(os.path.abspath(target))
-    _remove_stale_partials(parent, name)
-    partial = os.path.join(parent, f".{name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    url = files.is_url(target)
+    target = files.resolve(target).rstrip("/") if url else os.path.abspath(target)
+    parent, name = files.dirname(target), files.basename(target)
+    if not url:
+        _remove_stale_partials(parent, name)
+    partial = files.join(parent, f".{name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     with _removed_on_sigterm():
         try:
             yield partial
-            os.replace(partial, target)
+            if url:     # no rename of a directory on object storage: its files are moved
+                files.move_tree(partial, target)
+            else:
+                os.replace(partial, target)
         finally:
-            shutil.rmtree(partial, ignore_errors=True)
+            if not url:
+                shutil.rmtree(partial, ignore_errors=True)
+            elif files.exists(partial):
+                files.rmtree(partial)
 
 
 def _no_space(error):

@@ -21,7 +21,7 @@ from tfloop.tfutils.sessinit_base import (
     SessionInit,
     warn_initial_values,
 )
-from tfloop.tfutils.varmanip import get_checkpoint_path
+from tfloop.tfutils.varmanip import checkpoint_reader, get_checkpoint_path
 from tfloop.utils import logger
 from tfloop.utils.fs import display_path
 
@@ -77,7 +77,7 @@ class SaverRestore(MatchingInit):
 
     def _read_source(self):
         with _reading_checkpoint(self.path):
-            reader = tf.train.load_checkpoint(self.path)
+            reader = checkpoint_reader(self.path)
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
         saveables = {}
@@ -123,7 +123,7 @@ class SaverRestoreRelaxed(AssignFromValues, SaverRestore):
 
     def _run_init(self, sess):
         with _reading_checkpoint(self.path):
-            reader = tf.train.load_checkpoint(self.path)
+            reader = checkpoint_reader(self.path)
             values = {key: reader.get_tensor(key) for key, _, _, _ in self._assigns}
         self._feed(sess, values)
 

@@ -14,9 +14,10 @@ from tabulate import tabulate
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 
-__all__ = ["get_checkpoint_path", "find_latest_checkpoint", "list_checkpoints", "checkpoint_step",
+__all__ = ["get_checkpoint_path", "checkpoint_reader", "find_latest_checkpoint", "list_checkpoints",
+           "checkpoint_step",
            "is_complete_checkpoint", "load_chkpt_vars", "is_optimizer_slot", "restore_report",
            "SessionUpdate", "dump_session_params", "save_checkpoint_vars", "get_all_checkpoints",
            "load_checkpoint_vars", "save_chkpt_vars"]
@@ -31,12 +32,24 @@ _SLOT = re.compile(r"/(Adam|Adam_1|Momentum|RMSProp|RMSProp_1|Adagrad|AdagradDA|
 
 def checkpoint_step(prefix):
     """The global step in a checkpoint prefix's name (``model-1200`` -> 1200), or None."""
-    match = _STEP_SUFFIX.search(os.path.basename(prefix))
+    match = _STEP_SUFFIX.search(files.basename(prefix))
     return int(match.group(1)) if match else None
 
 
+def checkpoint_reader(prefix):
+    """A reader of the checkpoint ``prefix`` (a local path or a URL). TensorFlow's
+    ``tf.train.load_checkpoint`` would take a prefix for a directory where the filesystem answers
+    that any prefix of a file name is one (``ram://``)."""
+    return tfv1.train.NewCheckpointReader(prefix)
+
+
 def _data_files(prefix):
-    return sorted(glob.glob(glob.escape(prefix) + ".data-?????-of-?????"))
+    if not files.is_url(prefix):
+        return sorted(glob.glob(glob.escape(prefix) + ".data-?????-of-?????"))
+    base = files.basename(prefix) + ".data-"
+    return sorted(files.join(files.dirname(prefix), name)
+                  for name in _names_in(files.dirname(prefix))
+                  if name.startswith(base) and _DATA_SUFFIX.search(name))
 
 
 def _expected_data_bytes(reader):
@@ -57,21 +70,28 @@ def is_complete_checkpoint(prefix):
     Returns:
         (bool, str): the verdict and, when incomplete, why.
     """
-    if not os.path.isfile(prefix + ".index"):
-        return False, f"no {os.path.basename(prefix) + '.index'} file"
+    if not files.isfile(prefix + ".index"):
+        return False, f"no {files.basename(prefix) + '.index'} file"
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = checkpoint_reader(prefix)
     except (tf.errors.OpError, ValueError) as e:
         return False, f"its index cannot be read ({getattr(e, 'message', e)})"
     data = _data_files(prefix)
     shards = {int(_DATA_SUFFIX.search(f).group(1)) for f in data}
     if not data or len(shards) != 1 or len(data) != shards.pop():
-        return False, f"data files missing (found {[os.path.basename(f) for f in data] or 'none'})"
-    size = sum(os.path.getsize(f) for f in data)
+        return False, f"data files missing (found {[files.basename(f) for f in data] or 'none'})"
+    size = sum(files.size(f) for f in data)
     expected = _expected_data_bytes(reader)
     if size < expected:
         return False, f"data files hold {size} bytes, fewer than the {expected} its index needs"
     return True, ""
+
+
+def _names_in(directory):
+    try:
+        return files.listdir(directory)
+    except OSError:
+        return []
 
 
 def list_checkpoints(directory):
@@ -91,13 +111,14 @@ def list_checkpoints(directory):
     if state is not None:
         for path in list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]:
             if path:
-                prefixes.add(os.path.join(directory, os.path.basename(path)))
-    for index in glob.glob(os.path.join(glob.escape(directory), "*.index")):
-        prefixes.add(index[:-len(".index")])
+                prefixes.add(files.join(directory, files.basename(path)))
+    for name in _names_in(directory):
+        if name.endswith(".index") and not name.startswith("."):
+            prefixes.add(files.join(directory, name[:-len(".index")]))
 
     def order(prefix):
         step = checkpoint_step(prefix)
-        mtime = os.path.getmtime(prefix + ".index") if os.path.exists(prefix + ".index") else 0.0
+        mtime = files.mtime(prefix + ".index") if files.exists(prefix + ".index") else 0.0
         return (-1 if step is None else step, mtime)
     return sorted(prefixes, key=order)
 
@@ -119,9 +140,9 @@ def find_latest_checkpoint(directory, accept=None):
         if ok:
             if skipped:
                 logger.warning(f"Skipped incomplete checkpoint(s) in {directory}: "
-                               f"{'; '.join(skipped)}. Using {os.path.basename(prefix)}.")
+                               f"{'; '.join(skipped)}. Using {files.basename(prefix)}.")
             return prefix
-        skipped.append(f"{os.path.basename(prefix)} ({why})")
+        skipped.append(f"{files.basename(prefix)} ({why})")
     if skipped:
         logger.warning(f"No complete checkpoint in {directory}: {'; '.join(skipped)}.")
     return None
@@ -139,10 +160,12 @@ def get_checkpoint_path(path):
         FileNotFoundError: nothing usable at ``path``; the message says what was found.
         ValueError: the checkpoint at ``path`` is incomplete (e.g. written by a killed process).
     """
-    path = os.path.normpath(os.path.expanduser(str(path)))
-    if os.path.basename(path) == "checkpoint" and os.path.isfile(path):
-        path = os.path.dirname(path)
-    if os.path.isdir(path):
+    path = os.fspath(path)
+    path = files.resolve(path).rstrip("/") if files.is_url(path) else \
+        os.path.normpath(os.path.expanduser(path))
+    if files.basename(path) == "checkpoint" and files.isfile(path):
+        path = files.dirname(path)
+    if files.isdir(path):
         prefix = find_latest_checkpoint(path)
         if prefix is None:
             raise FileNotFoundError(
@@ -150,11 +173,12 @@ def get_checkpoint_path(path):
                 "model-<step>.index and model-<step>.data-00000-of-00001.")
         return prefix
     prefix = _FILE_SUFFIX.sub("", path)
-    if not os.path.exists(prefix + ".index"):
-        near = sorted(os.path.basename(p) for p in glob.glob(glob.escape(prefix) + "*.index"))
-        parent = os.path.dirname(prefix) or "."
-        if not near and os.path.isdir(parent):
-            near = [os.path.basename(p) for p in list_checkpoints(parent)]
+    if not files.exists(prefix + ".index"):
+        parent = files.dirname(prefix) or "."
+        near = sorted(name for name in _names_in(parent) if not name.startswith(".") and
+                      name.startswith(files.basename(prefix)) and name.endswith(".index"))
+        if not near and files.isdir(parent):
+            near = [files.basename(p) for p in list_checkpoints(parent)]
         nearby = f" Checkpoints nearby: {', '.join(near)}." if near else ""
         raise FileNotFoundError(
             f"No checkpoint at {path}: give a checkpoint prefix (model-<step>), one of its files, "
@@ -169,7 +193,7 @@ def get_checkpoint_path(path):
 def load_chkpt_vars(path):
     """Every tensor of a checkpoint as a dict ``{name: numpy array}`` (iterator states left out)."""
     prefix = get_checkpoint_path(path)
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     return {name: reader.get_tensor(name)
             for name, dtype in reader.get_variable_to_dtype_map().items()
             if dtype not in (tf.variant, tf.resource)}

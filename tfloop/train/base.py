@@ -26,6 +26,7 @@ from tfloop.train.defaults import (
     steps_per_epoch_of,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
+from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.options import OptionsOwner
 from tfloop.train.run_state import RunStateOwner
@@ -54,7 +55,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
+class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -73,6 +74,8 @@ class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
         is_chief (bool): whether this process is the chief worker.
         options (RunOptions): the run's seed, precision, XLA and steps per session call, set with
             :meth:`set_options` before ``setup_graph`` and applied by the trainer as it builds.
+        logdir (str): the run's log directory, where callbacks and monitors write (see
+            :attr:`logdir`).
 
     Example:
         >>> trainer = SimpleTrainer()
@@ -223,6 +226,7 @@ class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
         """
         callbacks = _check_callbacks(callbacks, "callbacks")
         monitors = _check_callbacks(monitors, "monitors")
+        self._take_logdir()
         for m in monitors:
             if not isinstance(m, MonitorBase):
                 raise TypeError(f"monitors must be MonitorBase objects; got {m!r} "
@@ -338,6 +342,7 @@ class Trainer(RunStateOwner, OptionsOwner, metaclass=_ConstructedInItsGraph):
         """
         loop = self.loop
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        self._take_logdir()
         if resume_from is not None:
             session_init = session_init or ResumeInit(resume_from)
             if not self.continue_run_of(resume_from):

@@ -19,6 +19,7 @@ from tfloop.resume.saver import ResumeStateSaver
 from tfloop.resume.session_init import ResumeInit, find_resume_checkpoint
 from tfloop.tfutils.sessinit import SessionInit
 from tfloop.train.defaults import DEFAULT_CALLBACKS, DEFAULT_MONITORS
+from tfloop.train.logdir import check_logdir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.options import RunOptions
 from tfloop.utils import logger
@@ -92,6 +93,8 @@ class TrainConfig:
             loss scaling); variables, checkpoints and exports stay float32. See
             :mod:`tfloop.train.precision` and ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
+        logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
+            as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
 
     Attributes:
         options (RunOptions): ``seed``, ``deterministic``, ``mixed_precision``, ``xla`` and
@@ -115,7 +118,8 @@ class TrainConfig:
                  starting_epoch: int = 1, steps_per_epoch: int | None = None,
                  max_epoch: int = 99999, *, steps_per_run: int | None = None,
                  seed: int | None = None, deterministic: bool = False,
-                 mixed_precision: str | None = None, xla: bool = False) -> None:
+                 mixed_precision: str | None = None, xla: bool = False,
+                 logdir: str | os.PathLike[str] | None = None) -> None:
         if data is not None and dataflow is not None:
             raise ValueError("Give either data= or dataflow=, not both.")
         if dataflow is not None:
@@ -164,6 +168,7 @@ class TrainConfig:
         self.starting_epoch = loop.starting_epoch
         self.max_epoch = loop.max_epoch
         self.resume_from: str | None = None
+        self.logdir = check_logdir(logdir, "TrainConfig: logdir")
 
     # The options, as tensorpack scripts read them from the config.
     seed = property(lambda self: self.options.seed)
@@ -214,7 +219,7 @@ class AutoResumeTrainConfig(TrainConfig):
         self.state_saver = ResumeStateSaver(self.data)
         self.callbacks = self.callbacks + [self.state_saver]
         self._resumed: TrainLoop | None = None
-        logdir = logger.get_logger_dir()
+        logdir = self.logdir if self.logdir is not None else logger.get_logger_dir()
         if logdir is None:
             logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
                            "nothing to resume from and cannot be resumed: call "

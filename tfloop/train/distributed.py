@@ -11,7 +11,6 @@ restore) is applied there only; the others get the values from it.
   every worker adds its gradient to an accumulator there, the chief applies their mean once, and
   the other workers wait for that update before their next step.
 """
-import os
 import time
 
 from tfloop.callbacks.base import Callback
@@ -47,7 +46,7 @@ from tfloop.train.multigpu import (
     SyncMultiGPUTrainerReplicated,
     _ParameterPlacer,
 )
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
            "trainer_from_tf_config"]
@@ -94,13 +93,15 @@ class _ClusterTrainerMixin:
     def _owns_variable(self, variable):
         return True
 
+    def _logdir_of_this_process(self, run_logdir):
+        """A worker other than the chief writes into ``<the run's log dir>/worker-<index>``, so
+        that its monitors do not overwrite the chief's files."""
+        if self.is_chief:
+            return run_logdir
+        return files.join(run_logdir, f"worker-{self.task.task_index}")
+
     def setup_callbacks(self, callbacks, monitors):
-        """As in :class:`Trainer`; on a non-chief worker the log directory becomes
-        ``<log dir>/worker-<index>`` first, so that its monitors do not overwrite the chief's."""
-        directory = logger.get_logger_dir()
-        if directory is not None and not self.is_chief:
-            logger.set_logger_dir(os.path.join(directory, f"worker-{self.task.task_index}"),
-                                  action="keep")
+        """As in :class:`Trainer`, with the graph on this worker's device."""
         with self.graph.as_default(), tfv1.device(self.task.device()):
             super().setup_callbacks(callbacks, monitors)
 

@@ -22,6 +22,8 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
                         f"got {trainer!r}.")
     if config.model is None or config.data is None:
         raise ValueError("TrainConfig needs model= and data= to be launched.")
+    if config.logdir is not None:
+        trainer.logdir = config.logdir
     trainer.set_options(config.options)
     trainer.setup_model(config.model, config.data)
     session_creator = config.session_creator

@@ -45,9 +45,10 @@ class RunStatusRecorder:
     """Keeps ``<log dir>/status.json`` saying how the run stands: ``running`` (with its pid) on
     entering, then ``finished``, ``stopped`` (with the reason) or ``failed`` (with the error).
 
-    Only the chief writes, and only with a log directory set. A failed write is a warning, never
-    the end of training. ``tfloop info``/``stats``/``watch`` read the file back through
-    :func:`tfloop.utils.logdir_format.read_run_status`, which also tells a run that died.
+    Only the chief writes, and only when the run has a log directory (``trainer.logdir``). A
+    failed write is a warning, never the end of training. ``tfloop info``/``stats``/``watch``
+    read the file back through :func:`tfloop.utils.logdir_format.read_run_status`, which also
+    tells a run that died.
 
     Args:
         trainer: the trainer; its ``stop_reason``, ``global_step``, ``epoch_num`` and callbacks
@@ -60,7 +61,7 @@ class RunStatusRecorder:
 
     def __init__(self, trainer: Any) -> None:
         self.trainer = trainer
-        self.logdir = logger.get_logger_dir() if trainer.is_chief else None
+        self.logdir = trainer.logdir if trainer.is_chief else None
 
     def _write(self, state, reason=None, **fields):
         try:

@@ -5,6 +5,11 @@ time for the error message of the next comer. The kernel drops the lock when its
 after ``kill -9``, so a lock file left by a dead process is stale by construction: the next run
 takes it over (and says so). On a file system without ``flock`` (some network mounts) the pid in
 the file decides: the lock is live while a process of that pid runs on the same host.
+
+A directory given as a URL (``gs://``, ``ram://``; see :mod:`tfloop.utils.files`) has no lock:
+object stores have no ``flock``, and a lock file there could not tell a live owner from a dead
+one. :class:`DirLock` refuses such a directory rather than pretend, and :func:`is_locked` says
+False for it; ``set_logger_dir`` warns that nothing keeps a second run out.
 """
 import errno
 import fcntl
@@ -14,6 +19,8 @@ import socket
 import sys
 import time
 from typing import ClassVar
+
+from tfloop.utils import files
 
 __all__ = ["LOCK_FILE_NAME", "DirLock", "LogDirInUseError", "is_locked"]
 
@@ -72,6 +79,9 @@ class DirLock:
     _held: ClassVar[dict] = {}  # realpath of the directory -> the DirLock this process holds there
 
     def __init__(self, dirname: str):
+        if files.is_url(dirname):
+            raise ValueError(f"DirLock: {dirname} is not on a local disk, where no lock can be "
+                             "held: keep one run per directory yourself.")
         self.dirname = os.path.realpath(dirname)
         self.path = os.path.join(self.dirname, LOCK_FILE_NAME)
         self.taken_over = None
@@ -181,7 +191,8 @@ os.register_at_fork(after_in_child=DirLock._forget_after_fork)
 
 
 def is_locked(dirname: str) -> bool:
-    """Whether a live process holds the lock of ``dirname`` (without taking it).
+    """Whether a live process holds the lock of ``dirname`` (without taking it); always False
+    for a URL, which has no lock.
 
     A lock file naming a process of this host that no longer runs is free without a look at the
     lock; otherwise a shared ``flock`` is tried and given back at once (where ``flock`` does not
@@ -190,6 +201,8 @@ def is_locked(dirname: str) -> bool:
     Example:
         >>> is_locked("train_log/run1")     # False once the run's process is gone, kill -9 too
     """
+    if files.is_url(dirname):
+        return False
     lock = DirLock(dirname)
     owner = lock.read_owner() or {}
     same_host = owner.get("host") == socket.gethostname()

@@ -6,6 +6,8 @@ import shutil
 import urllib.request
 import uuid
 
+from tfloop.utils import files
+
 __all__ = ["atomic_write", "read_json_records", "mkdir_p", "recursive_walk", "download",
            "get_dataset_path", "display_path", "normpath"]
 
@@ -14,7 +16,10 @@ def atomic_write(path, data):
     """Replace ``path`` with new content through a temporary file, ``fsync`` and ``os.replace``.
 
     Readers (and a run resumed after ``kill -9``) see the old file or the complete new one, never a
-    truncated file; the temporary file is removed when writing fails.
+    truncated file; the temporary file is removed when writing fails. A URL (``gs://``,
+    ``ram://``; see :mod:`tfloop.utils.files`) is written the same way through TensorFlow's file
+    layer: a temporary object, then a rename, which is atomic where that filesystem's rename (or
+    object upload) is; TensorFlow's errors are raised as OSError.
 
     Args:
         path (str): the file to write.
@@ -25,18 +30,18 @@ def atomic_write(path, data):
         >>> atomic_write("stats.json", lambda f: json.dump(records, f))
         >>> atomic_write("image.png", png_bytes)
     """
-    path = os.path.abspath(os.fspath(path))
-    tmp_path = os.path.join(os.path.dirname(path),
-                            f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+    path = os.fspath(path)
+    if files.is_url(path):
+        _atomic_write_url(path, data)
+        return
+    path = os.path.abspath(path)
+    tmp_path = _temporary_name(path)
     binary = isinstance(data, (bytes, bytearray, memoryview))
     try:
         # Mode "x" creates the file with the usual permissions (umask), unlike tempfile's 0600.
         with open(tmp_path, "xb" if binary else "x",
                   **({} if binary else {"encoding": "utf-8", "newline": ""})) as f:
-            if callable(data):
-                data(f)
-            else:
-                f.write(data)
+            _write(f, data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp_path, path)
@@ -46,17 +51,55 @@ def atomic_write(path, data):
         raise
 
 
+def _temporary_name(path):
+    return files.join(files.dirname(path),
+                      f".{files.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def _write(f, data):
+    if callable(data):
+        data(f)
+    else:
+        f.write(data)
+
+
+def _atomic_write_url(path, data):
+    from tfloop.compat import tf
+    tmp_path = _temporary_name(path)
+    binary = isinstance(data, (bytes, bytearray, memoryview))
+    try:
+        with files.open_file(tmp_path, "wb" if binary else "w") as f:
+            _write(f, bytes(data) if binary else data)
+        files.rename(tmp_path, path)
+    except tf.errors.OpError as e:
+        _remove_quietly(tmp_path)
+        raise OSError(f"cannot write {path}: {type(e).__name__}: "
+                      f"{files.describe_error(e)}") from None
+    except BaseException:
+        _remove_quietly(tmp_path)
+        raise
+
+
+def _remove_quietly(path):
+    try:
+        if files.exists(path):
+            files.remove(path)
+    except OSError:
+        pass
+
+
 def read_json_records(path):
-    """The records of a ``stats.json`` file: a list of dicts.
+    """The records of a ``stats.json`` file (a local path or a URL): a list of dicts.
 
     Raises:
         ValueError: the file is not valid JSON or not a list of objects; the message names it.
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            records = json.load(f)
+        records = json.loads(files.read_text(path))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path} is not valid JSON: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 text: {e}") from None
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise ValueError(f"{path} is not a JSON list of records (objects)")
     return records
@@ -74,8 +117,8 @@ def recursive_walk(rootdir):
     Example:
         >>> wavs = [p for p in recursive_walk("TIMIT/TRAIN") if p.endswith(".wav")]
     """
-    for root, _, files in os.walk(rootdir):
-        for name in files:
+    for root, _, names in os.walk(rootdir):
+        for name in names:
             yield os.path.join(root, name)
 
 
@@ -127,7 +170,7 @@ def get_dataset_path(*args):
 
 def display_path(path):
     """``path`` as a log line shows it: relative to the working directory when it lies under
-    it, absolute otherwise (and ``None`` as is).
+    it, absolute otherwise (a URL and ``None`` as they are).
 
     Example:
         >>> display_path(os.path.join(os.getcwd(), "train_log", "run1"))
@@ -135,6 +178,8 @@ def display_path(path):
     """
     if path is None:
         return None
+    if files.is_url(path):
+        return os.fspath(path)
     path = os.path.abspath(os.fspath(path))
     try:
         relative = os.path.relpath(path)

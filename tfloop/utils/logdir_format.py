@@ -10,6 +10,10 @@ machine) from a live one by the directory's lock (:mod:`tfloop.utils.dirlock`), 
 frees when its owner dies. Log directories written before ``status.json`` existed are judged from
 the last line of ``log.log`` that says how training ended.
 
+A log directory can be a URL (``gs://bucket/run``, ``ram://run``): its files are read through
+:mod:`tfloop.utils.files`. Such a directory has no lock, so a ``running`` record there is taken at
+its word (a run that died there cannot be told from a live one).
+
 Example:
     >>> write_run_status("train_log/run1", RUNNING)
     >>> write_run_status("train_log/run1", STOPPED, reason="EarlyStopping: no improvement")
@@ -24,6 +28,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from tfloop.utils import files
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, is_locked
 from tfloop.utils.fs import atomic_write, read_json_records
 
@@ -91,8 +96,7 @@ def _now():
 
 def _read_status_record(logdir):
     try:
-        with open(os.path.join(logdir, STATUS_FILE), encoding="utf-8") as f:
-            record = json.load(f)
+        record = json.loads(files.read_text(files.join(logdir, STATUS_FILE)))
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) and record.get("state") in STATES else None
@@ -125,7 +129,7 @@ def write_run_status(logdir, state, reason=None, **fields):
         record["reason"] = str(reason)
     else:
         record.pop("reason", None)
-    atomic_write(os.path.join(logdir, STATUS_FILE), json.dumps(record, indent=1) + "\n")
+    atomic_write(files.join(logdir, STATUS_FILE), json.dumps(record, indent=1) + "\n")
     return record
 
 
@@ -147,20 +151,22 @@ def _status_from_log(logdir):
     """The state that ``log.log``'s last "how it ended" line gives, after the last start."""
     found = None
     try:
-        with open(os.path.join(logdir, LOG_FILE), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                message = line.rstrip("\n").partition("] ")[2]
-                if message.startswith("Argv: "):
-                    found = None     # a new run started in this directory
-                found = status_from_log_line(message) or found
+        text = files.read_text(files.join(logdir, LOG_FILE), errors="replace")
     except OSError:
         return None
+    for line in text.splitlines():
+        message = line.partition("] ")[2]
+        if message.startswith("Argv: "):
+            found = None     # a new run started in this directory
+        found = status_from_log_line(message) or found
     return found
 
 
 def _newer_owner(logdir, record):
     """What the lock says of a live process other than the one that wrote ``record`` (a new run
     in the directory, before its training writes ``running``), or None."""
+    if files.is_url(logdir):
+        return None     # no lock there
     owner = DirLock(logdir).read_owner()
     if not owner or (owner.get("pid"), owner.get("host")) == (record.get("pid"),
                                                               record.get("host")):
@@ -186,6 +192,10 @@ def read_run_status(logdir):
             return RunStatus(record["state"], record.get("reason"), record)
         if is_locked(logdir):
             return RunStatus(RUNNING, None, record)
+        if files.is_url(logdir):
+            return RunStatus(RUNNING, "as status.json says: a directory on this filesystem has no "
+                                      "lock, so a run that died cannot be told from a live one",
+                             record)
         return RunStatus(DIED, f"process {record.get('pid')} on {record.get('host', '?')} is "
                                "gone without writing how training ended", record)
     from_log = _status_from_log(logdir)
@@ -193,7 +203,7 @@ def read_run_status(logdir):
         return RunStatus(*from_log)
     if is_locked(logdir):
         return RunStatus(RUNNING)
-    if any(os.path.isfile(os.path.join(logdir, name)) for name in (LOG_FILE, LOCK_FILE)):
+    if any(files.isfile(files.join(logdir, name)) for name in (LOG_FILE, LOCK_FILE)):
         return RunStatus(DIED, "its log ends without saying how training ended, and no process "
                                "holds the directory")
     return RunStatus(UNKNOWN)
@@ -205,7 +215,7 @@ def read_stats(logdir):
     Raises:
         OSError: no such file. ValueError: it is not a JSON list of records.
     """
-    return read_json_records(os.path.join(logdir, STATS_FILE))
+    return read_json_records(files.join(logdir, STATS_FILE))
 
 
 def stat_names(records):
@@ -238,26 +248,26 @@ def list_checkpoints(logdir):
 
     Returns:
         list[dict]: ``name``, ``step``, ``bytes`` (its files, resume state excluded), ``time``
-        (the index file's modification time) and ``resumable`` (a resume state was saved with it).
+        (the index file's modification time; None where the filesystem keeps none) and
+        ``resumable`` (a resume state was saved with it).
     """
-    entries = {entry.name: entry for entry in os.scandir(logdir) if entry.is_file()}
+    names_here = set(files.listdir(logdir))
     found = []
-    for prefix, names in _checkpoint_files(list(entries)).items():
+    for prefix, names in _checkpoint_files(list(names_here)).items():
         step = _STEP.search(prefix)
         if step is None or prefix.startswith(BEST_PREFIXES):
             continue
         found.append({"name": prefix, "step": int(step.group(1)),
-                      "bytes": sum(entries[n].stat().st_size for n in names
+                      "bytes": sum(files.size(files.join(logdir, n)) for n in names
                                    if not n.endswith(".json")),
-                      "time": entries[prefix + ".index"].stat().st_mtime,
-                      "resumable": prefix + RESUME_SUFFIX in entries})
+                      "time": files.mtime(files.join(logdir, prefix + ".index")) or None,
+                      "resumable": prefix + RESUME_SUFFIX in names_here})
     return sorted(found, key=lambda c: (c["step"], c["name"]))
 
 
 def _read_json(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(files.read_text(path))
     except (OSError, ValueError):
         return None
 
@@ -267,11 +277,11 @@ def best_checkpoint_records(logdir):
     dicts with ``stat``, ``mode`` and ``checkpoints`` (each ``rank``, ``checkpoint``,
     ``global_step``, ``value``), sorted by file name; unreadable ones are left out."""
     records = []
-    for name in sorted(os.listdir(logdir)):
+    for name in sorted(files.listdir(logdir)):
         if not name.endswith(".json") or name.endswith(RESUME_SUFFIX) or \
                 name in (STATS_FILE, STATUS_FILE):
             continue
-        record = _read_json(os.path.join(logdir, name))
+        record = _read_json(files.join(logdir, name))
         if isinstance(record, dict) and record.get("mode") in ("min", "max") and \
                 isinstance(record.get("checkpoints"), list):
             records.append(record)
@@ -282,13 +292,13 @@ def newest_resume_state(logdir):
     """The resume state of the newest checkpoint that has a readable one, as a dict with its
     ``checkpoint`` name added, or None. Reads only as many files as it must."""
     states = []
-    for name in os.listdir(logdir):
+    for name in files.listdir(logdir):
         if name.endswith(RESUME_SUFFIX):
             step = _STEP.search(name[:-len(RESUME_SUFFIX)])
             if step is not None:
                 states.append((int(step.group(1)), name))
     for _, name in sorted(states, reverse=True):
-        state = _read_json(os.path.join(logdir, name))
+        state = _read_json(files.join(logdir, name))
         if isinstance(state, dict) and isinstance(state.get("global_step"), int):
             return dict(state, checkpoint=name[:-len(RESUME_SUFFIX)])
     return None

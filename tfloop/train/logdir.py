@@ -1,0 +1,71 @@
+"""The log directory of a trainer's run: a value on the trainer, which callbacks and monitors
+read (``self.trainer.logdir``)."""
+from __future__ import annotations
+
+import os
+
+from tfloop.utils import files, logger
+
+__all__ = ["RunLogDir", "check_logdir"]
+
+
+def check_logdir(path: str | os.PathLike[str] | None, what: str) -> str | None:
+    """``path`` as a run's log directory: None, a local path as given, or a URL whose scheme
+    TensorFlow's file layer knows (UnknownSchemeError otherwise, naming the plugin)."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a directory path (str or pathlib.Path) or None, got "
+                        f"{path!r}.")
+    path = os.fspath(path)
+    return files.resolve(path) if files.is_url(path) else path
+
+
+class RunLogDir:
+    """The :attr:`logdir` of :class:`~tfloop.train.base.Trainer`: given to the trainer, or taken
+    from ``logger.set_logger_dir`` when its run starts, then fixed for the run.
+
+    Example:
+        >>> trainer = SimpleTrainer()
+        >>> trainer.logdir = "ram://mnist"
+    """
+
+    _logdir_arg: str | None = None   # given to this trainer (trainer.logdir = ...)
+    _run_logdir: str | None = None   # the one its run took, fixed when the run starts
+    _logdir_taken = False
+
+    @property
+    def logdir(self) -> str | None:
+        """The run's log directory (a local path or a URL such as ``gs://bucket/run``): where
+        callbacks and monitors write checkpoints, ``stats.json``, events. Given with
+        ``trainer.logdir = path`` or ``TrainConfig(logdir=...)``; else, tensorpack's way, the
+        directory of ``logger.set_logger_dir``, taken when the run starts; None without either
+        (monitors that write files are then skipped). A worker of a cluster other than the chief
+        writes into ``<the run's directory>/worker-<index>``.
+
+        Example:
+            >>> trainer.logdir = "gs://bucket/mnist"
+            >>> launch_train_with_config(config, trainer)
+        """
+        if self._logdir_taken:
+            return self._run_logdir
+        chosen = self._logdir_arg if self._logdir_arg is not None else logger.get_logger_dir()
+        return None if chosen is None else self._logdir_of_this_process(chosen)
+
+    @logdir.setter
+    def logdir(self, path: str | os.PathLike[str] | None) -> None:
+        if self._logdir_taken:
+            raise RuntimeError(f"The log directory of a run is fixed when it starts: set "
+                               f"trainer.logdir before training (it is {self._run_logdir}).")
+        self._logdir_arg = check_logdir(path, "trainer.logdir")
+
+    def _take_logdir(self) -> None:
+        """Fix :attr:`logdir` for the run that starts now."""
+        if not self._logdir_taken:
+            self._run_logdir = self.logdir
+            self._logdir_taken = True
+
+    def _logdir_of_this_process(self, run_logdir: str) -> str:
+        """The directory this process writes into, from the run's (a cluster worker's own)."""
+        return run_logdir
+
