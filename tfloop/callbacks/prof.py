@@ -330,7 +330,7 @@ class TensorBoardProfiler(Callback):
         self.active = False
 
     def _setup_graph(self):
-        self.logdir = self._logdir_arg or logger.get_logger_dir()
+        self.logdir = self._logdir_arg or self.trainer.logdir
         if self.logdir is None:
             raise ValueError("TensorBoardProfiler writes into the log directory, but none is set: "
                              "call tfloop.logger.set_logger_dir(...) or give logdir=.")
