@@ -27,11 +27,13 @@ def make_dataset():
 def graph_text(trainer):
     """The trainer's graph as text: its nodes in order, then its functions sorted, with the
     process-wide counters that TensorFlow appends to the names of cond functions
-    (``..._cond_true_205``, which also order the functions) taken out."""
+    (``..._cond_true_205``, ``..._cond_true_43_grad_207``, which also order the functions) taken
+    out."""
     graph_def = trainer.graph.as_graph_def()
 
     def text(proto):
-        return re.sub(r"(_cond_(true|false))_\d+", r"\1", str(proto))
+        return re.sub(r"_cond_(true|false)(_\d+|_grad|_rewritten)*",
+                      lambda m: re.sub(r"_\d+", "", m.group(0)), str(proto))
     return [text(node) for node in graph_def.node] + \
         sorted(text(function) for function in graph_def.library.function)
 
