@@ -200,7 +200,7 @@ def test_sync_statistics_averages_the_towers_like_one_tower_on_the_combined_batc
 
 def test_sync_statistics_refusals():
     x = np.zeros([4, 3], np.float32)
-    with tf.Graph().as_default(), pytest.raises(ValueError, match="tfloop has no Horovod"):
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="tfloop does not synchron"):
         two_synced_towers(x, "horovod")
     with tf.Graph().as_default(), pytest.raises(ValueError, match="both on '/device:CPU:0'"):
         two_synced_towers(x, devices=("/cpu:0", "/cpu:0"))

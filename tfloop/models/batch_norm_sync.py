@@ -121,9 +121,10 @@ def sync_tower_count(sync_statistics, ctx):
         return 1
     if sync_statistics != "nccl":
         raise ValueError(
-            f"BatchNorm(sync_statistics={sync_statistics!r}) averages over Horovod processes, and "
-            f"tfloop has no Horovod trainer; training tower {ctx.name!r} is one of {ctx.total} "
-            f"towers of this process: use sync_statistics='nccl' to average over them.")
+            f"BatchNorm(sync_statistics={sync_statistics!r}) averages over Horovod processes, "
+            f"which tfloop does not synchronize (its HorovodTrainer has one tower per process); "
+            f"training tower {ctx.name!r} is one of {ctx.total} towers of this process: use "
+            f"sync_statistics='nccl' to average over them.")
     return ctx.total
 
 

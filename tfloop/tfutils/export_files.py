@@ -13,6 +13,7 @@ import uuid
 
 from tfloop.compat import tf
 from tfloop.utils import files, logger
+from tfloop.utils.dirlock import pid_alive
 
 __all__ = ["sibling_directory", "disk_full_said"]
 
@@ -23,21 +24,11 @@ class _Terminated(BaseException):
     """SIGTERM during an export, raised so that the partial directory is removed."""
 
 
-def _process_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_stale_partials(parent, name):
     """Remove the partial directories of ``name`` left by exports whose process is gone."""
     for path in glob.glob(os.path.join(glob.escape(parent), f".{glob.escape(name)}.partial-*")):
         match = _PARTIAL.search(path)
-        if match and not _process_alive(int(match.group(1))):
+        if match and not pid_alive(int(match.group(1))):
             logger.info(f"Removing {path}, left by an export that did not finish.")
             shutil.rmtree(path, ignore_errors=True)
 

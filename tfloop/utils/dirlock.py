@@ -42,7 +42,8 @@ class LogDirInUseError(RuntimeError):
         self.owner = owner
 
 
-def _pid_alive(pid):
+def pid_alive(pid):
+    """Whether a process of this host has id ``pid`` (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -135,7 +136,7 @@ class DirLock:
                 # No flock here (e.g. a network file system): the pid in the file decides.
                 owner = self.read_owner()
                 if owner and owner.get("host") == socket.gethostname() and \
-                        owner.get("pid") != os.getpid() and _pid_alive(int(owner.get("pid", 0))):
+                        owner.get("pid") != os.getpid() and pid_alive(int(owner.get("pid", 0))):
                     raise self._in_use(owner) from None
                 return
         raise self._in_use(self.read_owner())
@@ -207,7 +208,7 @@ def is_locked(dirname: str) -> bool:
     owner = lock.read_owner() or {}
     same_host = owner.get("host") == socket.gethostname()
     pid = owner.get("pid")
-    if same_host and isinstance(pid, int) and not _pid_alive(pid):
+    if same_host and isinstance(pid, int) and not pid_alive(pid):
         return False
     try:
         fd = os.open(lock.path, os.O_RDONLY | os.O_CLOEXEC)
