@@ -63,8 +63,10 @@ launch_train_with_config(TrainConfig(model=Model(), data=data, max_epoch=10**6, 
 """
 
 AFTER_INTERRUPT = """
+import os
 status = open("train_log/endless/status.json").read()
-print(json.dumps({"step": stopped.global_step, "status": status,
+saved = os.path.exists(f"train_log/endless/model-{stopped.global_step}.index")
+print(json.dumps({"step": stopped.global_step, "status": status, "saved": saved,
                   "prob": stopped.get_predictor(["x"], ["prob"])(x[:8])[0].tolist()}))
 """
 
@@ -183,6 +185,6 @@ def test_the_page_runs_as_a_notebook_with_a_live_bar_and_predictions_after_train
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
     stopped = json_line(after_interrupt)
     assert 0 < stopped["step"] < 40 * 1000
-    assert json.loads(stopped["status"])["state"] == "stopped"
+    assert json.loads(stopped["status"])["state"] == "stopped" and stopped["saved"]
     assert np.asarray(stopped["prob"]).shape == (8, 10)
     assert "Epoch 1:" in interrupted_text

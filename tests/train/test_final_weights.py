@@ -174,3 +174,22 @@ def test_a_variable_only_inference_creates_is_named():
     with pytest.raises(ValueError, match="has variable\\(s\\) calibration that the final weights "
                                          "of training do not hold \\(training had"):
         trainer.get_predictor(["x"], ["pred"])
+
+
+@pytest.mark.slow
+def test_a_keras_model_predicts_after_training_as_keras_does_with_the_final_weights():
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([
+        keras.Input((3,)), keras.layers.Dense(8, activation="relu"),
+        keras.layers.BatchNormalization(), keras.layers.Dropout(0.3), keras.layers.Dense(1)])
+    desc = tfloop.KerasModelDesc(model, "mse", lambda: tfv1.train.AdamOptimizer(0.05))
+    x, y = make_regression_data(24)
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(tfloop.TrainConfig(
+        model=desc, data=lambda: tf.data.Dataset.from_tensor_slices((x, y[:, None])).batch(8),
+        max_epoch=2), trainer)
+    after_training, = trainer.get_predictor(["input"], ["output"])(X_NEW)
+    desc.restore_keras_weights(trainer.final_weights)
+    np.testing.assert_allclose(after_training, model.predict(X_NEW, verbose=0), rtol=1e-5,
+                               atol=1e-6)
