@@ -10,14 +10,13 @@ import os
 import re
 import sys
 
+import nbclient
+import nbformat
+import numpy as np
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
 from support import scaled_timeout
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from jupyter_client.manager import KernelManager  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAGE = os.path.join(ROOT, "docs", "notebooks.md")
@@ -134,8 +133,6 @@ def interrupt_after_progress(client, km, code):
 
 @pytest.mark.slow
 def test_the_page_runs_as_a_notebook_with_a_live_bar_and_predictions_after_training(tmp_path):
-    import numpy as np
-
     cells = page_cells()
     training = next(i for i, c in enumerate(cells) if "launch_train_with_config(" in c)
     sources = cells[:training + 1] + [cells[training]] + cells[training + 1:]

@@ -1,4 +1,5 @@
 """trainer.get_predictor after training: the final weights, kept in memory, no checkpoint."""
+import keras
 import numpy as np
 import pytest
 from distributed_support import MLP, CaptureVariables, make_data, train_script
@@ -178,7 +179,6 @@ def test_a_variable_only_inference_creates_is_named():
 
 @pytest.mark.slow
 def test_a_keras_model_predicts_after_training_as_keras_does_with_the_final_weights():
-    keras = pytest.importorskip("keras")
     keras.utils.set_random_seed(4)
     model = keras.Sequential([
         keras.Input((3,)), keras.layers.Dense(8, activation="relu"),
