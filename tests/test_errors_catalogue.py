@@ -17,6 +17,7 @@ from support import LinearModel, batches, make_regression_data, train_linear
 import tfloop
 import tfloop.callbacks.debug as debug_module
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "errors.md")
@@ -610,6 +611,41 @@ def _(tmp):
 @case("predict-input-dtype")
 def _(tmp):
     tfloop.OfflinePredictor(_predict_config({"w": np.zeros([3, 1])}))(np.array([["1", "2", "3"]]))
+
+
+@case("predict-after-failed-training")
+def _(tmp):
+    class Fail(tfloop.Callback):
+        def _trigger_epoch(self):
+            raise ValueError("boom")
+
+    trainer = tfloop.SimpleTrainer()
+    with pytest.raises(ValueError, match="boom"):
+        train_linear([Fail()], max_epoch=1, trainer=trainer)
+    trainer.get_predictor(["x"], ["pred"])
+
+
+@case("predict-after-training-new-variable")
+def _(tmp):
+    class InferenceOnly(LinearModel):
+        def build_graph(self, x, y):
+            cost = super().build_graph(x, y)
+            if not get_current_tower_context().is_training:
+                tfv1.get_variable("calibration", [], initializer=tfv1.ones_initializer())
+            return cost
+
+    train_linear(model=InferenceOnly(), max_epoch=1).get_predictor(["x"], ["pred"])
+
+
+@case("predict-training-predictor-after-training")
+def _(tmp):
+    class Make(tfloop.Callback):
+        def _setup_graph(self):
+            self.predictor = self.trainer.get_predictor(["x"], ["pred"])
+
+    make = Make()
+    train_linear([make], max_epoch=1)
+    make.predictor(np.zeros([2, 3], np.float32))
 
 
 @case("export-not-empty")

@@ -122,6 +122,17 @@ def train_with_trainer(x: np.ndarray, y: np.ndarray) -> tuple[RecordCost, list[s
     return record, [str(cb) for cb in trainer.run_callbacks]
 
 
+def predict_after_training(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Train without a checkpoint, then predict with the final weights (docs/predict.md)."""
+    trainer = SimpleTrainer()
+    launch_train_with_config(TrainConfig(model=Model(), data=Batches(x, y), max_epoch=1,
+                                         monitors=[]), trainer)
+    weights: dict[str, np.ndarray] | None = trainer.final_weights
+    assert weights is not None and trainer.training_ended
+    prob, = trainer.get_predictor(["x"], ["prob"])(x[:4])
+    return prob, weights["w"]
+
+
 def train_on_dataflow(x: np.ndarray, y: np.ndarray) -> None:
     logger.set_logger_dir("train_log/dataflow", action="delete")
     launch_train_with_config(TrainConfig(model=Model(), dataflow=Batches(x, y), max_epoch=1),

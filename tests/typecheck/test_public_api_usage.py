@@ -27,6 +27,10 @@ def test_the_type_checked_usage_runs(tmp_path, monkeypatch):
     assert all(np.isfinite(cost) for _, cost in record_cost.costs)
     assert record_cost.epochs == [1, 2]
     assert run_callbacks == ["MaintainStepCounter", "RecordCost"]
+    prob, w = usage.predict_after_training(x, y)
+    logits = x[:4] @ w
+    expected = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    np.testing.assert_allclose(prob, expected, rtol=1e-5)
     usage.train_on_dataflow(x, y)
     assert usage.resume(x, y) == 3            # the checkpoint of epoch 2 is where it continues
     prob = usage.predict_and_export(x)

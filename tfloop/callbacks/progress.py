@@ -1,4 +1,5 @@
 """ProgressBar: a tqdm bar for each epoch, optionally showing fetched scalars."""
+import sys
 
 import numpy as np
 import tqdm
@@ -13,7 +14,10 @@ from tfloop.utils.checks import check_number
 __all__ = ["ProgressBar"]
 
 TTY_REFRESH_SECS = 0.5
+NOTEBOOK_REFRESH_SECS = 0.5
 LOG_REFRESH_SECS = 60.0
+_DEFAULT_REFRESH_SECS = {"terminal": TTY_REFRESH_SECS, "notebook": NOTEBOOK_REFRESH_SECS,
+                         "log": LOG_REFRESH_SECS}
 
 
 def _isatty(stream):
@@ -23,19 +27,40 @@ def _isatty(stream):
         return False
 
 
+def _is_notebook_output(stream):
+    """Whether ``stream`` is a Jupyter kernel's output stream (ipykernel's ``OutStream``: the
+    ``sys.stdout``/``sys.stderr`` of a notebook cell), whose frontends redraw a line on ``\\r``.
+    ipykernel is never imported here: a process that has not loaded it runs no kernel."""
+    iostream = sys.modules.get("ipykernel.iostream")
+    out_stream = getattr(iostream, "OutStream", None)
+    return isinstance(out_stream, type) and isinstance(stream, out_stream)
+
+
+def _output_kind(stream):
+    """How a progress bar can show on ``stream``: ``"terminal"``, ``"notebook"`` (a Jupyter
+    kernel's output, not a terminal but redrawn in place) or ``"log"`` (a file, a pipe, CI)."""
+    if _isatty(stream):
+        return "terminal"
+    if _is_notebook_output(stream):
+        return "notebook"
+    return "log"
+
+
 class ProgressBar(Callback):
     """Show a progress bar over the steps of each epoch.
 
-    On a terminal the bar refreshes twice a second; when the output is not a terminal (a log file,
-    CI) it is written at most once a minute and at the end of each epoch, in ASCII, so logs stay
-    short. The named tensors are fetched along with each step and their latest values shown after
-    the bar. One of the default callbacks, which shows the moving averages (the cost's, and
-    those ``add_moving_summary`` made).
+    On a terminal the bar refreshes twice a second. In a Jupyter notebook (the output is the
+    kernel's stream) it also refreshes twice a second, redrawn in place with carriage returns:
+    one live line per epoch, without ipywidgets. When the output is neither (a log file, CI) it is
+    written at most once a minute and at the end of each epoch, in ASCII, so logs stay short.
+    The named tensors are fetched along with each step and their latest values shown after the
+    bar. One of the default callbacks, which shows the moving averages (the cost's, and those
+    ``add_moving_summary`` made).
 
     Args:
         names (list[str]): scalar tensors to show, by name (in the graph or the training tower).
         refresh_secs (float): the minimum time between refreshes; by default 0.5 on a terminal and
-            60 otherwise.
+            in a notebook, 60 otherwise.
         file: the stream to write to; by default the stream of the console log (``sys.stdout``),
             so that the bar and the log lines interleave in order (set
             ``tfloop.utils.logger.set_console_stream`` to move both).
@@ -87,12 +112,12 @@ class ProgressBar(Callback):
 
     def _bar_kwargs(self):
         stream = self._file if self._file is not None else logger.console_stream()
-        tty = _isatty(stream)
+        kind = _output_kind(stream)
         refresh = self._refresh_secs
         if refresh is None:
-            refresh = TTY_REFRESH_SECS if tty else LOG_REFRESH_SECS
-        return dict(file=stream, mininterval=refresh, ascii=not tty, dynamic_ncols=tty,
-                    smoothing=0.5, leave=True)
+            refresh = _DEFAULT_REFRESH_SECS[kind]
+        return dict(file=stream, mininterval=refresh, ascii=kind == "log",
+                    dynamic_ncols=kind == "terminal", smoothing=0.5, leave=True)
 
     def _before_epoch(self):
         # local_step + 1 is the first step of this epoch: 0, or more in a run resumed mid-epoch.

@@ -250,6 +250,12 @@ class TowerFunc:
         """:class:`TowerTensorHandles` of every tower built so far, in build order."""
         return TowerTensorHandles(self._handles)
 
+    @property
+    def tower_fn(self):
+        """The wrapped function, e.g. to build the model again in another graph with a
+        ``TowerFunc`` of its own (whose towers are recorded apart from these)."""
+        return self._tower_fn
+
 
 # tensorpack's names: the base class of its tower contexts, and TowerFunc's former name.
 BaseTowerContext = TowerContext

@@ -26,6 +26,7 @@ from tfloop.train.defaults import (
     steps_per_epoch_of,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
+from tfloop.train.final_weights import FinalWeightsOwner
 from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.options import OptionsOwner
@@ -55,7 +56,8 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInItsGraph):
+class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
+              metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
@@ -76,6 +78,8 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
             :meth:`set_options` before ``setup_graph`` and applied by the trainer as it builds.
         logdir (str): the run's log directory, where callbacks and monitors write (see
             :attr:`logdir`).
+        final_weights (dict): the model's weights when :meth:`train` returned, which
+            ``get_predictor`` predicts with after training (see :class:`FinalWeightsOwner`).
 
     Example:
         >>> trainer = SimpleTrainer()
@@ -103,6 +107,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
         self._init_run_state()
         self._init_options()
+        self._init_final_weights()
 
     # ---- state, as callbacks see it --------------------------------------------------------------
     @property
@@ -298,7 +303,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
         loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
-        with self.graph.as_default(), self.sess.as_default(), ending:
+        with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
                 logger.detail(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
@@ -333,7 +338,8 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
               session_creator: Any, session_init: SessionInit | None,
               steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999,
               resume_from: str | None = None) -> None:
-        """Set up callbacks, create the session and run the main loop; closes the session at end.
+        """Set up callbacks, create the session and run the main loop; closes the session at end
+        (the main loop kept the model's final weights in memory: :attr:`final_weights`).
 
         Args:
             resume_from (str): a checkpoint prefix whose run this one continues (see
@@ -346,6 +352,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
         if resume_from is not None:
             session_init = session_init or ResumeInit(resume_from)
             if not self.continue_run_of(resume_from):
+                self._training_returned(f"the run of {resume_from} had already finished")
                 return
         with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
             self.setup_callbacks(callbacks, monitors)
@@ -356,6 +363,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, metaclass=_ConstructedInIt
                     self.main_loop(loop.steps_per_epoch, loop.starting_epoch, loop.max_epoch)
             finally:
                 self.sess.close()
+                self._training_returned()
 
     def train_with_defaults(self, callbacks: Callback | Iterable[Callback] | None = None,
                             extra_callbacks: Callback | Iterable[Callback] | None = None,

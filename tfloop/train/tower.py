@@ -160,10 +160,16 @@ class TowerTrainer(Trainer):
                       device: int = 0) -> OnlinePredictor:
         """A predictor on the current weights: the tower function built for inference.
 
-        The first call for a device builds a predict tower (``tower-pred-<device>``) under
-        ``TowerContext(is_training=False)``, sharing the training variables (no copy), so it must
-        happen while the graph can change: in a callback's ``setup_graph``. The predictor runs in
-        the training session once it exists (from ``before_train`` on).
+        During training, the first call for a device builds a predict tower
+        (``tower-pred-<device>``) under ``TowerContext(is_training=False)``, sharing the training
+        variables (no copy), so it must happen while the graph can change: in a callback's
+        ``setup_graph``. The predictor runs in the training session once it exists (from
+        ``before_train`` on).
+
+        After training (``launch_train_with_config`` returned, e.g. in a notebook) it predicts
+        with the weights training ended with (:attr:`final_weights`): the model is built for
+        inference in a graph and session of its own, once per device, and tensors keep their
+        training names. No checkpoint is needed.
 
         Args:
             input_names (list[str]): input names of the model (or any tensor of the tower).
@@ -179,6 +185,8 @@ class TowerTrainer(Trainer):
             ...         self.pred = self.trainer.get_predictor(["x"], ["prob"])
             ...     def _trigger(self):
             ...         prob, = self.pred(np.zeros([4, 3], np.float32))
+            >>> launch_train_with_config(config, trainer)
+            >>> prob, = trainer.get_predictor(["x"], ["prob"])(np.zeros([4, 3], np.float32))
         """
         if self.tower_func is None:
             raise RuntimeError("get_predictor needs the model's tower function: call it after "
@@ -186,6 +194,9 @@ class TowerTrainer(Trainer):
         if not is_int(device):
             raise TypeError(f"get_predictor: device must be a GPU index or -1 (the CPU), got "
                             f"{device!r}.")
+        if self.training_ended:
+            return self._final_weights_predictor(self.tower_func, input_names, output_names,
+                                                 device)
         tower_name = f"tower-pred-{device}" if device >= 0 else "tower-pred-cpu"
         try:
             tower = self.tower_func.towers[tower_name]
@@ -288,6 +299,14 @@ class _TrainerPredictor(OnlinePredictor):
     def __init__(self, trainer, input_tensors, output_tensors):
         self._trainer = trainer
         super().__init__(input_tensors, output_tensors, sess=trainer.sess)
+
+    def _do_call(self, dp):
+        if self._trainer.training_ended:
+            raise RuntimeError("A predictor made by trainer.get_predictor during training runs "
+                               "in the training session, which is closed now: call "
+                               "trainer.get_predictor again for a predictor on the weights "
+                               "training ended with.")
+        return super()._do_call(dp)
 
     def _default_session(self):
         if self._trainer.sess is None:

@@ -1,0 +1,192 @@
+"""The weights a training ended with, kept in memory so that predicting needs no checkpoint.
+
+The trainer's main loop reads them as it ends, however it ends (:class:`FinalWeightsOwner`);
+``trainer.get_predictor`` after training builds the model again for inference in a graph and
+session of its own and loads them (:class:`FinalWeightsGraph`), the way ``OfflinePredictor``
+loads a checkpoint.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from tfloop.compat import tf, tfv1
+from tfloop.tfutils.predict_tower import (
+    build_predict_tower,
+    lookup_tensors,
+    make_input_placeholders,
+)
+from tfloop.tfutils.predictor import OnlinePredictor
+from tfloop.tfutils.tower import TowerFunc
+from tfloop.tfutils.varmanip import is_optimizer_slot
+from tfloop.utils import logger
+
+__all__ = ["FinalWeightsOwner", "FinalWeightsGraph", "read_model_weights"]
+
+
+def _is_numeric(variable):
+    dtype = variable.dtype.base_dtype
+    return dtype.is_floating or dtype.is_integer or dtype.is_bool
+
+
+def read_model_weights(sess: Any, graph: Any) -> dict[str, np.ndarray]:
+    """``{variable name: value}`` of the graph's global variables, as a checkpoint names them,
+    without the optimizer's slots (``w/Adam``, ``beta1_power``), which no prediction reads."""
+    variables = [v for v in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
+                 if _is_numeric(v) and not is_optimizer_slot(v.op.name)]
+    values = sess.run(variables)
+    return {v.op.name: np.asarray(value) for v, value in zip(variables, values)}
+
+
+def _assign_ops(graph, weights):
+    """``(assign ops, feed dict)`` that give every global variable of ``graph`` its value in
+    ``weights`` (values of the same variables, so of the same shape and dtype)."""
+    variables = graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
+    missing = [v.op.name for v in variables if v.op.name not in weights]
+    if missing:
+        raise ValueError(
+            f"get_predictor after training: the model built for inference has variable(s) "
+            f"{', '.join(missing)} that the final weights of training do not hold (training had "
+            f"{', '.join(sorted(weights)) or 'none'}). Create the same variables in training and "
+            "inference, e.g. with tf.compat.v1.get_variable whatever the tower's is_training.")
+    ops, feeds = [], {}
+    with tf.name_scope("final_weights"):
+        for variable in variables:
+            value = tfv1.placeholder(variable.dtype.base_dtype, variable.shape)
+            ops.append(variable.assign(value))
+            feeds[value] = weights[variable.op.name]
+    return ops, feeds
+
+
+class FinalWeightsGraph:
+    """The model's tower function built for inference in a graph of its own, on given weights.
+
+    Tensors keep their training names (``"prob"``, ``"fc/W"``), as in ``OfflinePredictor``.
+
+    Args:
+        tower_func (TowerFunc): the trainer's tower function (only its function and input
+            signature are used; its towers are left as they are).
+        weights (dict): ``{variable name: value}``, e.g. :func:`read_model_weights`.
+        session_creator: creates the session (``create_session(graph)``).
+        device: where the tower goes (see ``tfutils.predict_tower.device_scope``).
+
+    Example:
+        >>> graph = FinalWeightsGraph(trainer.tower_func, trainer.final_weights,
+        ...                           NewSessionCreator(), device=0)
+        >>> prob, = graph.predictor(["x"], ["prob"])(batch)
+    """
+
+    def __init__(self, tower_func: TowerFunc, weights: dict, session_creator: Any,
+                 device: Any) -> None:
+        signature = tower_func.input_signature
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            inputs = make_input_placeholders(signature)
+            self.tower = build_predict_tower(TowerFunc(tower_func.tower_fn, signature), inputs,
+                                             "", device)
+            assign_ops, feeds = _assign_ops(self.graph, weights)
+        self.sess = session_creator.create_session(self.graph)
+        self.sess.run(assign_ops, feeds)
+        self.graph.finalize()
+
+    def predictor(self, input_names: list, output_names: list) -> OnlinePredictor:
+        """A predictor of ``output_names`` from ``input_names`` in this graph's session."""
+        return OnlinePredictor(lookup_tensors(self.tower, list(input_names), "input_names"),
+                               lookup_tensors(self.tower, list(output_names), "output_names"),
+                               sess=self.sess)
+
+
+class FinalWeightsOwner:
+    """What :class:`~tfloop.train.base.Trainer` keeps of a training once ``train`` returns: the
+    model's weights as training ended (finished, stopped, or interrupted with Ctrl-C; not after
+    an error), read once as the main loop ends (before the session closes and before a cluster
+    task says it is done) and held in memory as long as the trainer is.
+    ``trainer.get_predictor`` predicts with them after training.
+
+    Attributes:
+        keep_final_weights (bool): set it to False before training to keep nothing (a model too
+            large to hold a second time in host memory).
+
+    Example:
+        >>> trainer = SimpleTrainer()
+        >>> launch_train_with_config(config, trainer)
+        >>> prob, = trainer.get_predictor(["x"], ["prob"])(batch)
+        >>> np.savez("weights.npz", **trainer.final_weights)
+    """
+
+    keep_final_weights: bool = True
+    graph: Any
+    sess: Any
+    loop: Any
+    options: Any
+    default_session_config: Callable[[], Any]
+
+    def _init_final_weights(self) -> None:
+        self._final_weights: dict[str, np.ndarray] | None = None
+        self._training_ended = False
+        self._why_no_final_weights = "training has not run"
+        self._final_graphs: dict[Any, FinalWeightsGraph] = {}
+
+    @property
+    def final_weights(self) -> dict[str, np.ndarray] | None:
+        """``{variable name: value}`` of the model's variables when training ended (the optimizer's
+        slots left out), or None before training and when they were not kept. A ``session_init``
+        for ``PredictConfig``, or for another training."""
+        return self._final_weights
+
+    @property
+    def training_ended(self) -> bool:
+        """Whether :meth:`train` has returned (or raised): the training session is closed."""
+        return self._training_ended
+
+    @contextlib.contextmanager
+    def _final_weights_kept(self) -> Iterator[None]:
+        """Around the main loop, inside it ``after_train``: read the final weights as the loop
+        ends, however it ends, while the session and the cluster are still there."""
+        try:
+            yield
+        finally:
+            self._take_final_weights()
+
+    def _take_final_weights(self) -> None:
+        error = self.loop.training_error
+        if not self.keep_final_weights:
+            self._why_no_final_weights = "trainer.keep_final_weights is False"
+        elif error is not None and not isinstance(error, KeyboardInterrupt):
+            self._why_no_final_weights = (f"training failed ({type(error).__name__}: {error}), "
+                                          "so its last weights are not trusted")
+        else:
+            try:
+                self._final_weights = read_model_weights(self.sess, self.graph)
+            except (tf.errors.OpError, MemoryError) as e:
+                self._why_no_final_weights = f"reading them failed ({type(e).__name__}: {e})"
+                logger.warning(f"The final weights are not kept for get_predictor: "
+                               f"{self._why_no_final_weights}.")
+
+    def _training_returned(self, nothing_trained: str | None = None) -> None:
+        """``train`` returns, its session closed (or, ``nothing_trained`` saying why, never
+        made)."""
+        self._training_ended = True
+        if nothing_trained is not None:
+            self._why_no_final_weights = nothing_trained
+
+    def _final_weights_predictor(self, tower_func: TowerFunc, input_names: list,
+                                 output_names: list, device: Any) -> OnlinePredictor:
+        """A predictor on the final weights, in a graph built once per device."""
+        if self._final_weights is None:
+            raise RuntimeError(
+                "get_predictor after training predicts with the weights training ended with, "
+                f"which were not kept: {self._why_no_final_weights}. Predict from a checkpoint "
+                "instead: OfflinePredictor(PredictConfig(model=..., session_init=<a checkpoint of "
+                "ModelSaver>, input_names=..., output_names=...)).")
+        graph = self._final_graphs.get(device)
+        if graph is None:
+            creator = self.options.session_creator(None, self.default_session_config())
+            graph = FinalWeightsGraph(tower_func, self._final_weights, creator, device)
+            self._final_graphs[device] = graph
+            logger.detail("get_predictor: the model is built for inference in a graph of its own, "
+                        "on the weights training ended with.")
+        return graph.predictor(input_names, output_names)
