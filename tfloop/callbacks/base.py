@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfloop.callbacks.run_args import answering_as_run_args, as_run_args
+from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils import logger
@@ -50,7 +51,7 @@ HOOKS = {
 def _attaching_first(setup_graph: Callable[..., Any]) -> Callable[..., Any]:
     """A class's own public ``setup_graph``, run with ``trainer`` and ``graph`` already set."""
     @functools.wraps(setup_graph)
-    def attached(self: Callback, trainer: Any) -> None:
+    def attached(self: Callback, trainer: TrainerView) -> None:
         self.trainer = trainer
         self.graph = tfv1.get_default_graph()
         setup_graph(self, trainer)
@@ -84,7 +85,8 @@ class Callback:
     """Base class for everything that happens in training besides the training step itself.
 
     Attributes:
-        trainer: the trainer, set in ``setup_graph``.
+        trainer (TrainerView): the trainer, set in ``setup_graph``; what a callback may use of it
+            is what :class:`~tfloop.callbacks.trainer_view.TrainerView` lists.
         graph: the training graph, set in ``setup_graph``.
         chief_only (bool): whether the callback runs only on the chief worker (True by default;
             monitors and graph-side helpers set it False).
@@ -102,7 +104,7 @@ class Callback:
     _chief_only = True
     _dispatcher = False
     name_scope: str = ""
-    trainer: Any = None
+    trainer: TrainerView = None  # type: ignore[assignment]  # None until setup_graph
     graph: Any = None
 
     def __init_subclass__(cls, dispatcher: bool = False, **kwargs: Any) -> None:
@@ -123,7 +125,7 @@ class Callback:
             cls.setup_graph = _attaching_first(cls.__dict__["setup_graph"])  # type: ignore[method-assign]
 
     # ---- public methods: called by the trainer -------------------------------------------------
-    def setup_graph(self, trainer: Any) -> None:
+    def setup_graph(self, trainer: TrainerView) -> None:
         """Attach to ``trainer`` and let the callback add what it needs to the graph."""
         self.trainer = trainer
         self.graph = tfv1.get_default_graph()
@@ -286,7 +288,7 @@ class Callback:
         Raises:
             UnknownNameError: a name is in neither; the message lists close matches.
         """
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         tower = towers.training()[0] if towers is not None and len(towers.training()) else None
         tensors = []
         for name in names:

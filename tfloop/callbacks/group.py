@@ -6,6 +6,7 @@ from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
 from tfloop.callbacks.flow import STOP_EPOCH_HOOK, StopEpoch, misplaced_stop_epoch
+from tfloop.callbacks.trainer_view import TrainerView
 
 __all__ = ["Callbacks"]
 
@@ -47,7 +48,7 @@ class Callbacks(Callback, dispatcher=True):
         self.step_callbacks = tuple(cb for cb in self.cbs if cb.uses_step_hook())
         self.run_callbacks = tuple(cb for cb in self.cbs if cb.uses_run_hooks())
 
-    def setup_graph(self, trainer: Any) -> None:
+    def setup_graph(self, trainer: TrainerView) -> None:
         self.trainer = trainer
         self._setup_graph()
 

@@ -193,7 +193,7 @@ class KerasCallback(Callback):
     def _find_cost(self):
         """The first training tower's cost (what the optimizer minimizes), else the tensor
         ``cost``, else None."""
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         outputs = [h.outputs for h in towers.training()] if towers is not None else []
         losses = [t for t in outputs if isinstance(t, tf.Tensor) and t.shape.rank == 0]
         if losses:
@@ -207,9 +207,9 @@ class KerasCallback(Callback):
 
     # ---- the hooks -------------------------------------------------------------------------------
     def _before_train(self):
-        loop = self.trainer.loop
-        self.keras_callback.set_params({"epochs": loop.max_epoch, "verbose": 0,
-                                        "steps": loop.steps_per_epoch})
+        trainer = self.trainer
+        self.keras_callback.set_params({"epochs": trainer.max_epoch, "verbose": 0,
+                                        "steps": trainer.steps_per_epoch})
         self.model.stop_training = False
         with _eager():
             self.keras_callback.on_train_begin({})

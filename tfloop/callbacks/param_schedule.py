@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from tfloop.callbacks.param_base import HyperParamSetter, _describe, _to_python
+from tfloop.callbacks.param_base import HyperParamSetter, describe_value, to_python
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, is_int, is_number
 
@@ -117,7 +117,7 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         expected = self.value_at(point)
         if point == 0 or expected is None:
             return
-        actual = _to_python(self.get_current_value())
+        actual = to_python(self.get_current_value())
         try:
             same = bool(np.allclose(actual, expected))
         except (TypeError, ValueError):
@@ -129,8 +129,8 @@ class ScheduledHyperParamSetter(HyperParamSetter):
                   "it is left as is (set_at_beginning=False): if no other callback sets it, check "
                   "its initial value.")
         logger.warning(f"{self}: by the schedule, '{self.param.readable_name}' should be "
-                       f"{_describe(expected)} after {where}, where training starts, but it is "
-                       f"{_describe(actual)}; {action}")
+                       f"{describe_value(expected)} after {where}, where training starts, but it "
+                       f"is {describe_value(actual)}; {action}")
 
     def uses_step_hook(self):
         return self.step_based
@@ -198,7 +198,7 @@ class HyperParamSetterWithFunc(HyperParamSetter):
         return [self.param.value_fetch]
 
     def _after_run(self, ctx, values):
-        self._step_value = _to_python(values.results[0])
+        self._step_value = to_python(values.results[0])
 
     def _trigger_step(self):
         try:

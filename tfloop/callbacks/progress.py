@@ -109,7 +109,7 @@ class ProgressBar(Callback):
 
     def _trigger_step(self):
         if self._bar is not None:
-            self._bar.update(self.trainer.loop.steps_per_run)
+            self._bar.update(self.trainer.steps_per_run)
 
     def _after_epoch(self):
         self._close()

@@ -135,7 +135,7 @@ class MergeAllSummaries(Callback):
         if self.local_step == self.trainer.steps_per_epoch - 1:
             return True
         return self._period > 0 and \
-            (self.global_step + self.trainer.loop.steps_per_run) % self._period == 0
+            (self.global_step + self.trainer.steps_per_run) % self._period == 0
 
     def _before_run(self, ctx):
         return self._fetches if self._due() else None

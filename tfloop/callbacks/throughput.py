@@ -74,7 +74,7 @@ class ThroughputTracker(Callback):
                 fetches=tf.add_n([tf.shape(x)[0] for x in inputs], name="batch_size"))
 
     def _first_inputs(self):
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         if towers is None:
             return None
         inputs = []
@@ -97,7 +97,7 @@ class ThroughputTracker(Callback):
 
     def _after_run(self, ctx, values):
         # With steps_per_run = k the batch size is the run's last step's, for all k steps.
-        self._samples += int(values.results) * self.trainer.loop.steps_per_run
+        self._samples += int(values.results) * self.trainer.steps_per_run
 
     def _after_epoch(self):
         if self._start is None:  # a wrapper skipped this epoch's before_epoch

@@ -73,9 +73,6 @@ class PeriodicTrigger(ProxyCallback):
         if self._epoch_k is not None and self.epoch_num % self._epoch_k == 0:
             self._trigger_now()
 
-    def __str__(self):
-        return f"PeriodicTrigger({self.cb})"
-
 
 class EnableCallbackIf(ProxyCallback):
     """Run the wrapped callback's per-step and per-epoch hooks only when ``pred(self)`` is true.
@@ -112,9 +109,6 @@ class EnableCallbackIf(ProxyCallback):
 
     def uses_step_hook(self):
         return self.cb.uses_step_hook()
-
-    def __str__(self):
-        return f"EnableCallbackIf({self.cb})"
 
 
 def _gated(hook):
@@ -166,6 +160,3 @@ class PeriodicCallback(EnableCallbackIf):
         if self._step_k is not None and self.global_step % self._step_k == 0:
             return True
         return self._epoch_k is not None and self.epoch_num % self._epoch_k == 0
-
-    def __str__(self):
-        return f"PeriodicCallback({self.cb})"

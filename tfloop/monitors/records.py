@@ -96,7 +96,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         super()._setup_graph()
         if self.logdir is not None:
             self.path = files.join(self.logdir, self.filename)
-            for other in getattr(self.trainer.monitors, "backends", ()):
+            for other in self.trainer.monitors.backends:
                 if other is self:
                     break
                 if isinstance(other, RecordMonitor) and other.path == self.path:
