@@ -25,7 +25,7 @@ LAYERS = [
     ("tfloop.compat",),
     ("tfloop.tfutils",),
     ("tfloop.callbacks.base", "tfloop.callbacks.run_args", "tfloop.callbacks.sendstat",
-     "tfloop.callbacks.trainer_view"),
+     "tfloop.callbacks.trainer_view", "tfloop.callbacks.schedule"),
     ("tfloop.input",),
     ("tfloop.input_source",),
     ("tfloop.model_desc",),

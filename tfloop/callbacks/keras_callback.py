@@ -8,6 +8,7 @@ from typing import Any
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.early_stop import load_weights, model_weights
 from tfloop.callbacks.param import GraphVarParam
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf
 from tfloop.tfutils.common import UnknownNameError
 from tfloop.utils import logger
@@ -158,6 +159,7 @@ class KerasCallback(Callback):
         self._lr_name = learning_rate
         self._batch_hooks = _overrides(keras_callback, "on_train_batch_begin",
                                        "on_train_batch_end", "on_batch_begin", "on_batch_end")
+        self.when = Schedule(fetches=self._batch_hooks)
         self.model: TrainerModel | None = None
         self.weights: list = []
         self._lr: GraphVarParam | None = None
@@ -233,9 +235,6 @@ class KerasCallback(Callback):
         if self.model.stop_training:
             self._pending_epoch = self.epoch_num
             ctx.request_stop()
-
-    def uses_run_hooks(self) -> bool:
-        return self._batch_hooks
 
     def _trigger_epoch(self):
         self._pending_epoch = self.epoch_num

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from tfloop.callbacks.param_base import HyperParamSetter, describe_value, to_python
+from tfloop.callbacks.schedule import Schedule
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, is_int, is_number
 
@@ -73,6 +74,8 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         self.step_based = bool(step_based)
         self.set_at_beginning = bool(set_at_beginning)
         self._points = [p for p, _ in self.schedule]
+        self.when = Schedule(step_hook=self.step_based,
+                             step_points=tuple(self._points) if self.step_based else ())
         super().__init__(param)
 
     def _setup_graph(self):
@@ -132,9 +135,6 @@ class ScheduledHyperParamSetter(HyperParamSetter):
                        f"{describe_value(expected)} after {where}, where training starts, but it "
                        f"is {describe_value(actual)}; {action}")
 
-    def uses_step_hook(self):
-        return self.step_based
-
     def _trigger_step(self):
         self._set_param()
 
@@ -171,6 +171,7 @@ class HyperParamSetterWithFunc(HyperParamSetter):
         self.step_based = bool(step_based)
         self._step_value = None
         super().__init__(param)
+        self.when = Schedule(step_hook=self.step_based, fetches=False)
 
     def _get_value_to_set(self):
         point = self.global_step if self.step_based else self.epoch_num
@@ -188,11 +189,9 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     def _reads_along_with_step(self):
         return self.step_based and self.param.value_fetch is not None
 
-    def uses_step_hook(self):
-        return self.step_based
-
-    def uses_run_hooks(self):
-        return self._reads_along_with_step()
+    def _setup_graph(self):
+        super()._setup_graph()
+        self.when = self.when.replace(fetches=self._reads_along_with_step())
 
     def _before_run(self, ctx):
         return [self.param.value_fetch]

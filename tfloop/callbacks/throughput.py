@@ -3,6 +3,7 @@ import collections
 import statistics
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_positive_number
@@ -59,6 +60,10 @@ class ThroughputTracker(Callback):
         self._start = None
 
     def _setup_graph(self):
+        self._find_batch_size()
+        self.when = Schedule(fetches=self._batch_size is not None)  # fetched when it varies
+
+    def _find_batch_size(self):
         if self._samples_per_step is not None:
             return
         inputs = self._first_inputs()
@@ -83,9 +88,6 @@ class ThroughputTracker(Callback):
                 return None
             inputs.append(tower.inputs[0])
         return inputs or None
-
-    def uses_run_hooks(self):
-        return self.graph is None or self._batch_size is not None
 
     def _before_epoch(self):
         self._samples = 0
