@@ -24,7 +24,7 @@ class MaintainStepCounter(Callback):
             trainer hands over when it adds this callback.
 
     Example:
-        >>> trainer.register_callback(MaintainStepCounter(trainer.loop))   # what Trainer does
+        >>> MaintainStepCounter(loop)     # what a Trainer registers first, with its TrainLoop
     """
 
     _chief_only = False
