@@ -520,7 +520,7 @@ def _(tmp):
 def _(tmp):
     class FeedX(tfloop.Callback):
         def _setup_graph(self):
-            self.x = self.trainer._input_source.placeholders[0]
+            self.x = self.trainer.input_source.placeholders[0]
 
         def _before_run(self, ctx):
             return tfv1.train.SessionRunArgs(fetches=None,

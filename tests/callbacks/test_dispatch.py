@@ -6,7 +6,6 @@ import pytest
 from support import RecordingCallback, train_linear
 
 import tfloop
-from tfloop.train.steps_per_run import check_callbacks_for_steps_per_run
 
 
 class Idle(tfloop.Callback):
@@ -241,18 +240,25 @@ def test_step_period_is_stated_by_each_callback():
     assert tfloop.EnableCallbackIf(summaries, lambda self: True).step_period == 6
 
 
-def test_steps_per_run_checks_any_callback_by_its_step_period():
+def test_steps_per_run_checks_any_callback_by_its_schedule():
     class EveryThird(tfloop.Callback):
-        step_period = 3
+        when = tfloop.Schedule(every_k_steps=3)
 
         def _trigger_step(self):
             pass
 
     with pytest.raises(ValueError, match=r"ProxyCallback\(EveryThird\) runs every 3 steps, which "
                                          r"is not a multiple of steps_per_run=2"):
-        check_callbacks_for_steps_per_run([Idle(), tfloop.ProxyCallback(EveryThird())], 2)
-    check_callbacks_for_steps_per_run([EveryThird()], 3)
-    check_callbacks_for_steps_per_run([EveryThird()], 1)
+        tfloop.Callbacks([Idle(), tfloop.ProxyCallback(EveryThird())]).check_steps_per_run(2)
+    tfloop.Callbacks([EveryThird()]).check_steps_per_run(3)
+    tfloop.Callbacks([EveryThird()]).check_steps_per_run(1)
+
+
+def test_late_step_points_are_warned_about_once_by_the_group(log_warnings):
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.1), (5, 0.01), (8, 0.001)],
+                                              step_based=True)
+    tfloop.Callbacks([tfloop.PeriodicCallback(setter, every_k_epochs=1)]).check_steps_per_run(4)
+    assert any("step-based schedule points [5]" in message for message in log_warnings)
 
 
 def test_walk_yields_the_callback_then_what_it_wraps_depth_first():
@@ -283,3 +289,34 @@ def test_set_chief_only_sets_the_flag_and_returns_the_callback_as_in_tensorpack(
     assert callback.chief_only
     assert callback.set_chief_only(False) is callback and not callback.chief_only
     assert callback.set_chief_only().chief_only
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def test_no_callback_class_answers_for_itself_when_it_works():
+    import tfloop.callbacks  # noqa: F401  every callback class of the library is defined
+    import tfloop.monitors  # noqa: F401
+    answers = ("uses_run_hooks", "uses_step_hook", "step_period")
+    overriding = sorted(f"{cls.__module__}.{cls.__name__}.{name}"
+                        for cls in _subclasses(tfloop.Callback) if cls.__module__.startswith(
+                            "tfloop.") for name in answers if name in vars(cls))
+    assert overriding == []
+
+
+def test_a_schedule_is_a_checked_value_that_wrappers_and_flags_set():
+    with pytest.raises(ValueError, match="every_k_steps"):
+        tfloop.Schedule(every_k_steps=0)
+    assert tfloop.Schedule(every_k_seconds=2.5).at_steps
+    assert not tfloop.Schedule(every_k_epochs=1).at_steps
+    trigger = tfloop.PeriodicTrigger(Idle(), every_k_epochs=2, before_train=True)
+    assert trigger.when == tfloop.Schedule(every_k_epochs=2, before_train=True, step_hook=False)
+    assert tfloop.PeriodicCallback(Idle(), every_k_steps=4).when.every_k_steps == 4
+    assert tfloop.JSONWriter(every_k_steps=5).when.step_hook
+    assert not tfloop.JSONWriter().when.step_hook
+    assert tfloop.RunOp(lambda: None, run_step=False).when.fetches is False
+    setter = tfloop.ScheduledHyperParamSetter("lr", [(0, 1.0), (10, 0.1)], step_based=True)
+    assert setter.when.step_points == (0, 10) and setter.when.step_hook

@@ -80,6 +80,28 @@ def test_mode_and_min_delta_decide_improved(kwargs, values, improved):
     assert (watcher.best, watcher.best_step) == (values[last], 3 * (last + 1))
 
 
+@pytest.mark.parametrize("mode, min_delta, best, value, reference, expected", [
+    ("min", 0.0, None, 5.0, None, True),          # no reference yet: anything improves
+    ("min", 0.0, None, None, None, False),        # no value
+    ("min", 0.0, None, float("nan"), None, False),  # NaN never improves, even without a best
+    ("min", 0.0, 1.0, 0.9, None, True),
+    ("min", 0.0, 1.0, 1.0, None, False),          # equal is not better
+    ("max", 0.0, 1.0, 1.1, None, True),
+    ("max", 0.0, 1.0, 0.9, None, False),
+    ("min", 0.1, 1.0, 0.95, None, False),         # better, but not by more than min_delta
+    ("min", 0.1, 1.0, 0.85, None, True),
+    ("max", 0.1, 1.0, 1.05, None, False),
+    ("min", 0.0, 1.0, 0.9, 0.5, False),           # an explicit reference replaces the best
+    ("max", 0.0, 1.0, 0.9, 0.5, True),
+    ("min", 0.0, 1.0, float("nan"), 2.0, False),
+])
+def test_is_improvement_compares_with_the_best_or_a_reference(
+        mode, min_delta, best, value, reference, expected):
+    watcher = Watcher([], "val", mode=mode, min_delta=min_delta)
+    watcher.best = best
+    assert watcher.is_improvement(value, reference) is expected
+
+
 def test_state_round_trips_and_a_resumed_run_compares_with_the_loaded_best():
     first, _ = watch({1: [0.5], 2: [0.3]}, max_epoch=2)
     state = json.loads(json.dumps(first.state_dict()))

@@ -48,7 +48,7 @@ def test_eager_dataset_trains_bit_for_bit_like_the_function_form():
     eager_log, fn_log = InputLog(), InputLog()
     trainer = train_linear([eager_log], data=eager_batches(x, y), max_epoch=3)
     train_linear([fn_log], data=dataset_fn(x, y, 4), max_epoch=3)
-    assert isinstance(trainer._input_source, tfloop.DatasetInput)
+    assert isinstance(trainer.input_source, tfloop.DatasetInput)
     assert trainer.global_step == 9               # its size (3 batches) is the epoch
     assert eager_log.costs == fn_log.costs
     assert eager_log.weights.tobytes() == fn_log.weights.tobytes()

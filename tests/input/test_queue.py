@@ -72,7 +72,7 @@ def test_queue_input_trains_exactly_like_feed_input_and_its_thread_ends(queue):
 
 def test_a_python_iterable_as_data_means_queue_input():
     trainer = train_linear([], data=data(12, 6), max_epoch=2)
-    assert type(trainer._input_source) is tfloop.QueueInput
+    assert type(trainer.input_source) is tfloop.QueueInput
     assert trainer.global_step == 4
 
 
@@ -225,7 +225,7 @@ def test_a_queue_of_ones_own_built_by_a_function_and_bad_queues():
         made.append(tfv1.FIFOQueue(2, [tf.float32, tf.float32], name="small"))
         return made[-1]
     trainer = train_linear([], data=tfloop.QueueInput(data(), queue=make_queue))
-    assert trainer._input_source.queue is made[0] and trainer.global_step == 6
+    assert trainer.input_source.queue is made[0] and trainer.global_step == 6
     with pytest.raises(ValueError, match=r"has dtypes \['float32', 'int32'\], but inputs\(\) needs "
                                          r"\['float32', 'float32'\]"):
         train_linear([], data=tfloop.QueueInput(

@@ -36,7 +36,7 @@ def test_feed_input_and_dataset_input_give_the_same_training():
 def test_a_dataset_function_as_data_means_dataset_input_and_its_size_is_one_epoch():
     x, y = make_regression_data(12)
     trainer = train_linear([], data=dataset_fn(x, y, 4), max_epoch=2)
-    assert isinstance(trainer._input_source, tfloop.DatasetInput)
+    assert isinstance(trainer.input_source, tfloop.DatasetInput)
     assert trainer.global_step == 6
 
 

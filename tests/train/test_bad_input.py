@@ -131,7 +131,7 @@ def test_feeding_a_tensor_twice():
 
     class FeedX(tfloop.Callback):
         def _setup_graph(self):
-            self.x = self.trainer._input_source.placeholders[0]
+            self.x = self.trainer.input_source.placeholders[0]
 
         def _before_run(self, ctx):
             return tfv1.train.SessionRunArgs(fetches=None, feed_dict={self.x: x[:4]})

@@ -34,6 +34,17 @@ from tfloop import (
     launch_train_with_config,
     logger,
 )
+from tfloop.callbacks.trainer_view import TrainerView
+from tfloop.train import (
+    AsyncMultiGPUTrainer,
+    DistributedTrainerParameterServer,
+    DistributedTrainerReplicated,
+    NoOpTrainer,
+    SyncMultiGPUTrainerParameterServer,
+    SyncMultiGPUTrainerReplicated,
+    TowerTrainer,
+    Trainer,
+)
 
 
 class Model(ModelDesc):
@@ -156,3 +167,14 @@ def predict_and_export(x: np.ndarray) -> np.ndarray:
     exporter.export_compact("export/model.pb")
     exporter.export_serving("export/typing/1", signature_name="serving_default")
     return prob
+
+
+def trainers_as_callbacks_see_them() -> list[TrainerView]:
+    """Every trainer class is a :class:`TrainerView`: mypy checks each assignment."""
+    views: list[TrainerView] = [SimpleTrainer(), Trainer(), TowerTrainer(), NoOpTrainer(),
+                                SyncMultiGPUTrainerReplicated(1),
+                                SyncMultiGPUTrainerParameterServer(1), AsyncMultiGPUTrainer(1)]
+    cluster_trainers: list[type[TrainerView]] = [DistributedTrainerReplicated,
+                                                 DistributedTrainerParameterServer]
+    assert all(isinstance(cls, type) for cls in cluster_trainers)
+    return views

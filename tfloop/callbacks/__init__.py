@@ -39,6 +39,7 @@ from tfloop.callbacks.param_stat import StatMonitorParamSetter
 from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler, TensorBoardProfiler
 from tfloop.callbacks.progress import ProgressBar
 from tfloop.callbacks.run_args import as_run_args
+from tfloop.callbacks.schedule import Schedule
 from tfloop.callbacks.sendstat import SendStat
 from tfloop.callbacks.shell_tools import ShellTools
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
@@ -49,6 +50,7 @@ from tfloop.callbacks.tensor_printer import TensorPrinter
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
 from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
+from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 
 __all__ = [
@@ -57,7 +59,7 @@ __all__ = [
     "ProcessTensors", "RunOp",
     "RunUpdateOps", "Callbacks", "CallbackToHook", "HookToCallback", "StatMonitorCallback",
     "MaintainStepCounter",
-    "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger",
+    "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger", "Schedule", "TrainerView",
     "Inferencer", "ScalarStats", "ClassificationError", "BinaryClassificationStats",
     "InferenceRunner", "InferenceRunnerBase", "DataParallelInferenceRunner",
     "HyperParam", "GraphVarParam", "ObjAttrParam", "HyperParamSetter", "ScheduledHyperParamSetter",

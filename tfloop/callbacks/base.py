@@ -3,7 +3,8 @@
 The trainer calls the public hooks (``before_run`` ...), which call the underscore ones
 (``_before_run`` ...) that a callback defines; a callback may define a public hook instead, as in
 Keras, with the same meaning. Per-step hooks are called only for the callbacks whose classes define
-them (:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls::
+them and whose schedules (``cb.when``, :mod:`tfloop.callbacks.schedule`) keep them
+(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls::
 
     setup_graph                      (graph not finalized yet: create ops here, and only here)
     before_train
@@ -23,6 +24,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfloop.callbacks.run_args import answering_as_run_args, as_run_args
+from tfloop.callbacks.schedule import EVERY_EPOCH, Schedule
+from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils import logger
@@ -33,11 +36,9 @@ _Hook = Callable[["CallbackFactory"], object]  # a CallbackFactory function: fn(
 _RUN_HOOKS = ("_before_run", "_after_run", "before_run", "after_run")
 _STEP_HOOKS = ("_trigger_step", "trigger_step")
 
-# Every public hook after ``setup_graph``, and when it runs: "train" once per training, "epoch"
-# once per epoch (``trigger`` too: by default from ``trigger_epoch``), "run" with the step's
-# session run, "step" after each step, "state" when a checkpoint is saved or restored. Wrappers
-# (ProxyCallback, EnableCallbackIf) forward and gate hooks from this table: a new hook point is
-# added here.
+# Every public hook after ``setup_graph``, and when it runs: "train" once, "epoch" once per epoch
+# (``trigger`` too: by default from ``trigger_epoch``), "run" with the step's session run, "step"
+# after each step, "state" at a checkpoint. The wrappers forward and gate hooks from this table.
 HOOKS = {
     "before_train": "train", "after_train": "train",
     "before_epoch": "epoch", "after_epoch": "epoch", "trigger_epoch": "epoch", "trigger": "epoch",
@@ -50,7 +51,7 @@ HOOKS = {
 def _attaching_first(setup_graph: Callable[..., Any]) -> Callable[..., Any]:
     """A class's own public ``setup_graph``, run with ``trainer`` and ``graph`` already set."""
     @functools.wraps(setup_graph)
-    def attached(self: Callback, trainer: Any) -> None:
+    def attached(self: Callback, trainer: TrainerView) -> None:
         self.trainer = trainer
         self.graph = tfv1.get_default_graph()
         setup_graph(self, trainer)
@@ -84,10 +85,14 @@ class Callback:
     """Base class for everything that happens in training besides the training step itself.
 
     Attributes:
-        trainer: the trainer, set in ``setup_graph``.
+        trainer (TrainerView): the trainer, set in ``setup_graph``; what a callback may use of it
+            is what :class:`~tfloop.callbacks.trainer_view.TrainerView` lists.
         graph: the training graph, set in ``setup_graph``.
         chief_only (bool): whether the callback runs only on the chief worker (True by default;
             monitors and graph-side helpers set it False).
+        when (Schedule): when the callback works (:mod:`tfloop.callbacks.schedule`); set by the
+            trigger wrappers and by a callback's period flags, read once by the ``Callbacks``
+            group after ``setup_graph``.
 
     Example:
         >>> class PrintLoss(Callback):
@@ -101,19 +106,28 @@ class Callback:
 
     _chief_only = True
     _dispatcher = False
+    # The class whose hooks only pass calls on (a wrapper's, a dispatcher's), and those above it.
+    _hooks_below: type[Callback] | None = None
+    when: Schedule = EVERY_EPOCH
     name_scope: str = ""
-    trainer: Any = None
+    trainer: TrainerView = None  # type: ignore[assignment]  # None until setup_graph
     graph: Any = None
 
-    def __init_subclass__(cls, dispatcher: bool = False, **kwargs: Any) -> None:
+    def __init_subclass__(cls, dispatcher: bool = False, forwarding: bool = False,
+                          **kwargs: Any) -> None:
         """Give a class's own public hooks (Keras style) the meaning of the underscore ones: its
         ``before_run`` answers as ``_before_run`` does; its ``setup_graph`` finds ``trainer`` set.
 
         Args:
             dispatcher (bool): a framework dispatcher (:class:`Callbacks`, and its subclasses),
                 whose public hooks call other callbacks' and are left as they are.
+            forwarding (bool): the class's hooks only pass calls on to the callbacks it wraps
+                (``ProxyCallback``, ``EnableCallbackIf``): whether it works in a hook is what
+                its subclasses define below it, and what the wrapped callbacks do.
         """
         super().__init_subclass__(**kwargs)
+        if dispatcher or forwarding:
+            cls._hooks_below = cls
         cls._dispatcher = bool(dispatcher) or cls._dispatcher
         if cls._dispatcher:
             return
@@ -123,7 +137,7 @@ class Callback:
             cls.setup_graph = _attaching_first(cls.__dict__["setup_graph"])  # type: ignore[method-assign]
 
     # ---- public methods: called by the trainer -------------------------------------------------
-    def setup_graph(self, trainer: Any) -> None:
+    def setup_graph(self, trainer: TrainerView) -> None:
         """Attach to ``trainer`` and let the callback add what it needs to the graph."""
         self.trainer = trainer
         self.graph = tfv1.get_default_graph()
@@ -213,33 +227,35 @@ class Callback:
     def defines_hook(cls, *names: str, below: type[Callback] | None = None) -> bool:
         """Whether the class defines one of the hooks ``names`` (public or underscore) itself, not
         inheriting it from ``below`` (``Callback`` by default), e.g.
-        ``ModelSaver.defines_hook("_trigger")``. The default :meth:`uses_run_hooks` and
-        :meth:`uses_step_hook` answer from it."""
+        ``ModelSaver.defines_hook("_trigger")``. :meth:`uses_run_hooks` and
+        :meth:`uses_step_hook` answer from it and the schedules."""
         base = Callback if below is None else below
         return any(getattr(cls, name) is not getattr(base, name) for name in names)
 
-    def uses_run_hooks(self) -> bool:
-        """Whether the callback takes part in the step's ``session.run`` (``before_run`` /
-        ``after_run``). By default: whether its class defines ``_before_run`` or ``_after_run``
-        (or their public forms).
+    def _works_in(self, names: tuple[str, ...]) -> bool:
+        """Whether the class defines one of the hooks ``names`` below what only passes calls on."""
+        return self.defines_hook(*names, below=self._hooks_below)
 
-        The trainer calls it after ``setup_graph``; a callback whose use depends on its setup
-        (a wrapper, a summary collection that turned out empty) overrides it.
-        """
-        return self.defines_hook(*_RUN_HOOKS)
+    # Computed here only, from the hooks each class defines and the schedules: never overridden.
+    def uses_run_hooks(self) -> bool:
+        """Whether the callback takes part in the step's ``session.run``: whether it, or one it
+        wraps, defines ``_before_run`` or ``_after_run`` (or their public forms) and its schedule
+        keeps them (``when.fetches``). The group asks once, after ``setup_graph``."""
+        return any(cb.when.fetches and cb._works_in(_RUN_HOOKS) for cb in self.walk())
 
     def uses_step_hook(self) -> bool:
-        """Whether the callback is called at ``trigger_step`` after each step. By default:
-        whether its class defines ``_trigger_step`` (or ``trigger_step``). Overridden like
-        :meth:`uses_run_hooks`."""
-        return self.defines_hook(*_STEP_HOOKS)
+        """Whether the callback is called at ``trigger_step`` after each step: whether it, or a
+        callback it wraps, defines ``_trigger_step`` (or ``trigger_step``) and its schedule keeps
+        it (``when.step_hook``)."""
+        return any(cb.when.step_hook and cb._works_in(_STEP_HOOKS) for cb in self.walk())
 
     @property
     def step_period(self) -> int | None:
-        """The number of steps between two runs of the callback's per-step work, or None when it
-        has no such period (e.g. ``PeriodicTrigger(cb, every_k_steps=100).step_period == 100``).
-        """
-        return None
+        """The steps between two runs of the callback's per-step work (its schedule's
+        ``every_k_steps``, else that of the callback it wraps), or None (e.g.
+        ``PeriodicTrigger(cb, every_k_steps=100).step_period == 100``)."""
+        return next((cb.when.every_k_steps for cb in self.walk() if cb.when.every_k_steps),
+                    None)
 
     def walk(self) -> Iterator[Callback]:
         """Yield this callback and then, depth first, every callback it wraps or holds.
@@ -286,7 +302,7 @@ class Callback:
         Raises:
             UnknownNameError: a name is in neither; the message lists close matches.
         """
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         tower = towers.training()[0] if towers is not None and len(towers.training()) else None
         tensors = []
         for name in names:
@@ -307,7 +323,7 @@ class Callback:
     __repr__ = __str__
 
 
-class ProxyCallback(Callback):
+class ProxyCallback(Callback, forwarding=True):
     """A callback that forwards every hook to another one; subclass it to change a few of them.
 
     Example:
@@ -321,16 +337,6 @@ class ProxyCallback(Callback):
             raise TypeError(f"{type(self).__name__} wraps a Callback, got {cb!r}.")
         self.cb = cb
         self._chief_only = cb.chief_only
-
-    def uses_run_hooks(self) -> bool:
-        return self.defines_hook(*_RUN_HOOKS, below=ProxyCallback) or self.cb.uses_run_hooks()
-
-    def uses_step_hook(self) -> bool:
-        return self.defines_hook(*_STEP_HOOKS, below=ProxyCallback) or self.cb.uses_step_hook()
-
-    @property
-    def step_period(self) -> int | None:
-        return self.cb.step_period
 
     def walk(self) -> Iterator[Callback]:
         yield self

@@ -64,6 +64,10 @@ class _StepDumper(Callback):
     def _before_run(self, ctx):
         return self._fetches if self._due() else None
 
+    def _dump(self, results):
+        """Write ``results`` (this step's fetched values) into the log directory."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _dump(results).")
+
     def _after_run(self, ctx, values):
         if values.results is None:
             return

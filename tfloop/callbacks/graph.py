@@ -3,6 +3,7 @@ module of that name also holds the tensor dumps and the numeric checks, re-expor
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.dump import DumpParamAsImage, DumpTensor, DumpTensorAsImage, DumpTensors
 from tfloop.callbacks.nan import CheckNumerics
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 
@@ -35,6 +36,7 @@ class RunOp(Callback):
         self.run_before = run_before
         self.run_as_trigger = run_as_trigger
         self.run_step = run_step
+        self.when = Schedule(fetches=bool(run_step))
         self.verbose = verbose
 
     def _setup_graph(self):
@@ -49,9 +51,6 @@ class RunOp(Callback):
         if not isinstance(self._op, tf.Operation):
             raise TypeError(f"RunOp needs an op; the setup function returned {self._op!r}.")
         self._run_args = tfv1.train.SessionRunArgs(fetches=self._op)
-
-    def uses_run_hooks(self):
-        return bool(self.run_step)
 
     def _run(self):
         if self.verbose:

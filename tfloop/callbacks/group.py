@@ -6,6 +6,9 @@ from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
 from tfloop.callbacks.flow import STOP_EPOCH_HOOK, StopEpoch, misplaced_stop_epoch
+from tfloop.callbacks.timing import CallbackTimeLogger
+from tfloop.callbacks.trainer_view import TrainerView
+from tfloop.utils import logger
 
 __all__ = ["Callbacks"]
 
@@ -13,11 +16,14 @@ __all__ = ["Callbacks"]
 class Callbacks(Callback, dispatcher=True):
     """Dispatch each hook to a list of callbacks, in list order.
 
-    Per-step hooks go only to the callbacks that use them (:meth:`Callback.uses_step_hook`,
-    :meth:`Callback.uses_run_hooks`, asked once after ``setup_graph``), so a callback that does
-    nothing per step costs nothing per step. ``after_train`` runs for every callback even when
-    some raise; the first error is re-raised afterwards. Errors are logged with the callback and
-    hook that raised them.
+    Per-step hooks go only to the callbacks that use them: after every ``setup_graph``, the
+    group builds the per-step lists once from the hooks each class defines and each schedule
+    (:meth:`Callback.uses_step_hook`, :meth:`Callback.uses_run_hooks`), and checks the step
+    periods against the trainer's ``steps_per_run`` (:meth:`check_steps_per_run`). A callback
+    that does nothing per step costs nothing per step. With a :class:`CallbackTimeLogger` among
+    them, every call goes through its clock (:meth:`_call`). ``after_train`` runs for every
+    callback even when some raise; the first error is re-raised afterwards. Errors are logged
+    with the callback and hook that raised them.
 
     Attributes:
         step_callbacks (tuple): the callbacks called at ``trigger_step`` (after setup).
@@ -40,32 +46,60 @@ class Callbacks(Callback, dispatcher=True):
         self.cbs = list(callbacks)
         self.step_callbacks: tuple[Callback, ...] = ()
         self.run_callbacks: tuple[Callback, ...] = ()
+        self._timer: CallbackTimeLogger | None = None
 
     def _setup_graph(self):
         for cb in self.cbs:
             self._call(cb, "setup_graph", self.trainer)
         self.step_callbacks = tuple(cb for cb in self.cbs if cb.uses_step_hook())
         self.run_callbacks = tuple(cb for cb in self.cbs if cb.uses_run_hooks())
+        self.check_steps_per_run(self.trainer.steps_per_run)
+        self._timer = next((cb for cb in self.cbs if isinstance(cb, CallbackTimeLogger)), None)
+        if self._timer is not None:
+            self._timer.watch([cb for cb in self.cbs if cb is not self._timer])
 
-    def setup_graph(self, trainer: Any) -> None:
+    def check_steps_per_run(self, steps_per_run: int) -> None:
+        """Refuse step periods that cannot land on a session call's boundary; warn about
+        step points that will land late. Every callback's schedule and those of what it wraps
+        are checked, here only.
+
+        Raises:
+            ValueError: a schedule's ``every_k_steps`` (e.g. a ``PeriodicTrigger``'s) is not a
+                multiple of ``steps_per_run``.
+        """
+        if steps_per_run == 1:
+            return
+        for listed, cb in ((top, inner) for top in self.cbs for inner in top.walk()):
+            k = cb.when.every_k_steps
+            if k and k % steps_per_run:
+                raise ValueError(
+                    f"{listed} runs every {k} steps, which is not a multiple of steps_per_run="
+                    f"{steps_per_run}: steps only end between session calls, i.e. at multiples "
+                    f"of {steps_per_run}. Use a multiple of steps_per_run.")
+            late = [p for p in cb.when.step_points if p % steps_per_run]
+            if late:
+                logger.warning(
+                    f"{cb}: step-based schedule points {late} are not multiples of "
+                    f"steps_per_run={steps_per_run}; each takes effect at the next multiple.")
+
+    def setup_graph(self, trainer: TrainerView) -> None:
         self.trainer = trainer
         self._setup_graph()
-
-    def uses_step_hook(self) -> bool:
-        return any(cb.uses_step_hook() for cb in self.cbs)
 
     def walk(self) -> Iterator[Callback]:
         yield self
         for cb in self.cbs:
             yield from cb.walk()
 
-    @staticmethod
-    def _call(cb: Callback, hook: str, *args: Any) -> Any:
+    def _call(self, cb: Callback, hook: str, *args: Any) -> Any:
         """Call ``cb``'s public ``hook``: every hook the group dispatches goes through here, the
-        one place that names the callback and hook of an error. ``StopTraining`` and
-        ``StopEpoch`` (in ``trigger_step``) are clean stops, passed on as they are."""
+        one place that names the callback and hook of an error, and times it when the group has
+        a :class:`CallbackTimeLogger`. ``StopTraining`` and ``StopEpoch`` (in ``trigger_step``)
+        are clean stops, passed on as they are."""
         try:
-            return getattr(cb, hook)(*args)
+            if self._timer is None:
+                return getattr(cb, hook)(*args)
+            return self._timer.time_call(cb, hook, args)
         except StopEpoch as stop:
             if hook != STOP_EPOCH_HOOK:
                 raise misplaced_stop_epoch(cb, hook, stop) from None
@@ -84,7 +118,7 @@ class Callbacks(Callback, dispatcher=True):
         """The hooks a :class:`~tfloop.tfutils.hooked_session.HookedSession` runs with each
         step: ``before_run``/``after_run`` of each of :attr:`run_callbacks`, through
         :meth:`_call`."""
-        return tuple(_RunHook(cb) for cb in self.run_callbacks)
+        return tuple(_RunHook(self, cb) for cb in self.run_callbacks)
 
     def _before_train(self):
         self._call_each(self.cbs, "before_train")
@@ -101,6 +135,8 @@ class Callbacks(Callback, dispatcher=True):
             raise first_error
 
     def _before_epoch(self):
+        if self._timer is not None:
+            self._timer.start_epoch()
         self._call_each(self.cbs, "before_epoch")
 
     def _after_epoch(self):
@@ -118,6 +154,8 @@ class Callbacks(Callback, dispatcher=True):
 
     def _trigger_epoch(self):
         self._call_each(self.cbs, "trigger_epoch")
+        if self._timer is not None:
+            self._timer.end_epoch()
 
     def __iter__(self) -> Iterator[Callback]:
         return iter(self.cbs)
@@ -130,19 +168,20 @@ class Callbacks(Callback, dispatcher=True):
 
 
 class _RunHook:
-    """One callback's ``before_run``/``after_run``, called by the session through
+    """One callback's ``before_run``/``after_run``, called by the session through its group's
     :meth:`Callbacks._call` (so that its errors are annotated as every other hook's)."""
 
-    __slots__ = ("cb",)
+    __slots__ = ("call", "cb")
 
-    def __init__(self, cb: Callback) -> None:
+    def __init__(self, group: Callbacks, cb: Callback) -> None:
+        self.call = group._call
         self.cb = cb
 
     def before_run(self, ctx: Any) -> Any:
-        return Callbacks._call(self.cb, "before_run", ctx)
+        return self.call(self.cb, "before_run", ctx)
 
     def after_run(self, ctx: Any, values: Any) -> None:
-        Callbacks._call(self.cb, "after_run", ctx, values)
+        self.call(self.cb, "after_run", ctx, values)
 
     def __str__(self) -> str:
         return str(self.cb)

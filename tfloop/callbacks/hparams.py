@@ -58,8 +58,8 @@ class HyperParams(Callback):
 
     def collect(self) -> dict:
         """Every hyper-parameter of the run and its value, as written to the dashboard."""
-        loop = self.trainer.loop
-        values: dict = {"max_epoch": loop.max_epoch, "steps_per_epoch": loop.steps_per_epoch,
+        trainer = self.trainer
+        values: dict = {"max_epoch": trainer.max_epoch, "steps_per_epoch": trainer.steps_per_epoch,
                         "steps_per_run": self.trainer.steps_per_run}
         model = self.trainer.model
         if model is not None:

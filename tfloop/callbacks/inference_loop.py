@@ -147,7 +147,7 @@ class InferenceRunnerBase(Callback):
         self._tower_func = check_callable(tower_func, "tower_func", allow_none=True)
 
     def _get_tower_func(self):
-        trainer_func = getattr(self.trainer, "tower_func", None)
+        trainer_func = self.trainer.tower_func
         if isinstance(self._tower_func, TowerFunc):
             return self._tower_func
         if trainer_func is None:

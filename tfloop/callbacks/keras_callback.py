@@ -8,6 +8,7 @@ from typing import Any
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.early_stop import load_weights, model_weights
 from tfloop.callbacks.param import GraphVarParam
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf
 from tfloop.tfutils.common import UnknownNameError
 from tfloop.utils import logger
@@ -158,6 +159,7 @@ class KerasCallback(Callback):
         self._lr_name = learning_rate
         self._batch_hooks = _overrides(keras_callback, "on_train_batch_begin",
                                        "on_train_batch_end", "on_batch_begin", "on_batch_end")
+        self.when = Schedule(fetches=self._batch_hooks)
         self.model: TrainerModel | None = None
         self.weights: list = []
         self._lr: GraphVarParam | None = None
@@ -193,7 +195,7 @@ class KerasCallback(Callback):
     def _find_cost(self):
         """The first training tower's cost (what the optimizer minimizes), else the tensor
         ``cost``, else None."""
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         outputs = [h.outputs for h in towers.training()] if towers is not None else []
         losses = [t for t in outputs if isinstance(t, tf.Tensor) and t.shape.rank == 0]
         if losses:
@@ -207,9 +209,9 @@ class KerasCallback(Callback):
 
     # ---- the hooks -------------------------------------------------------------------------------
     def _before_train(self):
-        loop = self.trainer.loop
-        self.keras_callback.set_params({"epochs": loop.max_epoch, "verbose": 0,
-                                        "steps": loop.steps_per_epoch})
+        trainer = self.trainer
+        self.keras_callback.set_params({"epochs": trainer.max_epoch, "verbose": 0,
+                                        "steps": trainer.steps_per_epoch})
         self.model.stop_training = False
         with _eager():
             self.keras_callback.on_train_begin({})
@@ -233,9 +235,6 @@ class KerasCallback(Callback):
         if self.model.stop_training:
             self._pending_epoch = self.epoch_num
             ctx.request_stop()
-
-    def uses_run_hooks(self) -> bool:
-        return self._batch_hooks
 
     def _trigger_epoch(self):
         self._pending_epoch = self.epoch_num

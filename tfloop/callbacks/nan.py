@@ -67,6 +67,10 @@ class _FiniteCheck(Callback):
             checked.append((name, t))
         return checked
 
+    def _default_tensors(self):
+        """``[(name, tensor)]`` to check when no names were given."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _default_tensors().")
+
     def _setup_graph(self):
         checked = self._default_tensors() if self._names is None else self._named_tensors()
         counts = []
@@ -116,7 +120,7 @@ class TerminateOnNaN(_FiniteCheck):
         super().__init__(names)
 
     def _default_tensors(self):
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         outputs = [h.outputs for h in towers.training()] if towers is not None else []
         losses = [t for t in outputs if isinstance(t, tf.Tensor) and t.shape.rank == 0]
         if losses:

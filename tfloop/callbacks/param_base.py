@@ -170,7 +170,7 @@ class GraphVarParam(HyperParam):
 
     def get_value(self):
         self._check_setup()
-        return _to_python(self._session().run(self.var))
+        return to_python(self._session().run(self.var))
 
 
 class ObjAttrParam(HyperParam):
@@ -203,7 +203,7 @@ class ObjAttrParam(HyperParam):
         return getattr(self.obj, self.attr)
 
 
-def _to_python(value):
+def to_python(value):
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return value.item()
     if isinstance(value, np.generic):
@@ -218,7 +218,7 @@ def _same_value(a, b):
         return a == b
 
 
-def _describe(value):
+def describe_value(value):
     if is_number(value):
         return f"{value:.6g}"
     return repr(value)
@@ -292,7 +292,7 @@ class HyperParamSetter(Callback):
         value = self.get_current_value()
         if isinstance(value, np.float32):  # its shortest repr: 0.1 rather than 0.10000000149
             value = float(str(value))
-        self._put(_to_python(value))
+        self._put(to_python(value))
 
     def _after_epoch(self):
         self._in_epoch = False
@@ -307,11 +307,11 @@ class HyperParamSetter(Callback):
                              and _same_value(value, self._last_value)):
             return
         self.param.set_value(value)
-        value = _to_python(value)
+        value = to_python(value)
         if self.epoch_num != self._last_logged_epoch:
             self._last_logged_epoch = self.epoch_num
-            was = "" if self._last_value is None else f" (was {_describe(self._last_value)})"
-            logger.detail(f"{self}: {self.param.readable_name} = {_describe(value)} "
+            was = "" if self._last_value is None else f" (was {describe_value(self._last_value)})"
+            logger.detail(f"{self}: {self.param.readable_name} = {describe_value(value)} "
                           f"at global step {self.global_step}{was}.")
         self._last_value = value
         if self._in_epoch:

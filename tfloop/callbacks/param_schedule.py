@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from tfloop.callbacks.param_base import HyperParamSetter, _describe, _to_python
+from tfloop.callbacks.param_base import HyperParamSetter, describe_value, to_python
+from tfloop.callbacks.schedule import Schedule
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, is_int, is_number
 
@@ -73,6 +74,8 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         self.step_based = bool(step_based)
         self.set_at_beginning = bool(set_at_beginning)
         self._points = [p for p, _ in self.schedule]
+        self.when = Schedule(step_hook=self.step_based,
+                             step_points=tuple(self._points) if self.step_based else ())
         super().__init__(param)
 
     def _setup_graph(self):
@@ -117,7 +120,7 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         expected = self.value_at(point)
         if point == 0 or expected is None:
             return
-        actual = _to_python(self.get_current_value())
+        actual = to_python(self.get_current_value())
         try:
             same = bool(np.allclose(actual, expected))
         except (TypeError, ValueError):
@@ -129,11 +132,8 @@ class ScheduledHyperParamSetter(HyperParamSetter):
                   "it is left as is (set_at_beginning=False): if no other callback sets it, check "
                   "its initial value.")
         logger.warning(f"{self}: by the schedule, '{self.param.readable_name}' should be "
-                       f"{_describe(expected)} after {where}, where training starts, but it is "
-                       f"{_describe(actual)}; {action}")
-
-    def uses_step_hook(self):
-        return self.step_based
+                       f"{describe_value(expected)} after {where}, where training starts, but it "
+                       f"is {describe_value(actual)}; {action}")
 
     def _trigger_step(self):
         self._set_param()
@@ -171,6 +171,7 @@ class HyperParamSetterWithFunc(HyperParamSetter):
         self.step_based = bool(step_based)
         self._step_value = None
         super().__init__(param)
+        self.when = Schedule(step_hook=self.step_based, fetches=False)
 
     def _get_value_to_set(self):
         point = self.global_step if self.step_based else self.epoch_num
@@ -188,17 +189,15 @@ class HyperParamSetterWithFunc(HyperParamSetter):
     def _reads_along_with_step(self):
         return self.step_based and self.param.value_fetch is not None
 
-    def uses_step_hook(self):
-        return self.step_based
-
-    def uses_run_hooks(self):
-        return self._reads_along_with_step()
+    def _setup_graph(self):
+        super()._setup_graph()
+        self.when = self.when.replace(fetches=self._reads_along_with_step())
 
     def _before_run(self, ctx):
         return [self.param.value_fetch]
 
     def _after_run(self, ctx, values):
-        self._step_value = _to_python(values.results[0])
+        self._step_value = to_python(values.results[0])
 
     def _trigger_step(self):
         try:

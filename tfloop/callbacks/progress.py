@@ -5,6 +5,7 @@ import numpy as np
 import tqdm
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
@@ -84,6 +85,7 @@ class ProgressBar(Callback):
         self._tags = [get_op_tensor_name(n)[0] for n in self._names]
         self._file = file
         self._moving_averages = bool(moving_averages)
+        self.when = Schedule(fetches=bool(self._names) or self._moving_averages)
         self._fetches = None
         self._bar = None
 
@@ -106,9 +108,6 @@ class ProgressBar(Callback):
             tensors = list(tensors) + averages
         if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
-
-    def uses_run_hooks(self):
-        return bool(self._names) or self._moving_averages
 
     def _bar_kwargs(self):
         stream = self._file if self._file is not None else logger.console_stream()
@@ -134,7 +133,7 @@ class ProgressBar(Callback):
 
     def _trigger_step(self):
         if self._bar is not None:
-            self._bar.update(self.trainer.loop.steps_per_run)
+            self._bar.update(self.trainer.steps_per_run)
 
     def _after_epoch(self):
         self._close()

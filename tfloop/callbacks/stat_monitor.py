@@ -150,7 +150,7 @@ class StatMonitorCallback(Callback):
     def _check_misspelled(self):
         """Once an epoch has ended with other stats put but never this one, a stat of a close name
         means a misspelling: raise rather than keep no best checkpoint and never stop."""
-        if self.epoch_num <= self.trainer.loop.starting_epoch:
+        if self.epoch_num <= self.trainer.starting_epoch:
             return
         names = self.trainer.monitors.scalar_names()
         close = difflib.get_close_matches(self.monitor_stat, names, n=3, cutoff=0.8)

@@ -4,6 +4,7 @@ import collections
 import numpy as np
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
@@ -46,9 +47,7 @@ class MovingAverageSummary(Callback):
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
             logger.detail(f"Maintaining {len(tensors)} moving average(s) with every step: "
                         f"{', '.join(self._names)}.")
-
-    def uses_run_hooks(self):
-        return self.graph is None or self._fetches is not None
+        self.when = Schedule(fetches=self._fetches is not None)  # an empty collection: none
 
     def _before_run(self, ctx):
         return self._fetches
@@ -95,6 +94,7 @@ class MergeAllSummaries(Callback):
         self._key = key or tfv1.GraphKeys.SUMMARIES
         self._summary = None
         self._fetches = None
+        self.when = Schedule(every_k_steps=period or None, step_hook=run_alone)
 
     @property
     def collection(self):
@@ -105,17 +105,7 @@ class MergeAllSummaries(Callback):
         self._summary = tfv1.summary.merge_all(self._key)
         if self._summary is not None and not self._run_alone:
             self._fetches = tfv1.train.SessionRunArgs(fetches=self._summary)
-
-    def uses_run_hooks(self):
-        return self.graph is None or self._fetches is not None
-
-    def uses_step_hook(self):
-        return self._run_alone
-
-    @property
-    def step_period(self):
-        """``period``, or None when the summaries come once per epoch only (``period=0``)."""
-        return self._period or None
+        self.when = self.when.replace(fetches=self._fetches is not None)
 
     def _run_summary(self):
         if self._summary is not None:
@@ -135,7 +125,7 @@ class MergeAllSummaries(Callback):
         if self.local_step == self.trainer.steps_per_epoch - 1:
             return True
         return self._period > 0 and \
-            (self.global_step + self.trainer.loop.steps_per_run) % self._period == 0
+            (self.global_step + self.trainer.steps_per_run) % self._period == 0
 
     def _before_run(self, ctx):
         return self._fetches if self._due() else None
@@ -174,6 +164,7 @@ class SimpleMovingAverage(Callback):
         self._display_names = [n[:-2] if n.endswith(":0") else n for n in self._names]
         self._window = window_size
         self._queue = collections.deque(maxlen=window_size)
+        self.when = Schedule(every_k_steps=window_size)   # the averages are put that often
 
     def _setup_graph(self):
         tensors = self.get_tensors_maybe_in_tower(self._names)
@@ -188,11 +179,6 @@ class SimpleMovingAverage(Callback):
 
     def _after_run(self, ctx, values):
         self._queue.append(values.results)
-
-    @property
-    def step_period(self):
-        """``window_size``: the averages are put every that many steps."""
-        return self._window
 
     def _trigger_step(self):
         if self.global_step % self._window == 0:

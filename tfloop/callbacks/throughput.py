@@ -3,6 +3,7 @@ import collections
 import statistics
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_positive_number
@@ -59,6 +60,10 @@ class ThroughputTracker(Callback):
         self._start = None
 
     def _setup_graph(self):
+        self._find_batch_size()
+        self.when = Schedule(fetches=self._batch_size is not None)  # fetched when it varies
+
+    def _find_batch_size(self):
         if self._samples_per_step is not None:
             return
         inputs = self._first_inputs()
@@ -74,7 +79,7 @@ class ThroughputTracker(Callback):
                 fetches=tf.add_n([tf.shape(x)[0] for x in inputs], name="batch_size"))
 
     def _first_inputs(self):
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         if towers is None:
             return None
         inputs = []
@@ -83,9 +88,6 @@ class ThroughputTracker(Callback):
                 return None
             inputs.append(tower.inputs[0])
         return inputs or None
-
-    def uses_run_hooks(self):
-        return self.graph is None or self._batch_size is not None
 
     def _before_epoch(self):
         self._samples = 0
@@ -97,7 +99,7 @@ class ThroughputTracker(Callback):
 
     def _after_run(self, ctx, values):
         # With steps_per_run = k the batch size is the run's last step's, for all k steps.
-        self._samples += int(values.results) * self.trainer.loop.steps_per_run
+        self._samples += int(values.results) * self.trainer.steps_per_run
 
     def _after_epoch(self):
         if self._start is None:  # a wrapper skipped this epoch's before_epoch

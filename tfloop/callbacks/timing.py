@@ -3,7 +3,7 @@ import time
 
 from tabulate import tabulate
 
-from tfloop.callbacks.base import Callback, ProxyCallback
+from tfloop.callbacks.base import Callback
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int, is_number
 
@@ -22,15 +22,15 @@ _TIMED_HOOKS = (
 
 
 def _works_in(cb, hook, methods):
-    """Whether ``cb`` does work in ``hook``: the trainer's own answer for the per-step hooks;
-    for the others, whether it, or a callback it wraps, defines one of ``methods``."""
+    """Whether ``cb`` does work in ``hook``: the group's own answer for the per-step hooks;
+    for the others, whether it, or a callback it wraps, defines one of ``methods`` below what
+    only passes calls on."""
     if hook in ("before_run", "after_run"):
         return cb.uses_run_hooks()
     if hook == "trigger_step":
         return cb.uses_step_hook()
     names = (*methods, *(method[1:] for method in methods))  # underscore and public forms
-    return any(inner.defines_hook(*names, below=ProxyCallback if isinstance(
-        inner, ProxyCallback) else Callback) for inner in cb.walk())
+    return any(inner._works_in(names) for inner in cb.walk())
 
 
 def _unique_labels(callbacks):
@@ -45,9 +45,10 @@ def _unique_labels(callbacks):
 class CallbackTimeLogger(Callback):
     """Time every other callback in every hook it does work in, and report where epochs go.
 
-    In ``setup_graph`` it instruments the hooks that the trainer's other callbacks do work in
-    (before_train, before_epoch, before_run, after_run, trigger_step, after_epoch, trigger_epoch;
-    a wrapper such as ``PeriodicTrigger`` is timed as a whole). An epoch runs from the first
+    The ``Callbacks`` group that holds it times, in its one dispatching call, the hooks that its
+    other callbacks do work in (before_train, before_epoch, before_run, after_run, trigger_step,
+    after_epoch, trigger_epoch; a wrapper such as ``PeriodicTrigger`` is timed as a whole); no
+    callback is changed. An epoch runs from the first
     callback's ``before_epoch`` to the end of the last callback's ``trigger_epoch``; after it, when
     the callbacks took at least ``min_share`` of that time, a table is logged: callback, hook,
     total ms, calls, share of the epoch.
@@ -76,46 +77,32 @@ class CallbackTimeLogger(Callback):
         self.max_rows = check_positive_int(max_rows, "CallbackTimeLogger max_rows")
         self._clock = clock
         self._cells = {}
+        self._cell_of = {}   # (id(callback), hook) -> its cell, for the hooks it does work in
         self._totals = {}
         self._epoch_start = None
         self.epoch_stats = []
 
-    def _setup_graph(self):
-        callbacks = self.trainer.callbacks
-        others = [cb for cb in callbacks if cb is not self]
-        for cb, label in zip(others, _unique_labels(others)):
+    def watch(self, callbacks):
+        """Time ``callbacks`` (the group's others, after their ``setup_graph``) in the hooks
+        they do work in."""
+        for cb, label in zip(callbacks, _unique_labels(callbacks)):
             for hook, methods in _TIMED_HOOKS:
                 if _works_in(cb, hook, methods):
-                    self._instrument(cb, label, hook)
-        self._wrap(callbacks[0], "before_epoch", before=self._start_epoch)
-        self._wrap(callbacks[-1], "trigger_epoch", after=self._end_epoch)
+                    self._cell_of[(id(cb), hook)] = self._cells[(label, hook)] = [0.0, 0]
 
-    @staticmethod
-    def _wrap(cb, hook, before=None, after=None):
-        original = getattr(cb, hook)
-
-        def wrapped(*args):
-            if before is not None:
-                before()
-            result = original(*args)
-            if after is not None:
-                after()
-            return result
-        setattr(cb, hook, wrapped)
-
-    def _instrument(self, cb, label, hook):
-        original = getattr(cb, hook)
-        cell = self._cells[(label, hook)] = [0.0, 0]
+    def time_call(self, cb, hook, args):
+        """``cb``'s public ``hook(*args)``, timed when ``cb`` does work in it (the group's
+        dispatching call)."""
+        cell = self._cell_of.get((id(cb), hook))
+        if cell is None:
+            return getattr(cb, hook)(*args)
         clock = self._clock
-
-        def timed(*args):
-            start = clock()
-            try:
-                return original(*args)
-            finally:
-                cell[0] += clock() - start
-                cell[1] += 1
-        setattr(cb, hook, timed)
+        start = clock()
+        try:
+            return getattr(cb, hook)(*args)
+        finally:
+            cell[0] += clock() - start
+            cell[1] += 1
 
     def _fold_cells(self):
         for key, cell in self._cells.items():
@@ -125,11 +112,14 @@ class CallbackTimeLogger(Callback):
                 total[1] += cell[1]
                 cell[0], cell[1] = 0.0, 0
 
-    def _start_epoch(self):
+    def start_epoch(self):
+        """An epoch starts (before the first callback's ``before_epoch``)."""
         self._fold_cells()
         self._epoch_start = self._clock()
 
-    def _end_epoch(self, finished=True):
+    def end_epoch(self, finished=True):
+        """An epoch ended (after the last callback's ``trigger_epoch``), or training did
+        (``finished=False``): log its table."""
         if self._epoch_start is None:
             return
         seconds = self._clock() - self._epoch_start
@@ -154,7 +144,7 @@ class CallbackTimeLogger(Callback):
                     f"({share * seconds:.3f} s of {seconds:.3f} s):\n{table}")
 
     def _after_train(self):
-        self._end_epoch(finished=False)
+        self.end_epoch(finished=False)
         self._fold_cells()
 
     def get_stats(self):

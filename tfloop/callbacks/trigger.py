@@ -1,5 +1,9 @@
-"""Wrappers that decide *when* a callback's work runs; the callback itself says *what*."""
+"""Wrappers that decide *when* a callback's work runs; the callback itself says *what*.
+
+Each sets its schedule (``when``, :class:`~tfloop.callbacks.schedule.Schedule`) and follows it.
+"""
 from tfloop.callbacks.base import HOOKS, ProxyCallback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.utils.checks import check_callable, check_positive_number
 from tfloop.utils.timer import Clock
 
@@ -32,52 +36,43 @@ class PeriodicTrigger(ProxyCallback):
     def __init__(self, triggerable, every_k_steps=None, every_k_epochs=None, before_train=False,
                  *, every_k_seconds=None, clock=None):
         super().__init__(triggerable)
-        self._step_k = _check_period("every_k_steps", every_k_steps)
-        self._epoch_k = _check_period("every_k_epochs", every_k_epochs)
-        self._seconds_k = _check_period("every_k_seconds", every_k_seconds)
-        if self._step_k is None and self._epoch_k is None and self._seconds_k is None:
+        when = Schedule(every_k_steps=_check_period("every_k_steps", every_k_steps),
+                        every_k_epochs=_check_period("every_k_epochs", every_k_epochs),
+                        every_k_seconds=_check_period("every_k_seconds", every_k_seconds),
+                        before_train=bool(before_train))
+        if not when.at_steps and when.every_k_epochs is None:
             raise ValueError("PeriodicTrigger needs every_k_steps, every_k_epochs or "
                              "every_k_seconds.")
-        self._before_train_trigger = bool(before_train)
+        self.when = when.replace(step_hook=when.at_steps)
         self._clock = clock or Clock()
         self._last_trigger_time = None
 
     def _before_train(self):
         self.cb.before_train()
         self._last_trigger_time = self._clock()
-        if self._before_train_trigger:
+        if self.when.before_train:
             self.cb.trigger()
 
     def _trigger_now(self):
         self._last_trigger_time = self._clock()
         self.cb.trigger()
 
-    def uses_step_hook(self):
-        return self._step_k is not None or self._seconds_k is not None \
-            or self.cb.uses_step_hook()
-
-    @property
-    def step_period(self):
-        """``every_k_steps`` when given, else the wrapped callback's own step period."""
-        return self._step_k if self._step_k is not None else self.cb.step_period
-
     def _trigger_step(self):
         self.cb.trigger_step()
-        if self._step_k is not None and self.global_step % self._step_k == 0:
+        when = self.when
+        if when.every_k_steps is not None and self.global_step % when.every_k_steps == 0:
             self._trigger_now()
-        elif self._seconds_k is not None and \
-                self._clock() - self._last_trigger_time >= self._seconds_k:
+        elif when.every_k_seconds is not None and \
+                self._clock() - self._last_trigger_time >= when.every_k_seconds:
             self._trigger_now()
 
     def _trigger_epoch(self):
-        if self._epoch_k is not None and self.epoch_num % self._epoch_k == 0:
+        k = self.when.every_k_epochs
+        if k is not None and self.epoch_num % k == 0:
             self._trigger_now()
 
-    def __str__(self):
-        return f"PeriodicTrigger({self.cb})"
 
-
-class EnableCallbackIf(ProxyCallback):
+class EnableCallbackIf(ProxyCallback, forwarding=True):
     """Run the wrapped callback's per-step and per-epoch hooks only when ``pred(self)`` is true.
 
     ``setup_graph``, ``before_train`` and ``after_train`` always run. ``after_run`` runs exactly
@@ -107,14 +102,6 @@ class EnableCallbackIf(ProxyCallback):
         if self._run_enabled:
             self.cb.after_run(ctx, values)
 
-    def uses_run_hooks(self):
-        return self.cb.uses_run_hooks()
-
-    def uses_step_hook(self):
-        return self.cb.uses_step_hook()
-
-    def __str__(self):
-        return f"EnableCallbackIf({self.cb})"
 
 
 def _gated(hook):
@@ -150,22 +137,16 @@ class PeriodicCallback(EnableCallbackIf):
     """
 
     def __init__(self, callback, every_k_steps=None, every_k_epochs=None):
-        self._step_k = _check_period("every_k_steps", every_k_steps)
-        self._epoch_k = _check_period("every_k_epochs", every_k_epochs)
-        if self._step_k is None and self._epoch_k is None:
+        when = Schedule(every_k_steps=_check_period("every_k_steps", every_k_steps),
+                        every_k_epochs=_check_period("every_k_epochs", every_k_epochs))
+        if when.every_k_steps is None and when.every_k_epochs is None:
             raise ValueError("PeriodicCallback needs every_k_steps or every_k_epochs.")
         super().__init__(callback, PeriodicCallback._due)
-
-    @property
-    def step_period(self):
-        """``every_k_steps`` when given, else the wrapped callback's own step period."""
-        return self._step_k if self._step_k is not None else self.cb.step_period
+        self.when = when
 
     @staticmethod
     def _due(self):
-        if self._step_k is not None and self.global_step % self._step_k == 0:
+        steps, epochs = self.when.every_k_steps, self.when.every_k_epochs
+        if steps is not None and self.global_step % steps == 0:
             return True
-        return self._epoch_k is not None and self.epoch_num % self._epoch_k == 0
-
-    def __str__(self):
-        return f"PeriodicCallback({self.cb})"
+        return epochs is not None and self.epoch_num % epochs == 0

@@ -18,7 +18,7 @@ from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
 from tfloop.tfutils.tower import get_current_tower_context
-from tfloop.train import SimpleTrainer, SyncMultiGPUTrainerParameterServer, Trainer
+from tfloop.train import SimpleTrainer, SyncMultiGPUTrainerParameterServer, TowerTrainer
 from tfloop.train.config import as_input_source
 from tfloop.train.options import RunOptions
 from tfloop.utils import logger
@@ -58,7 +58,7 @@ class KerasPhaseCallback(Callback):
         self._isTrain = isTrain
 
     def _setup_graph(self):
-        towers = getattr(self.trainer, "towers", None)
+        towers = self.trainer.towers
         if towers is None:
             raise ValueError(f"KerasPhaseCallback({self._isTrain}) needs a trainer that builds "
                              f"towers (SimpleTrainer, a multi-GPU trainer), got "
@@ -195,10 +195,11 @@ class KerasModel:
             num_gpu = get_num_gpu()
             trainer = SimpleTrainer() if num_gpu <= 1 else \
                 SyncMultiGPUTrainerParameterServer(num_gpu)
-        if not isinstance(trainer, Trainer):
-            raise TypeError(f"KerasModel: trainer must be a tfloop Trainer, got {trainer!r}.")
+        if not isinstance(trainer, TowerTrainer):
+            raise TypeError(f"KerasModel: trainer must be a tfloop Trainer that builds towers "
+                            f"(SimpleTrainer, a multi-GPU trainer), got {trainer!r}.")
         self.input = as_input_source(input)
-        self.trainer = trainer
+        self.trainer: TowerTrainer = trainer
         options = _run_options(options, seed=seed, deterministic=deterministic,
                                mixed_precision=mixed_precision, xla=xla)
         if options is not None:

@@ -63,7 +63,7 @@ def _produce_forever(ds, send, index, label, parent_pid):
         _workers.worker_exit()
 
 
-class _ReentrantOnce:
+class ReentrantOnce:
     """Shared ``reset_state`` bookkeeping: a runner forks its workers exactly once."""
 
     _reset_done = False
@@ -98,7 +98,7 @@ class _ReentrantOnce:
             group.close()
 
 
-class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
+class MultiProcessRunner(ReentrantOnce, ProxyDataFlow):
     """Runs ``ds`` in ``num_proc`` forked processes, collected through a multiprocessing queue.
 
     Each process iterates its own copy of ``ds`` (reset there, so RNGs differ) forever; one pass
@@ -145,7 +145,7 @@ class MultiProcessRunner(_ReentrantOnce, ProxyDataFlow):
             yield from _one_pass(self._size, self._get)
 
 
-class MultiProcessRunnerZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
+class MultiProcessRunnerZMQ(ZMQConsumer, ReentrantOnce, DataFlow):
     """Runs ``ds`` in ``num_proc`` forked processes that send datapoints over ZMQ pipes: usually
     faster than :class:`MultiProcessRunner`. Needs pyzmq.
 

@@ -17,7 +17,7 @@ from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, r
 from tfloop.dataflow.base import DataFlow, ProxyDataFlow
 from tfloop.dataflow.batch import BatchData
 from tfloop.dataflow.common import RepeatedData
-from tfloop.dataflow.parallel import _ReentrantOnce
+from tfloop.dataflow.parallel import ReentrantOnce
 from tfloop.utils.checks import check_callable, check_positive_int
 
 __all__ = [
@@ -40,7 +40,7 @@ def _datapoint_bytes(dp):
     return int(getattr(dp, "nbytes", 0) or 0)
 
 
-class _ParallelMapData(_ReentrantOnce, ProxyDataFlow):
+class _ParallelMapData(ReentrantOnce, ProxyDataFlow):
     """Sends ``(sequence number, datapoint)`` to workers, keeping up to ``buffer_size`` in flight.
 
     The window of datapoints in flight starts at two per worker and grows by one with each result,
@@ -318,7 +318,7 @@ def _map_and_batch(map_func, batch_size, job_address, result_address, hwm, index
         _close_pipeline_worker(context, jobs, results)
 
 
-class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, _ReentrantOnce, DataFlow):
+class MultiProcessMapAndBatchDataZMQ(ZMQConsumer, ReentrantOnce, DataFlow):
     """Like ``BatchData(MultiProcessMapData(ds, num_proc, map_func), batch_size)``, but each
     worker also batches, so batching runs in parallel too. Endless; with ``num_proc > 1`` a
     batch may hold datapoints of any order or pass. Needs pyzmq.

@@ -1,4 +1,5 @@
 """InputSource: where the input tensors of each training step come from."""
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,29 @@ from tfloop.input.casting import (
 )
 from tfloop.utils.checks import repeated
 
-__all__ = ["InputSource", "check_input_signature", "NO_POSITION"]
+__all__ = ["InputSource", "check_input_signature", "UnsavedPosition"]
 
-# InputSource.setup_state's answer for a source without a position (format it with the source).
-NO_POSITION = "the input {} has no saveable position"
+
+@dataclasses.dataclass(frozen=True)
+class UnsavedPosition:
+    """:meth:`InputSource.setup_state`'s answer when the source's position is not saved.
+
+    Attributes:
+        reason (str): why, as a phrase (it goes into log lines and the resume state).
+        inexact (bool): the source has a position that cannot be saved, so a resumed run is not
+            exact (e.g. a tf.data pipeline with a stateful op); False for a source that has no
+            position of its own.
+
+    Example:
+        >>> UnsavedPosition("the input pipeline cannot be saved (PyFunc is stateful)",
+        ...                 inexact=True)
+    """
+
+    reason: str
+    inexact: bool = False
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 def check_input_signature(signature):
@@ -151,16 +171,17 @@ class InputSource:
         return self.size() == 0
 
     # ---- the position, for a resumed run --------------------------------------------------------
-    def setup_state(self) -> str | None:
+    def setup_state(self) -> UnsavedPosition | None:
         """Prepare :meth:`state_dict` and :meth:`load_state_dict` (graph ops: call it after
         :meth:`setup`, before the graph is finalized). Returns None when the source's position
-        can be saved, else why not (a resumed run then restarts the source from its beginning).
+        can be saved, else an :class:`UnsavedPosition` saying why not (a resumed run then
+        restarts the source from its beginning).
 
         A Python source (``QueueInput``, ``FeedInput``) keeps its position in the state of its
         feeder callback (the datapoint after the last one trained), saved with the callbacks'
         states: it returns None and its :meth:`state_dict` is None.
         """
-        return NO_POSITION.format(self)
+        return UnsavedPosition(f"the input {self} has no saveable position")
 
     def state_dict(self, sess: Any) -> bytes | None:
         """The source's position beyond its callbacks' states, as bytes (a tf.data iterator's),

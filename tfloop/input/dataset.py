@@ -1,7 +1,7 @@
 """DatasetInput: a tf.data pipeline inside the training graph."""
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
-from tfloop.input.base import InputSource
+from tfloop.input.base import InputSource, UnsavedPosition
 from tfloop.input.dataflow_dataset import dataflow_to_dataset
 from tfloop.input.element_check import conform_tensor, match_element_spec
 from tfloop.input.graph_dataset import (
@@ -123,7 +123,8 @@ class DatasetInput(InputSource):
         pipeline has a stateful op (``py_function``, an unseeded random op, a generator)."""
         state = IteratorState(self.iterator)
         if not state.savable:
-            return f"the input pipeline cannot be saved ({state.reason})"
+            return UnsavedPosition(f"the input pipeline cannot be saved ({state.reason})",
+                                   inexact=True)
         state.build_save()
         state.build_restore()
         self._iterator_state = state

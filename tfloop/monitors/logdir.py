@@ -55,7 +55,7 @@ class LogDirMonitor(MonitorBase):
         if self.trainer in _WARNED_TRAINERS:
             return
         _WARNED_TRAINERS.add(self.trainer)
-        backends = getattr(getattr(self.trainer, "monitors", None), "backends", ())
+        backends = self.trainer.monitors.backends
         # The run has no log directory: every file monitor without a logdir= of its own skips.
         skipped = [m for m in backends
                    if isinstance(m, LogDirMonitor) and m._logdir_arg is None] or [self]

@@ -256,7 +256,7 @@ class MLflowMonitor(MonitorBase):
             return
         outcome = training_outcome(self.trainer)
         status = _STATUS[outcome.status]
-        reason = getattr(self.trainer, "stop_reason", None)
+        reason = self.trainer.stop_reason
 
         def terminate():
             if reason is not None and outcome.status == "finished":

@@ -1,6 +1,7 @@
 """ScalarPrinter: the scalars of each epoch (or step) on the console and in the log file."""
 import re
 
+from tfloop.callbacks.schedule import Schedule
 from tfloop.monitors.base import MonitorBase
 from tfloop.utils import logger
 from tfloop.utils.timer import Clock
@@ -66,6 +67,7 @@ class ScalarPrinter(MonitorBase):
                              "never print; enable one, or leave ScalarPrinter out of the monitors.")
         self._enable_step = bool(enable_step)
         self._enable_epoch = bool(enable_epoch)
+        self.when = Schedule(step_hook=self._enable_step)
         self._whitelist = _compile(whitelist, "whitelist")
         self._blacklist = _compile(blacklist, "blacklist") or []
         self._compact = bool(compact)
@@ -86,9 +88,6 @@ class ScalarPrinter(MonitorBase):
     def process_scalar(self, name, value):
         if self.is_printed(name):
             self._pending[name] = value
-
-    def uses_step_hook(self):
-        return self._enable_step
 
     def _trigger_step(self):
         last_step = self.local_step == self.trainer.steps_per_epoch - 1

@@ -5,6 +5,7 @@ import abc
 import os
 from datetime import datetime
 
+from tfloop.callbacks.schedule import Schedule
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils import files, logger
 from tfloop.utils.checks import check_positive_int, is_int
@@ -74,6 +75,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self.filename = filename
         self.every_k_steps = check_positive_int(
             every_k_steps, f"{type(self).__name__}: every_k_steps", allow_none=True)
+        self.when = Schedule(every_k_steps=self.every_k_steps,
+                             step_hook=self.every_k_steps is not None)
         self.path = None
         self.records = []
         self._since_record = {}
@@ -96,7 +99,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         super()._setup_graph()
         if self.logdir is not None:
             self.path = files.join(self.logdir, self.filename)
-            for other in getattr(self.trainer.monitors, "backends", ()):
+            for other in self.trainer.monitors.backends:
                 if other is self:
                     break
                 if isinstance(other, RecordMonitor) and other.path == self.path:
@@ -114,14 +117,6 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
                              "the training position.")
         self._since_record[name] = value
         self._epoch_values[name] = value
-
-    def uses_step_hook(self):
-        return self.every_k_steps is not None
-
-    @property
-    def step_period(self):
-        """``every_k_steps`` (None: records once per epoch only)."""
-        return self.every_k_steps
 
     def _trigger_step(self):
         if self.global_step % self.every_k_steps == 0 and \

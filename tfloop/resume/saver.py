@@ -7,7 +7,7 @@ import os
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.saver import ModelSaver
 from tfloop.compat import tf
-from tfloop.input.base import NO_POSITION
+from tfloop.input.base import UnsavedPosition
 from tfloop.resume.state import (
     FORMAT_VERSION,
     ITERATOR_SUFFIX,
@@ -59,14 +59,14 @@ class ResumeStateSaver(Callback):
 
     # ---- saving ------------------------------------------------------------------------------
     def _setup_graph(self):
-        note = NO_POSITION.format(self._source) if self._source is None else \
-            self._source.setup_state()
+        note = UnsavedPosition(f"the input {self._source} has no saveable position") \
+            if self._source is None else self._source.setup_state()
         self.trainer.checkpoint_listeners.append(self.save)
         if note is None:
             self._saves_input = True
             return
-        self.input_note = note
-        if note == NO_POSITION.format(self._source):
+        self.input_note = note.reason
+        if not note.inexact:
             logger.info(f"ResumeStateSaver: {note}; a resumed run restarts it from its beginning.")
         else:
             logger.warning(f"ResumeStateSaver: {note}, so a resumed run restarts the input from "

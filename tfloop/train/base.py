@@ -29,6 +29,7 @@ from tfloop.train.error_policy import TrainingErrorPolicy
 from tfloop.train.final_weights import FinalWeightsOwner
 from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
+from tfloop.train.loop_view import LoopView
 from tfloop.train.options import OptionsOwner
 from tfloop.train.run_state import RunStateOwner
 from tfloop.train.run_status import RunStatusRecorder
@@ -56,7 +57,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
+class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
               metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
@@ -91,6 +92,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
 
     is_chief: bool = True
     task: Any = None  # a cluster trainer's ClusterTask
+    tower_func: Any = None  # a tower trainer's TowerFunc
 
     def __init__(self) -> None:
         if "graph" not in self.__dict__:
@@ -108,50 +110,6 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
         self._init_run_state()
         self._init_options()
         self._init_final_weights()
-
-    # ---- state, as callbacks see it --------------------------------------------------------------
-    @property
-    def epoch_num(self) -> int:
-        return self.loop.epoch_num
-
-    @property
-    def global_step(self) -> int:
-        return self.loop.global_step
-
-    @property
-    def local_step(self) -> int:
-        return self.loop.local_step
-
-    @property
-    def training_error(self) -> BaseException | None:
-        return self.loop.training_error
-
-    @property
-    def stop_reason(self) -> str | None:
-        return self.loop.stop_reason
-
-    @property
-    def steps_per_run(self) -> int:
-        """Training steps per session call (1 unless the trainer loops in the graph)."""
-        return self.loop.steps_per_run
-
-    @property
-    def stop_requested(self) -> bool:
-        """Whether a stop was requested (:meth:`request_stop`); the main loop stops after the
-        step in flight."""
-        return self.loop.stop_requested
-
-    def request_stop(self, reason: str) -> None:
-        """Stop training after the step in flight, as if a callback raised ``StopTraining``."""
-        self.loop.request_stop(reason)
-
-    @property
-    def steps_per_epoch(self) -> int:
-        return self.loop.steps_per_epoch
-
-    @property
-    def max_epoch(self) -> int:
-        return self.loop.max_epoch
 
     # ---- what the run is made of, read-only (for callbacks; Orca's runner attributes) ----------
     @property
@@ -178,6 +136,12 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
     def num_workers(self) -> int:
         """The number of worker processes training together (1 on one machine)."""
         return 1 if self.task is None else int(self.task.num_workers)
+
+    @property
+    def towers(self) -> Any:
+        """The towers built so far; None for a trainer without towers (a ``TowerTrainer`` has
+        them)."""
+        return None
 
     @property
     def callbacks(self) -> list[Callback]:
@@ -239,7 +203,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
         with self.graph.as_default():
             describe_trainable_vars()
             registered, self._registered = self._registered, []
-            self.register_callback(MaintainStepCounter())
+            self.register_callback(MaintainStepCounter(self.loop))
             for cb in registered + callbacks:
                 self.register_callback(cb)
             for m in monitors:
@@ -300,7 +264,7 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
         """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
         (``StopTraining``, Ctrl-C, an error; ``after_train`` always) is up to
         :class:`TrainingErrorPolicy`."""
-        loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
+        loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
         with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
@@ -309,29 +273,34 @@ class Trainer(RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
                 logger.detail(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
                 callbacks.before_epoch()
                 start = time.perf_counter()
-                try:
-                    for _ in loop.runs_of_epoch():
-                        if self._unannounced:
-                            self.announce_checkpoints()
-                        self.run_step()
-                        callbacks.trigger_step()
-                        if hooked_sess.stop_requested:
-                            loop.request_stop(
-                                f"a callback requested a stop after step {loop.global_step}")
-                        if loop.stop_requested:
-                            raise StopTraining(loop.stop_reason)
-                except StopEpoch as stop:
-                    loop.running_steps = False
-                    logger.info(f"Epoch {loop.epoch_num} ends early at global step "
-                                f"{loop.global_step}: {str(stop) or 'StopEpoch'}")
+                self._run_steps_of_epoch()
                 callbacks.after_epoch()
                 loop.end_epoch()
                 logger.detail(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
-                            f"time: {time.perf_counter() - start:.2f} s.")
+                              f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
                 if loop.stop_requested:     # asked during the epoch's end: no further step
                     raise StopTraining(loop.stop_reason)
             logger.info("Training has finished.")
+
+    def _run_steps_of_epoch(self) -> None:
+        """The epoch's steps, each followed by ``trigger_step`` and a look at the stop requests;
+        ``StopEpoch`` from a ``trigger_step`` ends them early."""
+        loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
+        try:
+            for _ in loop.runs_of_epoch():
+                if self._unannounced:
+                    self.announce_checkpoints()
+                self.run_step()
+                callbacks.trigger_step()
+                if hooked_sess.stop_requested:
+                    loop.request_stop(f"a callback requested a stop after step {loop.global_step}")
+                if loop.stop_requested:
+                    raise StopTraining(loop.stop_reason)
+        except StopEpoch as stop:
+            loop.running_steps = False
+            logger.info(f"Epoch {loop.epoch_num} ends early at global step {loop.global_step}: "
+                        f"{str(stop) or 'StopEpoch'}")
 
     def train(self, callbacks: Callback | Iterable[Callback] | None,
               monitors: MonitorBase | Iterable[MonitorBase] | None,

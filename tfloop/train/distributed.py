@@ -11,9 +11,7 @@ restore) is applied there only; the others get the values from it.
   every worker adds its gradient to an accumulator there, the chief applies their mean once, and
   the other workers wait for that update before their next step.
 """
-import time
 
-from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.allreduce import (
     CollectiveGroup,
@@ -23,240 +21,25 @@ from tfloop.tfutils.allreduce import (
     replica_difference,
 )
 from tfloop.tfutils.common import get_global_step_var
-from tfloop.tfutils.sessinit import JustCurrentSession
-from tfloop.train.base import Trainer
 from tfloop.train.cluster import (
-    CLUSTER_ERRORS,
     DEFAULT_STARTUP_TIMEOUT_S,
-    ClusterError,
     ClusterTask,
     create_server,
     describe_cluster_error,
     done_queue,
     report_failure_to_ps,
     run_parameter_server,
-    session_config_for,
-    unreachable_tasks,
-    wait_for_tasks,
 )
-from tfloop.train.devices import check_session_devices, resolve_devices
-from tfloop.train.multigpu import (
-    _COPY_PREFIX,
-    DataParallelTrainer,
-    SyncMultiGPUTrainerReplicated,
-    _ParameterPlacer,
-)
-from tfloop.utils import files, logger
+from tfloop.train.cluster_trainer import ClusterTrainerMixin, ExitBarrier
+from tfloop.train.devices import resolve_devices
+from tfloop.train.multigpu import DataParallelTrainer, SyncMultiGPUTrainerReplicated
+from tfloop.train.tower_variables import ParameterPlacer, tower_of_copy
+from tfloop.utils import logger
 
 __all__ = ["DistributedTrainerReplicated", "DistributedTrainerParameterServer",
            "trainer_from_tf_config"]
 
-class _ClusterSessionCreator:
-    """A session on this worker's server; initializes the variables this worker owns."""
-
-    def __init__(self, target, config, owns, check):
-        self.target = target
-        self.config = config
-        self._owns = owns
-        self._check = check
-
-    def create_session(self, graph):
-        sess = tfv1.Session(self.target, graph=graph, config=self.config)
-        self._check(sess)
-        with graph.as_default():
-            owned = [v for v in tfv1.global_variables() if self._owns(v)]
-            sess.run([tfv1.variables_initializer(owned), tfv1.local_variables_initializer(),
-                      tfv1.tables_initializer()])
-        return sess
-
-
-class _ClusterTrainerMixin:
-    """What both distributed trainers share: the task, devices, sessions, errors, the end."""
-
-    def _init_cluster(self, server, startup_timeout_s):
-        self.server = server
-        self.task = ClusterTask.from_server(server)
-        if self.task.job_name != "worker":
-            raise ValueError(f"{type(self).__name__} runs on worker tasks; {self.task.device()} "
-                             "is a ps task: call run_parameter_server(server) there.")
-        self.is_chief = self.task.is_chief
-        self.startup_timeout_s = float(startup_timeout_s)
-        self.timeout_s = server.server_def.default_session_config.operation_timeout_in_ms / 1000.0
-        if self.timeout_s == 0:
-            logger.warning(f"{type(self).__name__}: the server has no operation timeout, so a dead "
-                           "task makes the others wait forever: create it with "
-                           "tfloop.train.cluster.create_server.")
-        self.local_devices = self.devices
-        self.devices = [self.task.device() + d for d in self.local_devices]
-        self._ended = False
-
-    def _owns_variable(self, variable):
-        return True
-
-    def _logdir_of_this_process(self, run_logdir):
-        """A worker other than the chief writes into ``<the run's log dir>/worker-<index>``, so
-        that its monitors do not overwrite the chief's files."""
-        if self.is_chief:
-            return run_logdir
-        return files.join(run_logdir, f"worker-{self.task.task_index}")
-
-    def setup_callbacks(self, callbacks, monitors):
-        """As in :class:`Trainer`, with the graph on this worker's device."""
-        with self.graph.as_default(), tfv1.device(self.task.device()):
-            super().setup_callbacks(callbacks, monitors)
-
-    def initialize(self, session_creator=None, session_init=None):
-        """Wait for the tasks this worker needs, create its session, and sync the start."""
-        if session_init is not None and not isinstance(session_init, JustCurrentSession) and \
-                not self.is_chief:
-            logger.info(f"{self.task.device()}: session_init {session_init} is applied on the "
-                        "chief; this worker gets the values from it.")
-            session_init = None
-        if session_creator is not None:
-            raise ValueError(f"{type(self).__name__}: the session is created on this worker's "
-                             "server with the server's config; give session options to "
-                             "create_server, not session_config= or session_creator=.")
-        wait_for_tasks(self.task, self._needed_tasks(), self.startup_timeout_s)
-        # Trainer.initialize adds the run's options to its config, as to every session's.
-        creator = _ClusterSessionCreator(
-            self.server.target, session_config_for(self.server, self._device_filters()),
-            self._owns_variable,
-            lambda sess: check_session_devices(sess, self.devices, type(self).__name__))
-        try:
-            with self.graph.as_default(), tfv1.device(self.task.device()):
-                Trainer.initialize(self, creator, session_init)
-            self._after_initialize()
-        except BaseException:
-            self._end(failed=True)
-            raise
-
-    def _run_startup(self, fetch, what):
-        try:
-            return self.sess.run(fetch, options=tfv1.RunOptions(
-                timeout_in_ms=int(self.startup_timeout_s * 1000)))
-        except CLUSTER_ERRORS as e:
-            raise ClusterError(f"{self.task.device()}: {what} did not complete within "
-                               f"{self.startup_timeout_s:.0f} s: {type(e).__name__}: "
-                               f"{describe_cluster_error(e)}") from e
-
-    def run_step(self):
-        try:
-            self.hooked_sess.run(self.train_op)
-        except CLUSTER_ERRORS as e:
-            raise ClusterError(
-                f"{self.task.device()}: step {self.global_step + 1} failed: another task of the "
-                f"cluster died, hung or stopped responding (timeout {self.timeout_s:g} s): "
-                f"{_failure_cause(self.task, e)}") from e
-
-    def train(self, *args, **kwargs):
-        """As :meth:`Trainer.train`; a failure before the first step (building the graph, the
-        session) is reported to the other tasks too, so that none waits for this worker."""
-        try:
-            super().train(*args, **kwargs)
-        except BaseException:
-            self._end(failed=True)
-            raise
-
-    def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
-        try:
-            if not self.is_chief:
-                self._check_same_start(steps_per_epoch, starting_epoch)
-            super().main_loop(steps_per_epoch, starting_epoch, max_epoch)
-        except CLUSTER_ERRORS as e:    # a callback's own session call, outside the step
-            self._end(failed=True)
-            raise ClusterError(
-                f"{self.task.device()}: a session call at global step {self.global_step} "
-                f"failed: another task of the cluster died, hung or stopped responding "
-                f"(timeout {self.timeout_s:g} s): {_failure_cause(self.task, e)}") from e
-        except BaseException:
-            self._end(failed=True)
-            raise
-        self._end(failed=False)
-
-    def _check_same_start(self, steps_per_epoch, starting_epoch):
-        """A worker must start at the epoch of the global step the chief restored: a worker that
-        did not resume (no log directory of its own) would train other epochs and wait forever
-        for the chief at the end."""
-        step = int(self.sess.run(tfv1.train.get_global_step(self.graph)))
-        chief_epoch = step // steps_per_epoch + 1
-        if chief_epoch != starting_epoch:
-            raise ClusterError(
-                f"{self.task.device()}: this worker starts at epoch {starting_epoch}, but the "
-                f"chief resumed at global step {step} (epoch {chief_epoch}): the workers did not "
-                "resume from the same log directory. Call logger.set_logger_dir(<the chief's "
-                "directory>, action='keep') on every worker before AutoResumeTrainConfig "
-                "(workers other than the chief write to its worker-<index> subdirectory).")
-
-    def _end(self, failed):
-        if not self._ended:
-            self._ended = True
-            self._signal_end(failed)
-
-    def _signal_end(self, failed):
-        """Tell the other tasks that this worker's training ended."""
-
-
-def _failure_cause(task, error):
-    """Who failed, as far as this worker can tell: TensorFlow's error names the task the step
-    waited on (often a healthy ps), so the tasks that cannot be reached now are named instead,
-    workers first (a ps stops by itself once a worker failed)."""
-    gone = unreachable_tasks(task)
-    for _ in range(5):   # a task that is dying may still accept connections for a moment
-        if gone:
-            break
-        time.sleep(0.2)
-        gone = unreachable_tasks(task)
-    workers = [t for t in gone if t.startswith("/job:worker")]
-    ps = [t for t in gone if not t.startswith("/job:worker")]
-    if workers:
-        also = (f"; {', '.join(ps)} stopped too (a ps stops when a worker fails)" if ps else "")
-        return f"{', '.join(workers)} cannot be reached (killed or crashed?){also}"
-    if ps:
-        return f"{', '.join(ps)} cannot be reached (killed or crashed?)"
-    return f"{type(error).__name__}: {describe_cluster_error(error)}"
-
-
-class _ExitBarrier(Callback):
-    """Workers leave together: a worker that exits while another still runs its last collective
-    would take data the other still needs. Non-chief workers report to the chief and wait for its
-    release; the chief waits for every report, then releases them."""
-
-    _chief_only = False
-
-    def __init__(self, task):
-        self._task = task
-
-    def _setup_graph(self):
-        n = self._task.num_workers
-        with tfv1.device(self._task.device("worker", 0)):
-            done = tfv1.FIFOQueue(n, [tf.int32], shapes=[[]], shared_name="tfloop_exit_done",
-                                  name="exit_done")
-            release = tfv1.FIFOQueue(n, [tf.int32], shapes=[[]], shared_name="tfloop_exit_release",
-                                     name="exit_release")
-        if self._task.is_chief:
-            with tf.control_dependencies([done.dequeue_many(n - 1)]):
-                self._ops = [release.enqueue_many([tf.zeros([n - 1], tf.int32)])]
-        else:
-            self._ops = [done.enqueue(self._task.task_index), release.dequeue()]
-
-    def _after_train(self):
-        if self.trainer.training_error is not None or self._task.num_workers == 1:
-            return
-        try:
-            for op in self._ops:
-                self.trainer.sess.run(op)
-        except (tf.errors.UnavailableError, tf.errors.CancelledError):
-            # The chief leaves right after releasing the others; its reply may not arrive.
-            logger.info(f"{self._task.device()}: the chief left after the last step.")
-        except tf.errors.DeadlineExceededError as e:
-            raise ClusterError(f"{self._task.device()}: the other workers did not finish their "
-                               f"last step: {describe_cluster_error(e)}") from e
-
-    def __str__(self):
-        return "ExitBarrier"
-
-
-class DistributedTrainerReplicated(_ClusterTrainerMixin, SyncMultiGPUTrainerReplicated):
+class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerReplicated):
     """Replicated data-parallel training over several workers, all-reduced with collective ops.
 
     Each worker builds towers on its local devices exactly like
@@ -299,7 +82,7 @@ class DistributedTrainerReplicated(_ClusterTrainerMixin, SyncMultiGPUTrainerRepl
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         with tfv1.device(self.task.device()):
             train_op = super()._setup_graph(input, get_cost_fn, get_opt_fn)
-            self.register_callback(_ExitBarrier(self.task))
+            self.register_callback(ExitBarrier(self.task))
         return train_op
 
     def _allreduce(self, grads):
@@ -311,7 +94,7 @@ class DistributedTrainerReplicated(_ClusterTrainerMixin, SyncMultiGPUTrainerRepl
         copies = {}
         for source, tower_copies in self.replica_variables:
             for copy in tower_copies:
-                copies[(source.op.name, int(_COPY_PREFIX.match(copy.op.name).group(1)))] = copy
+                copies[(source.op.name, tower_of_copy(copy))] = copy
         values = [v for v in sorted(tfv1.global_variables(), key=lambda v: v.op.name)
                   if v.dtype.base_dtype.is_floating or v.dtype.base_dtype.is_integer or
                   v.dtype.base_dtype == tf.bool]
@@ -325,7 +108,7 @@ class DistributedTrainerReplicated(_ClusterTrainerMixin, SyncMultiGPUTrainerRepl
         self.check_replicas()
 
 
-class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTrainer):
+class DistributedTrainerParameterServer(ClusterTrainerMixin, DataParallelTrainer):
     """Synchronous data-parallel training with the variables on the ``ps`` tasks.
 
     Variables are spread over the ps tasks (fewest bytes first, the same on every worker). Each
@@ -363,7 +146,7 @@ class DistributedTrainerParameterServer(_ClusterTrainerMixin, DataParallelTraine
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         task = self.task
-        placer = _ParameterPlacer([task.device("ps", i) for i in range(task.num_ps)])
+        placer = ParameterPlacer([task.device("ps", i) for i in range(task.num_ps)])
         with tfv1.device(placer.device_function(task.device())):
             global_step = get_global_step_var()
             opt, grads, var_lists = self._shared_variable_towers(input, get_opt_fn, placer)

@@ -4,7 +4,6 @@ Both trainers build one tower per device; each tower calls the input source's
 ``get_input_tensors()`` and so trains on its own batch. A training step therefore consumes one
 batch per tower: ``steps_per_epoch`` counts steps, not batches (see ``docs/distributed.md``).
 """
-import re
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.allreduce import (
@@ -20,18 +19,11 @@ from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.tower import TowerContext
 from tfloop.train.devices import check_session_devices, device_key, resolve_devices
 from tfloop.train.tower import TowerTrainer, check_cost, check_optimizer
+from tfloop.train.tower_variables import ParameterPlacer, localize_copies, match_tower_copies
 from tfloop.utils import logger
 
 __all__ = ["SyncMultiGPUTrainerReplicated", "SyncMultiGPUTrainerParameterServer",
            "SyncMultiGPUTrainer", "DataParallelTrainer"]
-
-_COPY_PREFIX = re.compile(r"^tower([1-9][0-9]*)/")
-# Ops that create variables (and tables): these go to the parameter device.
-_VARIABLE_OPS = frozenset(["Variable", "VariableV2", "VarHandleOp", "AutoReloadVariable",
-                           "MutableHashTable", "MutableHashTableV2", "MutableHashTableOfTensors",
-                           "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
-                           "MutableDenseHashTableV2"])
-
 
 class DataParallelTrainer(TowerTrainer):
     """Base class of the data-parallel trainers: one training tower per device.
@@ -135,57 +127,6 @@ class DataParallelTrainer(TowerTrainer):
         """Runs once after the variables were initialized or restored."""
 
 
-def match_tower_copies(tower_variables):
-    """Align each tower's variables with tower 0's by name (``tower<i>/`` prefix removed).
-
-    Returns:
-        list[list[tf.Variable]]: ``result[i][j]`` is tower ``i``'s copy of tower 0's variable ``j``.
-    """
-    first = tower_variables[0]
-    result = [list(first)]
-    for i, variables in enumerate(tower_variables[1:], start=1):
-        prefix = f"tower{i}/"
-        by_name = {v.op.name[len(prefix):]: v for v in variables if v.op.name.startswith(prefix)}
-        names = {v.op.name for v in first}
-        extra = sorted(v.op.name for v in variables if not v.op.name.startswith(prefix) or
-                       v.op.name[len(prefix):] not in names)
-        missing = [v.op.name for v in first if v.op.name not in by_name]
-        if missing or extra:
-            raise ValueError(
-                f"Tower {i} did not create its own copy of every variable of tower 0 (missing: "
-                f"{missing or 'none'}; unexpected: {extra or 'none'}). Create variables with "
-                "tf.compat.v1.get_variable inside the tower function, and the same ones in every "
-                "call.")
-        result.append([by_name[v.op.name] for v in first])
-    return result
-
-
-def localize_copies(graph, created_before):
-    """Move every global variable named ``tower<i>/...`` (i > 0) that is not in ``created_before``
-    to ``LOCAL_VARIABLES`` (out of checkpoints and of the trainable/model collections).
-
-    Returns:
-        list[tuple[tf.Variable, list[tf.Variable]]]: (tower 0's global variable, its copies).
-    """
-    keys = tfv1.GraphKeys
-    global_vars = graph.get_collection_ref(keys.GLOBAL_VARIABLES)
-    earlier = {id(v) for v in created_before}
-    copies = [v for v in global_vars if _COPY_PREFIX.match(v.op.name) and id(v) not in earlier]
-    moved = {id(v) for v in copies}
-    for key in (keys.GLOBAL_VARIABLES, keys.TRAINABLE_VARIABLES, keys.MODEL_VARIABLES):
-        ref = graph.get_collection_ref(key)
-        ref[:] = [v for v in ref if id(v) not in moved]
-    sources = {v.op.name: v for v in graph.get_collection(keys.GLOBAL_VARIABLES)}
-    pairs = {}
-    for copy in copies:
-        graph.add_to_collection(keys.LOCAL_VARIABLES, copy)
-        source = sources.get(_COPY_PREFIX.sub("", copy.op.name, count=1))
-        if source is None:
-            raise ValueError(f"The tower variable {copy.op.name} has no counterpart in tower 0.")
-        pairs.setdefault(source.op.name, (source, []))[1].append(copy)
-    return [pairs[name] for name in sorted(pairs)]
-
-
 class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
     """Data-parallel training with a copy of the variables on every device.
 
@@ -264,35 +205,7 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         return difference
 
 
-class _ParameterPlacer:
-    """Puts each new variable on the parameter device with the fewest bytes so far."""
-
-    def __init__(self, devices):
-        self.devices = list(devices)
-        self.loads = [0] * len(devices)
-        self._chosen = {}
-
-    def device_for(self, op):
-        if op.name not in self._chosen:  # nested device functions see an op more than once
-            shape = tf.TensorShape(op.get_attr("shape")) if "shape" in op.node_def.attr else None
-            size = shape.num_elements() if shape is not None and shape.is_fully_defined() else 1
-            size *= tf.as_dtype(op.get_attr("dtype")).size if "dtype" in op.node_def.attr else 1
-            index = self.loads.index(min(self.loads))
-            self.loads[index] += max(size, 1)
-            self._chosen[op.name] = self.devices[index]
-        return self._chosen[op.name]
-
-    def device_function(self, worker_device):
-        worker = tf.DeviceSpec.from_string(worker_device)
-
-        def place(op):
-            if op.type in _VARIABLE_OPS:
-                return self.device_for(op)
-            return worker.make_merged_spec(tf.DeviceSpec.from_string(op.device or "")).to_string()
-        return place
-
-
-class _SharedVariablesTrainer(DataParallelTrainer):
+class SharedVariablesTrainer(DataParallelTrainer):
     """Towers reading one copy of the variables, placed on ``self.ps_devices``."""
 
     ps_devices = ()
@@ -303,13 +216,13 @@ class _SharedVariablesTrainer(DataParallelTrainer):
         Returns:
             (global_step, optimizer, gradients per tower, variables per tower).
         """
-        placer = _ParameterPlacer(self.ps_devices)
+        placer = ParameterPlacer(self.ps_devices)
         with tfv1.device(self.ps_devices[0]):
             global_step = get_global_step_var()
         return (global_step, *self._shared_variable_towers(input, get_opt_fn, placer))
 
 
-class SyncMultiGPUTrainerParameterServer(_SharedVariablesTrainer):
+class SyncMultiGPUTrainerParameterServer(SharedVariablesTrainer):
     """Data-parallel training with one set of variables on a parameter device.
 
     The towers read the shared variables; their gradients are averaged on each variable's device

@@ -34,15 +34,12 @@ Example:
 """
 import contextlib
 
-from tfloop.callbacks.param_schedule import ScheduledHyperParamSetter
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.tower import TowerContext
-from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
 
-__all__ = ["check_steps_per_run", "StepsPerRunLoop",
-           "check_callbacks_for_steps_per_run"]
+__all__ = ["check_steps_per_run", "StepsPerRunLoop"]
 
 _FEED_OP_TYPES = ("Placeholder", "PlaceholderWithDefault")
 
@@ -171,28 +168,3 @@ def _ancestors(ops):
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
     return seen
-
-
-def check_callbacks_for_steps_per_run(callbacks, steps_per_run):
-    """Refuse step schedules that cannot land on a session call's boundary; warn about
-    step-based schedule points that will land late.
-
-    Raises:
-        ValueError: a callback's ``step_period`` (e.g. a ``PeriodicTrigger``'s
-            ``every_k_steps``) is not a multiple of ``steps_per_run``.
-    """
-    if steps_per_run == 1:
-        return
-    for cb in (inner for outer in callbacks for inner in outer.walk()):
-        k = cb.step_period
-        if k and k % steps_per_run:
-            raise ValueError(
-                f"{cb} runs every {k} steps, which is not a multiple of steps_per_run="
-                f"{steps_per_run}: steps only end between session calls, i.e. at multiples of "
-                f"{steps_per_run}. Use a multiple of steps_per_run.")
-        if isinstance(cb, ScheduledHyperParamSetter) and cb.step_based:
-            late = [p for p, _ in cb.schedule if p % steps_per_run]
-            if late:
-                logger.warning(
-                    f"{cb}: step-based schedule points {late} are not multiples of "
-                    f"steps_per_run={steps_per_run}; each takes effect at the next multiple.")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
-from tfloop.monitors.base import MonitorBase
 from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.gradproc import FilterNoneGrad
 from tfloop.tfutils.predict_tower import (
@@ -30,7 +28,6 @@ from tfloop.tfutils.tower import (
 from tfloop.train.base import Trainer
 from tfloop.train.steps_per_run import (
     StepsPerRunLoop,
-    check_callbacks_for_steps_per_run,
     check_steps_per_run,
 )
 from tfloop.utils import logger
@@ -333,11 +330,6 @@ class SimpleTrainer(TowerTrainer):
     def __init__(self, steps_per_run: int = 1) -> None:
         super().__init__()
         self.loop.steps_per_run = check_steps_per_run(steps_per_run)
-
-    def setup_callbacks(self, callbacks: Callback | Iterable[Callback] | None,
-                        monitors: MonitorBase | Iterable[MonitorBase] | None) -> None:
-        super().setup_callbacks(callbacks, monitors)
-        check_callbacks_for_steps_per_run(self.callbacks, self.loop.steps_per_run)
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
         multi = StepsPerRunLoop(self.loop.steps_per_run) if self.loop.steps_per_run > 1 else None

@@ -10,7 +10,9 @@ __all__ = ["Hue", "Brightness", "BrightnessScale", "Contrast", "MeanVarianceNorm
            "GaussianBlur", "Gamma", "Clip", "Saturation", "Lighting", "MinMaxNormalize"]
 
 
-def _finish(img, old_dtype, clip):
+def back_to_dtype(img, old_dtype, clip):
+    """``img`` (computed in float) as ``old_dtype`` again, clipped to [0, 255] when ``clip`` or
+    for uint8 images."""
     if clip or old_dtype == np.uint8:
         img = np.clip(img, 0, 255)
     return img.astype(old_dtype)
@@ -81,7 +83,7 @@ class Brightness(PhotometricAugmentor):
         return self._rand_range(-self.delta, self.delta)
 
     def _augment(self, img, v):
-        return _finish(img.astype("float32") + v, img.dtype, self.clip)
+        return back_to_dtype(img.astype("float32") + v, img.dtype, self.clip)
 
 
 class BrightnessScale(PhotometricAugmentor):
@@ -106,7 +108,7 @@ class BrightnessScale(PhotometricAugmentor):
         return self._rand_range(*self.range)
 
     def _augment(self, img, v):
-        return _finish(img.astype("float32") * v, img.dtype, self.clip)
+        return back_to_dtype(img.astype("float32") * v, img.dtype, self.clip)
 
 
 class Contrast(PhotometricAugmentor):
@@ -139,7 +141,7 @@ class Contrast(PhotometricAugmentor):
             mean = np.mean(img, axis=(0, 1), keepdims=True)
         else:
             mean = np.mean(img)
-        return _finish(img * r + mean * (1 - r), img.dtype, self.clip)
+        return back_to_dtype(img * r + mean * (1 - r), img.dtype, self.clip)
 
 
 def _float_stats(img, all_channel, *reductions):
@@ -279,7 +281,7 @@ class Saturation(PhotometricAugmentor):
 
     def _augment(self, img, v):
         grey = _backend.to_gray(img, self.rgb)
-        return _finish(img * v + (grey * (1 - v))[:, :, np.newaxis], img.dtype, self.clip)
+        return back_to_dtype(img * v + (grey * (1 - v))[:, :, np.newaxis], img.dtype, self.clip)
 
 
 class Lighting(PhotometricAugmentor):
@@ -315,7 +317,7 @@ class Lighting(PhotometricAugmentor):
 
     def _augment(self, img, v):
         inc = self.eigvec @ (v * self.eigval)
-        return _finish(img + inc, img.dtype, self.clip)
+        return back_to_dtype(img + inc, img.dtype, self.clip)
 
 
 class MinMaxNormalize(PhotometricAugmentor):

@@ -1,7 +1,7 @@
 """Augmentors that add random noise to pixel values."""
 from tfloop.dataflow.imgaug import _backend
 from tfloop.dataflow.imgaug.base import PhotometricAugmentor
-from tfloop.dataflow.imgaug.imgproc import _finish
+from tfloop.dataflow.imgaug.imgproc import back_to_dtype
 
 __all__ = ["JpegNoise", "GaussianNoise", "SaltPepperNoise"]
 
@@ -63,7 +63,7 @@ class GaussianNoise(PhotometricAugmentor):
         return self.rng.randn(*img.shape)
 
     def _augment(self, img, noise):
-        return _finish(img + noise * self.sigma, img.dtype, self.clip)
+        return back_to_dtype(img + noise * self.sigma, img.dtype, self.clip)
 
 
 class SaltPepperNoise(PhotometricAugmentor):
