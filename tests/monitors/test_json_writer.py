@@ -116,7 +116,8 @@ def test_unreadable_file_is_backed_up(logdir, tfloop_log):
 
 class FullDisk(Callback):
     """Makes every write of stats.json fail (no space left) while training runs an epoch listed in
-    ``epochs``: the in-place appends (``os.pwrite``) and the whole-file rewrites (``os.replace``)."""
+    ``epochs``: the in-place appends (``os.pwrite``) and the whole-file rewrites
+    (``os.replace``)."""
 
     def __init__(self, monkeypatch, epochs):
         self.epochs = epochs
