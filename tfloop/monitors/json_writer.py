@@ -37,12 +37,11 @@ class JSONWriter(RecordMonitor):
     """
 
     FILENAME = STATS_FILE
+    tail_text = "]\n"
 
     def __init__(self, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir,
                          on_error=on_error)
-
-    tail_text = "]\n"
 
     def read_records(self, path):
         records, torn = load_json_records(path)
