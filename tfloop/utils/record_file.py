@@ -32,7 +32,7 @@ from tfloop.utils.fs import atomic_write
 __all__ = ["RecordFile", "PAGE"]
 
 PAGE = mmap.PAGESIZE
-MIN_RESERVE = 4 * PAGE
+MIN_RESERVE = 16 * PAGE   # 64 KiB: some 400 records of a few scalars before the first rewrite
 PAD = b"\n"
 
 
