@@ -23,8 +23,9 @@ The model is ``tiny`` (32-16-10, batch 64) on a repeated tf.data pipeline, so a 
 and the epoch's own work shows. An epoch's cost is the time from its start to the next epoch's
 start (its steps and all its end-of-epoch work); the cost "at epoch N" is the median over epochs
 N .. N+19. Per round, the script computes each method's cost at each N, its ratio at the last N to
-the first, and the fixed cost per epoch over the raw loop (method - raw, same steps); the tables
-give the medians over rounds. Results go to ``bench/results/epoch_cost.json`` and ``.md``.
+the first, the fixed cost per epoch over the raw loop (method - raw, same steps) and the whole
+run's time; the tables give the medians over rounds. Results go to
+``bench/results/epoch_cost.json`` and ``.md``.
 """
 import argparse
 import os
@@ -153,6 +154,7 @@ def one_round(methods, spec, steps_per_epoch, points):
                 "growth": costs[points[-1]] / costs[points[0]],
                 "over_raw_ms": (None if method == "raw" else
                                 {n: (costs[n] - found["raw"][n]) * 1e3 for n in points}),
+                "total_s": starts[method][-1][clock] - starts[method][0][clock],
             }
     return derived
 
@@ -171,6 +173,7 @@ def summarize(rounds, methods, points):
                 "growth": statistics.median(r["growth"] for r in per_round),
                 "over_raw_ms": None if method == "raw" else
                 {n: statistics.median(r["over_raw_ms"][n] for r in per_round) for n in points},
+                "total_s": statistics.median(r["total_s"] for r in per_round),
             }
     return summary
 
@@ -188,7 +191,9 @@ def markdown(summary, info, methods, points):
         headers = (["method"] + [f"ms/epoch at {n:,}" for n in points] +
                    [f"{points[-1]:,} vs {points[0]:,}"] +
                    [f"over raw at {n:,}, ms" for n in points])
-        sections += [f"{title}:", "", report.table(headers, rows), ""]
+        totals = ", ".join(f"{m} {summary[m][clock]['total_s']:.1f} s" for m in methods)
+        sections += [f"{title}:", "", report.table(headers, rows), "",
+                     f"Whole run ({max(points) + WINDOW} epochs): {totals}.", ""]
     return "\n".join([
         f"# Per-epoch cost by epoch ({info['date']})", "",
         report.machine_line(info), "",

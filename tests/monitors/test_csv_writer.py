@@ -105,9 +105,10 @@ def test_rows_are_appended_in_place_and_training_ends_with_a_plain_table(logdir)
                             "4,12,1.0\r\n")
 
 
-def test_a_row_cut_short_by_a_crash_is_left_out_when_resuming(logdir):
+def test_a_row_cut_short_by_a_crash_is_left_out_when_resuming(logdir, log_warnings):
     with open(os.path.join(logdir, "stats.csv"), "w", newline="") as f:
         f.write("epoch_num,global_step,a\r\n1,3,0.25\r\n2,6,0.")
     train_linear([PutNewNames()], monitors=[CSVWriter()], starting_epoch=2, max_epoch=2)
     assert rows(logdir) == [["epoch_num", "global_step", "a", "b2"], ["1", "3", "0.25", ""],
                             ["2", "3", "0.5", "2"]]
+    assert any("ends in an incomplete row" in m and "'2,6,0.'" in m for m in log_warnings)

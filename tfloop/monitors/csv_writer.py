@@ -3,7 +3,7 @@ import csv
 import io
 
 from tfloop.monitors.records import RECORD_KEYS, RecordMonitor
-from tfloop.utils import files
+from tfloop.utils import files, logger
 
 __all__ = ["CSVWriter"]
 
@@ -59,7 +59,10 @@ class CSVWriter(RecordMonitor):
         except UnicodeDecodeError as e:
             raise ValueError(f"{path} is not UTF-8 text: {e}") from None
         if text and not text.endswith("\n"):
-            text = text[:text.rfind("\n") + 1]     # a row cut short by a crash
+            cut = text.rfind("\n") + 1
+            logger.warning(f"{self}: {path} ends in an incomplete row (its write was cut short): "
+                           f"leaving out {text[cut:]!r}.")
+            text = text[:cut]
         reader = csv.DictReader(io.StringIO(text, newline=""))
         if reader.fieldnames is None or list(reader.fieldnames[:2]) != list(RECORD_KEYS):
             raise ValueError(f"{path} does not start with the columns {','.join(RECORD_KEYS)}")
