@@ -164,8 +164,8 @@ def install_block(spec, marker):
     Points: ``step:N`` (a callback's trigger_step at step N), ``epoch:E`` (trigger_epoch of epoch E,
     after ModelSaver, before the monitors), ``state_file:N`` (checkpoint N complete, the
     ``checkpoint`` state file not yet updated), ``iterator:N`` / ``resume_json:N`` (half of that
-    file of checkpoint N written), ``stats:K`` (half of stats.json written with K records), ``meta``
-    (while exporting the meta graph), ``restore`` (after the variables were restored),
+    file of checkpoint N written), ``stats:K`` (stats.json's K-th record made, not yet written),
+    ``meta`` (while exporting the meta graph), ``restore`` (after the variables were restored),
     ``slow:SECONDS`` (sleep in every step; the test kills at a random moment), ``signal:N``
     (``OUTDIR/blocked`` appears at step N, which then waits for the test's signal).
     """
@@ -238,13 +238,14 @@ def _block_resume_file(suffix):
 
 
 def _block_stats(marker, arg):
-    original_records = tfloop.JSONWriter.write_records
+    from tfloop.monitors.records import RecordMonitor
+    original_write = RecordMonitor._write
 
-    def write_records(self, records, f):
-        if len(records) == int(arg):
-            _half_then_hang(marker, json.dumps(records), f)
-        return original_records(self, records, f)
-    tfloop.JSONWriter.write_records = write_records
+    def write(self, new=None):
+        if isinstance(self, tfloop.JSONWriter) and len(self.records) == int(arg):
+            hang(marker)
+        return original_write(self, new)
+    RecordMonitor._write = write
     return []
 
 

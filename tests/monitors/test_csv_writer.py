@@ -1,4 +1,5 @@
-"""CSVWriter: one row per epoch, a header that grows without losing data, resuming."""
+"""CSVWriter: one row per epoch appended in place, a header that grows without losing data,
+resuming."""
 import csv
 import glob
 import os
@@ -81,3 +82,33 @@ def test_rows_every_k_steps(logdir):
     train_linear([PutLoss()], monitors=[CSVWriter(every_k_steps=2)], max_epoch=2)
     assert rows(logdir) == [["epoch_num", "global_step", "loss"], ["1", "2", "3.0"],
                             ["1", "3", "4.5"], ["2", "4", "6.0"], ["2", "6", "9.0"]]
+
+
+def test_rows_are_appended_in_place_and_training_ends_with_a_plain_table(logdir):
+    inodes = []
+
+    class Inode(Callback):
+        def _before_epoch(self):
+            path = os.path.join(logdir, "stats.csv")
+            if os.path.exists(path):
+                inodes.append(os.stat(path).st_ino)
+                assert pd.read_csv(path)["a"].tolist()[-1] == (self.epoch_num - 1) / 4
+
+    class PutA(Callback):
+        def _trigger_epoch(self):
+            self.trainer.monitors.put_scalar("a", self.epoch_num / 4)
+
+    train_linear([PutA(), Inode()], monitors=[CSVWriter()], max_epoch=4)
+    assert len(inodes) == 3 and len(set(inodes)) == 1
+    with open(os.path.join(logdir, "stats.csv"), newline="") as f:
+        assert f.read() == ("epoch_num,global_step,a\r\n1,3,0.25\r\n2,6,0.5\r\n3,9,0.75\r\n"
+                            "4,12,1.0\r\n")
+
+
+def test_a_row_cut_short_by_a_crash_is_left_out_when_resuming(logdir, log_warnings):
+    with open(os.path.join(logdir, "stats.csv"), "w", newline="") as f:
+        f.write("epoch_num,global_step,a\r\n1,3,0.25\r\n2,6,0.")
+    train_linear([PutNewNames()], monitors=[CSVWriter()], starting_epoch=2, max_epoch=2)
+    assert rows(logdir) == [["epoch_num", "global_step", "a", "b2"], ["1", "3", "0.25", ""],
+                            ["2", "3", "0.5", "2"]]
+    assert any("ends in an incomplete row" in m and "'2,6,0.'" in m for m in log_warnings)

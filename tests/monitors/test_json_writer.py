@@ -1,4 +1,5 @@
-"""JSONWriter: stats.json contents, atomic rewrites, resuming and backups."""
+"""JSONWriter: stats.json contents, records appended in place, failed writes, resuming and
+backups."""
 import glob
 import json
 import os
@@ -113,40 +114,67 @@ def test_unreadable_file_is_backed_up(logdir, tfloop_log):
     assert any("cannot be read" in m and "not valid JSON" in m for _, m in tfloop_log)
 
 
-def test_a_kill_during_the_write_leaves_the_previous_file_complete(logdir, monkeypatch):
-    real_replace = os.replace
-    writes = []
+class FullDisk(Callback):
+    """Makes every write of stats.json fail (no space left) while training runs an epoch listed in
+    ``epochs``: the in-place appends (``os.pwrite``) and the whole-file rewrites
+    (``os.replace``)."""
 
-    def replace_then_die(src, dst):
-        if not dst.endswith("stats.json"):  # status.json is written too
+    def __init__(self, monkeypatch, epochs):
+        self.epochs = epochs
+        self.full = False
+        real_pwrite, real_replace = os.pwrite, os.replace
+
+        def pwrite(fd, data, offset):
+            if self.full:
+                raise OSError(28, "No space left on device")
+            return real_pwrite(fd, data, offset)
+
+        def replace(src, dst):
+            if self.full and dst.endswith("stats.json"):
+                raise OSError(28, "No space left on device")
             return real_replace(src, dst)
-        writes.append(dst)
-        if len(writes) >= 2:  # the second write and any after it never happen
-            raise OSError("simulated kill during the rename")
-        real_replace(src, dst)
+        monkeypatch.setattr(os, "pwrite", pwrite)
+        monkeypatch.setattr(os, "replace", replace)
 
-    monkeypatch.setattr(os, "replace", replace_then_die)
-    with pytest.raises(OSError, match="simulated kill"):
-        train_linear([PutStats()], monitors=[JSONWriter(on_error="raise")], max_epoch=3)
+    def _before_epoch(self):
+        self.full = self.epoch_num in self.epochs
+
+    def _after_train(self):
+        self.full = False
+
+
+def test_records_are_appended_in_place_and_the_end_of_training_compacts_the_file(logdir):
+    sizes = []
+
+    class Size(Callback):
+        def _before_epoch(self):
+            path = os.path.join(logdir, "stats.json")
+            if os.path.exists(path):
+                sizes.append((os.stat(path).st_ino, os.path.getsize(path)))
+
+    train_linear([PutStats(), Size()], monitors=[JSONWriter()], max_epoch=3)
+    # One file (no rename after the first record), of constant size: the records overwrite the
+    # blank lines reserved before the closing bracket.
+    assert len(set(sizes)) == 1
+    with open(os.path.join(logdir, "stats.json")) as f:
+        assert f.read() == (
+            '[\n{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}\n'
+            ',{"epoch_num": 2, "global_step": 6, "step": 6, "epoch": 20.0}\n'
+            ',{"epoch_num": 3, "global_step": 9, "step": 9, "epoch": 30.0}\n]\n')
+
+
+def test_a_failed_write_leaves_the_previous_records_complete(logdir, monkeypatch):
+    full = FullDisk(monkeypatch, epochs={2, 3})
+    with pytest.raises(OSError, match="No space left"):
+        train_linear([PutStats(), full], monitors=[JSONWriter(on_error="raise")], max_epoch=3)
     assert stats(logdir) == [{"epoch_num": 1, "global_step": 3, "step": 3, "epoch": 10.0}]
     assert sorted(os.listdir(logdir)) == [".tfloop.lock", "log.log", "stats.json", "status.json"]
 
 
 def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, monkeypatch,
                                                                       tfloop_log):
-    real_replace = os.replace
-    writes = []
-
-    def replace_failing_once(src, dst):
-        if not dst.endswith("stats.json"):  # status.json is written too
-            return real_replace(src, dst)
-        writes.append(dst)
-        if len(writes) == 2:
-            raise OSError(28, "No space left on device")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(os, "replace", replace_failing_once)
-    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=3)
+    full = FullDisk(monkeypatch, epochs={2})
+    train_linear([PutStats(), full], monitors=[JSONWriter()], max_epoch=3)
     assert [r["epoch_num"] for r in stats(logdir)] == [1, 2, 3]
     errors = [m for level, m in tfloop_log if level == "ERROR"]
     assert len(errors) == 1
@@ -156,21 +184,20 @@ def test_a_failed_write_is_logged_and_the_next_one_writes_every_record(logdir, m
 
 
 def test_a_burst_of_failed_writes_is_logged_once(logdir, monkeypatch, tfloop_log):
-    real_replace = os.replace
-    writes = []
-
-    def replace_failing_three_times(src, dst):
-        if not dst.endswith("stats.json"):  # status.json is written too
-            return real_replace(src, dst)
-        writes.append(dst)
-        if 2 <= len(writes) <= 4:
-            raise OSError(28, "No space left on device")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(os, "replace", replace_failing_three_times)
-    train_linear([PutStats()], monitors=[JSONWriter()], max_epoch=5)
+    full = FullDisk(monkeypatch, epochs={2, 3, 4})
+    train_linear([PutStats(), full], monitors=[JSONWriter()], max_epoch=5)
     assert [r["epoch_num"] for r in stats(logdir)] == [1, 2, 3, 4, 5]
     assert len([m for level, m in tfloop_log if level == "ERROR"]) == 1
+
+
+def test_a_file_cut_short_in_its_last_record_keeps_the_records_before_it(logdir, tfloop_log):
+    with open(os.path.join(logdir, "stats.json"), "w") as f:
+        f.write('[\n{"epoch_num": 1, "global_step": 3, "step": 3}\n,{"epoch_num": 2, "glo\n\n]\n')
+    train_linear([PutStats()], monitors=[JSONWriter()], starting_epoch=2, max_epoch=2)
+    assert [(r["epoch_num"], r["global_step"]) for r in stats(logdir)] == [(1, 3), (2, 3)]
+    assert any("ends in an incomplete record" in m and "keeping its 1 complete records" in m
+               for _, m in tfloop_log)
+    assert glob.glob(os.path.join(logdir, "stats.json.*")) == []
 
 
 def test_bad_on_error_is_rejected():

@@ -1,9 +1,10 @@
-"""atomic_write: the old file or the complete new one, never a partial file."""
+"""atomic_write: the old file or the complete new one, never a partial file; reading stats records
+whose last one was cut short."""
 import os
 
 import pytest
 
-from tfloop.utils.fs import atomic_write
+from tfloop.utils.fs import atomic_write, load_json_records, read_json_records
 
 
 def test_atomic_write_replaces_the_file_and_leaves_no_temp_file(tmp_path):
@@ -54,3 +55,30 @@ def test_tensorpack_file_helpers(tmp_path, monkeypatch):
     assert not os.listdir(tmp_path / "out2")
     monkeypatch.setenv("TFLOOP_DATASET", str(tmp_path / "data"))
     assert get_dataset_path("svhn_data", "x.mat") == str(tmp_path / "data" / "svhn_data" / "x.mat")
+
+
+@pytest.mark.parametrize("text, records", [
+    ('[\n{"epoch_num": 1}\n,{"epoch_num": 2}\n]\n', [1, 2]),
+    ('[\n{"epoch_num": 1}\n,{"epoch_num": 2}\n\n\n\n]\n', [1, 2]),     # the reserve, mid-run
+    ('[\n{"epoch_num": 1}\n,{"epoch_num": 2, "co\n\n\n]\n', [1]),      # a record cut short
+    ('[\n{"epoch_num": 1}\n,{"epoch_num": 2, "co', [1]),                # and the file with it
+    ('[\n{"epoch_num": 1, "co', []),
+])
+def test_json_records_before_a_last_record_cut_short_are_read(tmp_path, text, records):
+    path = tmp_path / "stats.json"
+    path.write_text(text)
+    assert [r["epoch_num"] for r in read_json_records(str(path))] == records
+    assert load_json_records(str(path))[1] == ('"co' in text)
+
+
+@pytest.mark.parametrize("text", [
+    '[{"epoch_num": 1, "co',                            # not a record on a line of its own
+    '[\n{"epoch_num": 1}\n,{"epoch_num": 2, \n"co\n]',  # broken over lines
+    '[\n{"epoch_num": 1}\n,xyz\n,{"epoch_num": 3}\n]',  # broken in the middle
+    '[\n{"epoch_num": 1}\n]\n{"epoch_num": 2}',         # text after the list
+])
+def test_json_records_broken_elsewhere_are_an_error(tmp_path, text):
+    path = tmp_path / "stats.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="is not valid JSON"):
+        read_json_records(str(path))

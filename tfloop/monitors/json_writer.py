@@ -4,7 +4,7 @@ import os
 
 from tfloop.monitors.records import RecordMonitor
 from tfloop.utils import files, logger
-from tfloop.utils.fs import read_json_records
+from tfloop.utils.fs import load_json_records, read_json_records
 from tfloop.utils.logdir_format import STATS_FILE
 
 __all__ = ["JSONWriter"]
@@ -15,9 +15,13 @@ class JSONWriter(RecordMonitor):
 
     Each record has ``epoch_num``, ``global_step`` and the latest value of every scalar put during
     that epoch; with ``every_k_steps`` there are also records in between (see
-    :class:`~tfloop.monitors.records.RecordMonitor`). The file is rewritten atomically after each
-    record, so it is always complete, valid JSON. A resumed run appends to the file of its
-    predecessor epoch; a file that does not fit is backed up first. Read it with ``json.load`` or
+    :class:`~tfloop.monitors.records.RecordMonitor`). Each record is one line, appended in place
+    with one small write, so the cost of a record does not grow with the file; the file is always
+    complete, valid JSON, also after a ``kill -9`` (at most the record being written is missing).
+    While training runs the list ends in blank lines, dropped when training ends (a URL's file is
+    rewritten whole after each record instead). A resumed run appends to the file of its
+    predecessor epoch; a file that does not fit is backed up first, and a file that ends in an
+    incomplete record (a machine that lost power) loses that record. Read it with ``json.load`` or
     ``pandas.read_json``. NaN and infinity are written as ``NaN`` and ``Infinity``, as Python's
     ``json`` does. One of the default monitors; skipped when there is no log directory.
 
@@ -33,16 +37,27 @@ class JSONWriter(RecordMonitor):
     """
 
     FILENAME = STATS_FILE
+    tail_text = "]\n"
 
     def __init__(self, every_k_steps=None, logdir=None, on_error="log"):
         super().__init__(self.FILENAME, every_k_steps=every_k_steps, logdir=logdir,
                          on_error=on_error)
 
     def read_records(self, path):
-        return read_json_records(path)
+        records, torn = load_json_records(path)
+        if torn:
+            logger.warning(f"{self}: {path} ends in an incomplete record (its write was cut "
+                           f"short): keeping its {len(records)} complete records.")
+        return records
 
     def write_records(self, records, f):
-        json.dump(records, f, indent=1)
+        f.write(self.records_text(records))
+
+    def head_text(self, records):
+        return "[\n"
+
+    def record_text(self, record, first):
+        return ("" if first else ",") + json.dumps(record) + "\n"
 
     @staticmethod
     def load_existing_json(dir=None):

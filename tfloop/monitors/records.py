@@ -1,5 +1,6 @@
 """The shared logic of monitors that keep a table of records: one per epoch, optionally one every k
-steps, each rewritten atomically into a file of the log directory (``stats.json``, ``stats.csv``).
+steps, written into a file of the log directory (``stats.json``, ``stats.csv``): appended in place
+where the monitor defines how (:mod:`tfloop.utils.record_file`), else rewritten atomically.
 """
 import abc
 import os
@@ -10,6 +11,7 @@ from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils import files, logger
 from tfloop.utils.checks import check_positive_int, is_int
 from tfloop.utils.fs import atomic_write
+from tfloop.utils.record_file import RecordFile
 
 __all__ = ["RecordMonitor"]
 
@@ -34,9 +36,15 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     One is made at the end of every epoch (by ``trigger()``) with the latest value of every scalar
     put during that epoch; with ``every_k_steps``, one is also made after every step whose
     ``global_step`` is a multiple of k (except the last step of an epoch, which gets the epoch's
-    record), with the scalars put since the previous record. After each record the whole file is
-    rewritten atomically (through TensorFlow's file layer for a URL, see
-    :mod:`tfloop.utils.files`).
+    record), with the scalars put since the previous record.
+
+    How a record reaches the file: a subclass that defines :meth:`record_text` (``JSONWriter``,
+    ``CSVWriter``) has each record appended in place with one small write, at a cost that does
+    not grow with the file (:mod:`tfloop.utils.record_file`: a kill at any moment leaves a
+    complete file, with at most the record being written missing; the file ends in blank lines
+    until training ends). Other subclasses, and every file in a URL's directory (through
+    TensorFlow's file layer, see :mod:`tfloop.utils.files`), have the whole file rewritten
+    atomically after each record with :meth:`write_records`.
 
     When training starts and the file exists, new records are appended to it if it ends where this
     run starts: its last record is from the epoch before the starting epoch (a resumed run), or
@@ -48,7 +56,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     training continues: the records stay in memory and the next write, which rewrites the whole
     file, retries them. ``on_error="raise"`` stops training instead.
 
-    Subclasses implement :meth:`read_records` and :meth:`write_records`.
+    Subclasses implement :meth:`read_records` and :meth:`write_records`, and may define
+    :meth:`head_text`, :meth:`record_text` and :attr:`tail_text` to be appended in place.
 
     Args:
         filename (str): the file's name, inside the log directory.
@@ -84,6 +93,8 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._resume_records = None
         self._on_error = on_error
         self._failing = False
+        self._file = None
+        self._stale = True     # the file must be rewritten whole before the next append
 
     # ---- for subclasses -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -93,6 +104,31 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
     @abc.abstractmethod
     def write_records(self, records, f):
         """Write every record to the text file object ``f``."""
+
+    tail_text = ""
+    """For appending in place: the text after the last record."""
+
+    def head_text(self, records):
+        """For appending in place: the text before the first of ``records``."""
+        return ""
+
+    def record_text(self, record, first):
+        """For appending in place: the text of ``record`` (``first``: the file's first record),
+        ending in a newline, or None when it cannot follow the file's records (then the whole
+        file is rewritten, e.g. for a new CSV column). Not defined here: records are written by
+        rewriting the whole file with :meth:`write_records`."""
+        raise NotImplementedError
+
+    def records_text(self, records):
+        """The whole file's text in the appended layout: head, every record, tail."""
+        return self._body_text(records) + self.tail_text
+
+    def _body_text(self, records):
+        return self.head_text(records) + "".join(
+            self.record_text(r, i == 0) for i, r in enumerate(records))
+
+    def _appends(self):
+        return type(self).record_text is not RecordMonitor.record_text
 
     # ---- hooks ----------------------------------------------------------------------------------
     def _setup_graph(self):
@@ -106,8 +142,11 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
                     raise ValueError(f"Two monitors write {self.path} ({other} and {self}): each "
                                      "would overwrite the other's records. Keep one, or give one "
                                      "a logdir= of its own.")
+            if self._appends() and not files.is_url(self.path):
+                self._file = RecordFile(self.path, self.tail_text.encode("utf-8"))
 
     def _before_train(self):
+        self._stale = True
         if self.path is not None:
             self.records = self._load_for_resume()
 
@@ -128,6 +167,12 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._add_record(values)
 
     def _after_train(self):
+        try:
+            self._record_late_values()
+        finally:
+            self._finish_file()
+
+    def _record_late_values(self):
         if not self._epoch_values:
             return
         last = self.records[-1] if self.records else None
@@ -150,14 +195,17 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         record.update(values)
         self._since_record = {}
         self.records.append(record)
-        self._write()
+        self._write(record)
 
-    def _write(self):
+    def _write(self, new=None):
+        """Write ``new``, the last of the records, or (None) rewrite the file with every record."""
         if self.path is None:
             return
         try:
-            atomic_write(self.path, lambda f: self.write_records(self.records, f))
+            if new is None or not self._append(new):
+                self._rewrite()
         except OSError as e:
+            self._stale = True
             if self._on_error == "raise":
                 raise
             if not self._failing:  # once per burst of failures, not once per record
@@ -170,6 +218,36 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         if self._failing:
             self._failing = False
             logger.info(f"{self} wrote {self.path} again, with every record.")
+
+    def _append(self, record):
+        if self._file is None or self._stale:
+            return False
+        text = self.record_text(record, len(self.records) == 1)
+        if text is None:
+            return False
+        data = text.encode("utf-8")
+        if not self._file.append(data):
+            if not self._file.is_open:
+                return False
+            self._file.grow(data)
+        return True
+
+    def _rewrite(self):
+        self._stale = True
+        if self._file is None:
+            atomic_write(self.path, lambda f: self.write_records(self.records, f))
+        else:
+            self._file.rewrite(self._body_text(self.records).encode("utf-8"))
+        self._stale = False
+
+    def _finish_file(self):
+        if self._file is None:
+            return
+        try:
+            self._file.finish()
+        except OSError as e:
+            logger.error(f"{self} could not compact {self.path} at the end of training ({e}); "
+                         "it holds every record, followed by blank lines.")
 
     def _load_for_resume(self):
         if not files.exists(self.path):

@@ -2,14 +2,17 @@
 file helpers (``mkdir_p``, ``recursive_walk``, ``download``, ``get_dataset_path``)."""
 import json
 import os
+import re
 import shutil
 import urllib.request
 import uuid
 
 from tfloop.utils import files
 
-__all__ = ["atomic_write", "read_json_records", "mkdir_p", "recursive_walk", "download",
-           "get_dataset_path", "display_path", "normpath"]
+__all__ = ["atomic_write", "read_json_records", "load_json_records", "mkdir_p", "recursive_walk",
+           "download", "get_dataset_path", "display_path", "normpath"]
+
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def atomic_write(path, data):
@@ -89,20 +92,56 @@ def _remove_quietly(path):
 
 
 def read_json_records(path):
-    """The records of a ``stats.json`` file (a local path or a URL): a list of dicts.
+    """The records of a ``stats.json`` file (a local path or a URL): a list of dicts. A file that
+    ends in an incomplete record (cut short by a crash) gives the complete records before it.
 
     Raises:
         ValueError: the file is not valid JSON or not a list of objects; the message names it.
     """
+    return load_json_records(path)[0]
+
+
+def load_json_records(path):
+    """``(records, torn)`` of a ``stats.json`` file: :func:`read_json_records`'s records, and
+    whether an incomplete last record was left out."""
     try:
-        records = json.loads(files.read_text(path))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON: {e}") from None
+        text = files.read_text(path)
     except UnicodeDecodeError as e:
         raise ValueError(f"{path} is not UTF-8 text: {e}") from None
+    torn = False
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as e:
+        records = _records_before_torn_tail(text)
+        if records is None:
+            raise ValueError(f"{path} is not valid JSON: {e}") from None
+        torn = True
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise ValueError(f"{path} is not a JSON list of records (objects)")
-    return records
+    return records, torn
+
+
+def _records_before_torn_tail(text):
+    """The records of a JSON list whose last record, on a line of its own, was cut short (then
+    blank lines, maybe the closing ``]``), or None when ``text`` is broken in any other way."""
+    decoder = json.JSONDecoder()
+    position = _SPACE.match(text).end()
+    if not text.startswith("[", position):
+        return None
+    records, position = [], position + 1
+    while True:
+        position = _SPACE.match(text, position).end()
+        if records and text.startswith(",", position):
+            position = _SPACE.match(text, position + 1).end()
+        try:
+            record, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            line = text[text.rfind("\n", 0, position) + 1:position]
+            rest = text[position:].rstrip()
+            rest = rest[:-1].rstrip() if rest.endswith("]") else rest
+            on_its_line = line.strip(" ,") == "" and "\n" in text[:position]
+            return records if on_its_line and rest.startswith("{") and "\n" not in rest else None
+        records.append(record)
 
 
 def mkdir_p(dirname):
