@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 import ray_support
-from support import train_linear
+from support import scaled_timeout, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -48,18 +48,22 @@ def local_ray():
     Its workers import this tfloop and the tests' support modules, and give TensorFlow's servers
     loopback addresses in TF_CONFIG."""
     import ray
+    from ray._private import ray_constants
     saved = {name: os.environ.get(name) for name in
              ("PYTHONPATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [os.path.dirname(TESTS), TESTS] + [p for p in [saved["PYTHONPATH"]] if p])
-    # Ray's node address is then 127.0.0.1 in every worker (not the machine's network address).
+    # Ray's single-machine mode: without it Ray replaces 127.0.0.1 by the machine's network
+    # address, here (read when the call is made) and in the workers (read when they import ray).
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    cluster_mode, ray_constants.ENABLE_RAY_CLUSTER = ray_constants.ENABLE_RAY_CLUSTER, False
     ray.init(address="local", num_cpus=2, include_dashboard=False,
              _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
+        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -95,7 +99,7 @@ def _single_process_weights(max_epoch):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(scaled_timeout(300))
 def test_two_workers_report_every_epoch_and_a_restart_resumes_from_rays_checkpoint(
         local_ray, tmp_path):
     import ray.train
@@ -132,7 +136,7 @@ def test_two_workers_report_every_epoch_and_a_restart_resumes_from_rays_checkpoi
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(scaled_timeout(300))
 def test_a_trial_that_a_scheduler_stops_is_stopped_in_its_log_dir_and_tracker(
         local_ray, tmp_path, capsys):
     import mlflow
