@@ -23,7 +23,7 @@ setup(
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
                  "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna",
-                 "h5py", "nbclient", "nbformat", "ipykernel"],
+                 "h5py", "nbclient", "nbformat", "ipykernel", "ray[train,tune]"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
@@ -33,6 +33,7 @@ setup(
         "mlflow": ["mlflow"],
         "wandb": ["wandb"],
         "optuna": ["optuna"],
+        "ray": ["ray[train,tune]"],
         "datasets": ["scipy", "opencv-python-headless"],
         "hdf5": ["h5py"],
     },

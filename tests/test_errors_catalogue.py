@@ -516,6 +516,17 @@ def _(tmp):
     tfloop.AutoResumeTrainConfig(model=LinearModel(), data=_feed())
 
 
+@case("auto-resume-dir")
+def _(tmp):
+    tfloop.AutoResumeTrainConfig(model=LinearModel(), data=_feed(),
+                                 resume_dir=os.path.join(tmp, "nowhere"))
+
+
+@case("ray-outside-ray")
+def _(tmp):
+    train_linear([tfloop.RayReportCallback()])
+
+
 @case("feed-twice")
 def _(tmp):
     class FeedX(tfloop.Callback):

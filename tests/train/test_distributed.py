@@ -230,7 +230,9 @@ def test_a_cluster_with_a_chief_job_trains_the_single_process_model(tmp_path, re
       "task": {"type": "chief", "index": 0}}, "'chief' job must list one address"),
     ({"cluster": {"chief": ["a:1"], "worker": ["a:2"], "evaluator": ["a:3"]},
       "task": {"type": "evaluator", "index": 0}},
-     "an 'evaluator' task, which tfloop does not run: evaluate during training on the chief"),
+     r"an 'evaluator' task, which tfloop does not run: in its place, run a script that "
+     r"evaluates the chief's checkpoints as they appear: `for checkpoint in "
+     r"tf\.train\.checkpoints_iterator\(LOGDIR\): OfflinePredictor\(PredictConfig\("),
     ({"cluster": {"ps": ["a:1"]}, "task": {"type": "ps", "index": 0}}, "no 'worker' job"),
     ({"cluster": {"worker": ["a:1"]}, "task": {"type": "ps", "index": 0}},
      "Task type 'ps' is not a job of the cluster"),

@@ -4,6 +4,11 @@ import pytest
 from tfloop.train.run_status import training_outcome
 
 
+def _clean(exc):
+    exc._tfloop_clean_stop = True
+    return exc
+
+
 @pytest.mark.parametrize("exc, stop_reason, expected", [
     (None, None, ("finished", None)),
     (None, "EarlyStopping: no improvement", ("stopped", "EarlyStopping: no improvement")),
@@ -12,6 +17,11 @@ from tfloop.train.run_status import training_outcome
     (SystemExit(1), None, ("failed", "SystemExit: 1")),
     (SystemExit(200), None, ("failed", "SystemExit: 200")),
     (ValueError("the loss is NaN"), None, ("failed", "ValueError: the loss is NaN")),
+    (SystemExit(0), None, ("failed", "SystemExit: 0")),
+    # Raised again after a clean end, for the caller (Optuna's TrialPruned, Ray Tune's stop).
+    (_clean(SystemExit(0)), None, ("finished", None)),
+    (_clean(SystemExit(0)), "Ray Tune stopped trial t after epoch 1",
+     ("stopped", "Ray Tune stopped trial t after epoch 1")),
 ])
 def test_training_outcome(exc, stop_reason, expected):
     assert training_outcome(exc, stop_reason, 7) == expected

@@ -15,6 +15,7 @@ def test_a_present_package_is_imported():
     (lambda: tfloop.MLflowMonitor(), "mlflow", "mlflow"),
     (lambda: tfloop.OptunaPruningCallback(None, "cost"), "optuna", "optuna"),
     (lambda: tfloop.WandbMonitor(), "wandb", "wandb"),
+    (lambda: tfloop.RayReportCallback(), "ray.train", "ray"),
 ])
 def test_a_missing_package_names_the_extra(monkeypatch, make, module, extra):
     monkeypatch.setitem(sys.modules, module, None)  # what `import module` sees when it is missing

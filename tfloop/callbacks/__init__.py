@@ -38,6 +38,7 @@ from tfloop.callbacks.param_schedule import HyperParamSetterWithFunc, ScheduledH
 from tfloop.callbacks.param_stat import StatMonitorParamSetter
 from tfloop.callbacks.prof import GPUUtilizationTracker, GraphProfiler, TensorBoardProfiler
 from tfloop.callbacks.progress import ProgressBar
+from tfloop.callbacks.ray_report import RayReportCallback, ray_checkpoint_dir
 from tfloop.callbacks.run_args import as_run_args
 from tfloop.callbacks.schedule import Schedule
 from tfloop.callbacks.sendstat import SendStat
@@ -72,7 +73,8 @@ __all__ = [
     "SessionRunTimeout", "TFLocalCLIDebugHook",
     "GPUUtilizationTracker", "GraphProfiler", "SendStat", "CallbackTimeLogger",
     "ProgressBar", "MergeAllSummaries", "MovingAverageSummary", "EstimatedTimeLeft",
-    "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "KerasCallback",
+    "ThroughputTracker", "as_run_args", "OptunaPruningCallback", "RayReportCallback",
+    "ray_checkpoint_dir", "KerasCallback",
     "HyperParams", "TensorBoardSummaries", "TensorBoardProfiler",
     "CometMLMonitor", "JSONWriter", "MonitorBase", "Monitors", "ScalarPrinter", "SendMonitorData",
     "TFEventWriter",

@@ -75,11 +75,13 @@ class ClusterTask:
         if task["type"] == "evaluator":
             raise ValueError(
                 "TF_CONFIG makes this process an 'evaluator' task, which tfloop does not run: "
-                "evaluate during training on the chief (InferenceRunner, or "
-                "DataParallelInferenceRunner over its devices), or evaluate the chief's "
-                "checkpoints in a process of your own with OfflinePredictor "
-                "(docs/distributed.md, 'Kubernetes / Slurm sketch'), and remove the evaluator "
-                "replica.")
+                "in its place, run a script that evaluates the chief's checkpoints as they "
+                "appear: `for checkpoint in tf.train.checkpoints_iterator(LOGDIR): "
+                "OfflinePredictor(PredictConfig(model=MyModel(), session_init=checkpoint, "
+                "input_names=[...], output_names=[...]))` on your validation data (a runnable "
+                "script: docs/distributed.md, 'An evaluator replica'); or evaluate during "
+                "training on the chief (InferenceRunner, or DataParallelInferenceRunner over its "
+                "devices) and remove the evaluator replica.")
         cluster, job_name, task_index = _chief_as_worker_0(tf_config["cluster"], task["type"],
                                                            task["index"])
         return cls(cluster, job_name, task_index)

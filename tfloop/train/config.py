@@ -22,7 +22,7 @@ from tfloop.train.defaults import DEFAULT_CALLBACKS, DEFAULT_MONITORS
 from tfloop.train.logdir import check_logdir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.options import RunOptions
-from tfloop.utils import logger
+from tfloop.utils import files, logger
 from tfloop.utils.checks import check_bool, check_list_of
 from tfloop.utils.seed import check_seed
 
@@ -179,6 +179,14 @@ class TrainConfig:
     precision = property(lambda self: self.options.precision)
 
 
+def _existing_dir(path):
+    """``path`` (AutoResumeTrainConfig's ``resume_dir``) as a str, checked to be a directory."""
+    if not isinstance(path, (str, os.PathLike)) or not files.isdir(os.fspath(path)):
+        raise ValueError(f"AutoResumeTrainConfig: resume_dir={path!r} is not a directory; give "
+                         "the directory that holds the checkpoint to resume from, or None.")
+    return os.fspath(path)
+
+
 class AutoResumeTrainConfig(TrainConfig):
     """A :class:`TrainConfig` that continues from the latest checkpoint of the log directory.
 
@@ -197,6 +205,8 @@ class AutoResumeTrainConfig(TrainConfig):
     Args:
         always_resume (bool): resume without asking. With False, an interactive terminal asks
             whether to resume; a non-interactive process resumes.
+        resume_dir (str): look for the checkpoint there instead of in the log directory, e.g.
+            Ray's checkpoint of the run (``ray_checkpoint_dir()``); None: the log directory.
         **kwargs: the arguments of :class:`TrainConfig`.
 
     Attributes:
@@ -214,12 +224,15 @@ class AutoResumeTrainConfig(TrainConfig):
         >>> launch_train_with_config(config, SimpleTrainer())    # run it again after a kill
     """
 
-    def __init__(self, always_resume: bool = True, **kwargs: Any) -> None:
+    def __init__(self, always_resume: bool = True, resume_dir: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.state_saver = ResumeStateSaver(self.data)
         self.callbacks = self.callbacks + [self.state_saver]
         self._resumed: TrainLoop | None = None
         logdir = self.logdir if self.logdir is not None else logger.get_logger_dir()
+        if resume_dir is not None:
+            logdir = _existing_dir(resume_dir)
         if logdir is None:
             logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
                            "nothing to resume from and cannot be resumed: call "

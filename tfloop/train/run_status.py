@@ -25,9 +25,9 @@ def training_outcome(exc: BaseException | None, stop_reason: str | None,
         >>> training_outcome(None, "EarlyStopping: ...", 40)
         ('stopped', 'EarlyStopping: ...')
     """
-    if exc is None or (stop_reason is not None and getattr(exc, "_tfloop_clean_stop", False)):
-        # An exception marked _tfloop_clean_stop reports the clean stop to the caller (Optuna's
-        # TrialPruned); the run stopped, it did not fail.
+    if exc is None or getattr(exc, "_tfloop_clean_stop", False):
+        # An exception marked _tfloop_clean_stop reports a clean end to the caller (Optuna's
+        # TrialPruned, Ray Tune's SystemExit(0)); the run stopped or finished, it did not fail.
         return (STOPPED, stop_reason) if stop_reason is not None else (FINISHED, None)
     if isinstance(exc, KeyboardInterrupt):
         return STOPPED, f"Ctrl-C (SIGINT) at global step {global_step}"
