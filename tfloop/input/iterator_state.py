@@ -17,6 +17,8 @@ class IteratorState:
 
     Args:
         iterator: a ``tf.compat.v1.data.Iterator`` made by ``make_initializable_iterator``.
+        feed_dict (dict): what the pipeline's initialization is fed (its arrays, see
+            :class:`~tfloop.input.fed_arrays.ArrayFeeds`).
 
     Example:
         >>> state = IteratorState(source.iterator)
@@ -24,8 +26,9 @@ class IteratorState:
         >>> blob = state.save(sess)
     """
 
-    def __init__(self, iterator):
+    def __init__(self, iterator, feed_dict=None):
         self.iterator = iterator
+        self.feed_dict = feed_dict or {}
         self.reason = self._check()
         self._save_op = self._restore_op = self._placeholder = None
 
@@ -36,7 +39,7 @@ class IteratorState:
             probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
         try:
             with tfv1.Session(graph=graph) as sess:
-                sess.run(probe)
+                sess.run(probe, feed_dict=self.feed_dict)
         except tf.errors.OpError as e:
             match = _STATEFUL.search(e.message or "")
             if match:
@@ -69,5 +72,5 @@ class IteratorState:
 
     def restore(self, sess, blob):
         """Initialize the iterator and move it to the saved position."""
-        sess.run(self.iterator.initializer)
+        sess.run(self.iterator.initializer, feed_dict=self.feed_dict)
         sess.run(self._restore_op, feed_dict={self._placeholder: blob})

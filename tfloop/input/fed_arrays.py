@@ -1,0 +1,166 @@
+"""Large arrays of a tf.data pipeline kept out of the graph, fed when the iterator starts.
+
+``tf.data.Dataset.from_tensor_slices((x, y))`` built in a graph stores ``x`` and ``y`` in the
+graph as constants: every session that runs the graph copies them, and every graph tfloop writes
+(TensorBoard's events, the checkpoints' ``.meta``) holds them. :class:`ArrayFeeds` keeps the large
+ones out: while the data function runs, numpy arrays of at least ``min_bytes`` handed to
+``from_tensor_slices`` or ``from_tensors`` become placeholders of the same dtype and shape, and
+the arrays are fed whenever the pipeline runs (the iterator's initialization, the size and
+state checks). A dataset built eagerly is brought in the same way: its large constants become
+placeholders, fed with their values.
+
+The pipeline is the same one: same elements, same order, same static shapes.
+"""
+import contextlib
+import threading
+
+import numpy as np
+
+from tfloop.compat import tf, tfv1
+
+__all__ = ["ArrayFeeds", "DEFAULT_MIN_BYTES"]
+
+DEFAULT_MIN_BYTES = 1 << 20
+
+_NUMERIC_KINDS = "biufc"
+_CONSTRUCTORS = ("from_tensor_slices", "from_tensors")
+_active = threading.local()
+_install_lock = threading.Lock()
+_installed = {"count": 0, "originals": {}}
+
+
+def _capturing():
+    """The ArrayFeeds capturing on this thread in the current default graph, or None."""
+    feeds = getattr(_active, "feeds", None)
+    if feeds is None or tfv1.get_default_graph() is not _active.graph:
+        return None
+    return feeds
+
+
+def _wrap(name, original):
+    function = original.__func__
+
+    def constructor(tensors, name=None):
+        feeds = _capturing()
+        if feeds is not None:
+            tensors = feeds._substitute(tensors)
+        return function(tensors, name=name)
+
+    constructor.__doc__ = function.__doc__
+    constructor.__name__ = name
+    return staticmethod(constructor)
+
+
+def _install():
+    with _install_lock:
+        if _installed["count"] == 0:
+            for name in _CONSTRUCTORS:
+                original = tf.data.Dataset.__dict__[name]
+                _installed["originals"][name] = original
+                setattr(tf.data.Dataset, name, _wrap(name, original))
+        _installed["count"] += 1
+
+
+def _uninstall():
+    with _install_lock:
+        _installed["count"] -= 1
+        if _installed["count"] == 0:
+            for name, original in _installed["originals"].items():
+                setattr(tf.data.Dataset, name, original)
+            _installed["originals"].clear()
+
+
+class ArrayFeeds:
+    """The large arrays of one input pipeline, as placeholders and the values they are fed.
+
+    Args:
+        min_bytes (int or None): arrays of at least this many bytes are fed instead of stored in
+            the graph; None stores every array in the graph (TensorFlow's behaviour).
+
+    Example:
+        >>> feeds = ArrayFeeds(min_bytes=1 << 20)
+        >>> with feeds.capture():
+        ...     dataset = tf.data.Dataset.from_tensor_slices((images, labels)).batch(32)
+        >>> iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
+        >>> sess.run(iterator.initializer, feed_dict=feeds.feed_dict)
+    """
+
+    def __init__(self, min_bytes=DEFAULT_MIN_BYTES):
+        if min_bytes is not None and (isinstance(min_bytes, bool) or not isinstance(min_bytes, int)
+                                      or min_bytes < 0):
+            raise ValueError(f"feed_arrays_from (the size in bytes from which an array of the "
+                             f"input pipeline is fed rather than stored in the graph) must be an "
+                             f"integer >= 0 or None, got {min_bytes!r}.")
+        self.min_bytes = min_bytes
+        self.feed_dict = {}
+
+    def __bool__(self):
+        return bool(self.feed_dict)
+
+    def nbytes(self):
+        """Bytes fed at each run of the pipeline's initialization."""
+        return sum(array.nbytes for array in self.feed_dict.values())
+
+    @contextlib.contextmanager
+    def capture(self):
+        """Within this block, on this thread, ``tf.data.Dataset.from_tensor_slices`` and
+        ``from_tensors`` in the current default graph take large numpy arrays as placeholders."""
+        if self.min_bytes is None:
+            yield
+            return
+        previous = getattr(_active, "feeds", None), getattr(_active, "graph", None)
+        _install()
+        _active.feeds, _active.graph = self, tfv1.get_default_graph()
+        try:
+            yield
+        finally:
+            _active.feeds, _active.graph = previous
+            _uninstall()
+
+    def _large(self, value):
+        return (self.min_bytes is not None and isinstance(value, np.ndarray)
+                and value.dtype.kind in _NUMERIC_KINDS and value.nbytes >= self.min_bytes)
+
+    def _placeholder(self, array, name):
+        placeholder = tfv1.placeholder(tf.as_dtype(array.dtype), array.shape, name=name)
+        self.feed_dict[placeholder] = array
+        return placeholder
+
+    def _substitute(self, structure):
+        """``structure`` with its large arrays replaced by placeholders (tuples, named tuples and
+        dicts are walked; a list is one tensor to tf.data, so it is left as is)."""
+        if self._large(structure):
+            return self._placeholder(structure, "fed_array")
+        if isinstance(structure, dict):
+            return type(structure)((k, self._substitute(v)) for k, v in structure.items())
+        if isinstance(structure, tuple):
+            items = [self._substitute(v) for v in structure]
+            return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+        return structure
+
+    def take_constants(self, graph_def):
+        """Replace the large constants of ``graph_def`` (a serialized pipeline) by placeholders of
+        the same name, dtype and shape; returns their names and values, to be fed once the
+        definition is imported."""
+        taken = {}
+        if self.min_bytes is None:
+            return taken
+        for node in graph_def.node:
+            if node.op != "Const" or node.attr["dtype"].type == tf.string.as_datatype_enum:
+                continue
+            proto = node.attr["value"].tensor
+            if len(proto.tensor_content) < max(self.min_bytes, 1):
+                continue
+            dtype = tf.as_dtype(proto.dtype)
+            shape = [dim.size for dim in proto.tensor_shape.dim]
+            taken[node.name] = np.frombuffer(proto.tensor_content,
+                                             dtype.as_numpy_dtype).reshape(shape)
+            node.op = "Placeholder"
+            node.ClearField("attr")
+            node.attr["dtype"].type = dtype.as_datatype_enum
+            node.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
+        return taken
+
+    def add(self, placeholder, array):
+        """Feed ``array`` to ``placeholder`` whenever the pipeline runs."""
+        self.feed_dict[placeholder] = array
