@@ -146,7 +146,7 @@ def test_only_large_numeric_arrays_of_this_thread_and_graph_become_placeholders(
 
 
 def test_a_bad_size_is_refused_with_its_name():
-    with pytest.raises(ValueError, match=r"feed_arrays_from .* got -1\."):
+    with pytest.raises(ValueError, match=r"feed_arrays_from .* got -1: e\.g\. "):
         tfloop.DatasetInput(make_dataset, feed_arrays_from=-1)
-    with pytest.raises(ValueError, match=r"feed_arrays_from .* got '1MB'\."):
-        tfloop.DatasetInput(make_dataset, feed_arrays_from="1MB")
+    with pytest.raises(ValueError, match=r"feed_arrays_from .* got True: e\.g\. "):
+        tfloop.DatasetInput(make_dataset, feed_arrays_from=True)

@@ -20,7 +20,7 @@ from tfloop.compat import tf, tfv1
 
 __all__ = ["ArrayFeeds", "DEFAULT_MIN_BYTES"]
 
-DEFAULT_MIN_BYTES = 1 << 20
+DEFAULT_MIN_BYTES = 1 << 16
 
 _NUMERIC_KINDS = "biufc"
 _CONSTRUCTORS = ("from_tensor_slices", "from_tensors")
@@ -88,9 +88,10 @@ class ArrayFeeds:
     def __init__(self, min_bytes=DEFAULT_MIN_BYTES):
         if min_bytes is not None and (isinstance(min_bytes, bool) or not isinstance(min_bytes, int)
                                       or min_bytes < 0):
-            raise ValueError(f"feed_arrays_from (the size in bytes from which an array of the "
-                             f"input pipeline is fed rather than stored in the graph) must be an "
-                             f"integer >= 0 or None, got {min_bytes!r}.")
+            raise ValueError(f"DatasetInput's feed_arrays_from (the size in bytes from which an "
+                             f"array of the pipeline is fed rather than stored in the graph) must "
+                             f"be an int >= 0 or None, got {min_bytes!r}: e.g. "
+                             f"feed_arrays_from={DEFAULT_MIN_BYTES} (the default).")
         self.min_bytes = min_bytes
         self.feed_dict = {}
 
