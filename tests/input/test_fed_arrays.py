@@ -42,7 +42,10 @@ def test_the_events_file_and_the_meta_graph_hold_no_fed_array(tmp_path, built):
     data = make_dataset if built == "in a function" else make_dataset()
     fed = tfloop.DatasetInput(data, feed_arrays_from=FROM)
     _train_and_save(str(tmp_path / "fed"), fed)
-    assert [array.tobytes() for array in fed.feeds.feed_dict.values()] == [X.tobytes()]
+    # In a function, y goes with x (one from_tensor_slices call); eagerly, the constants of 64
+    # bytes and more are fed.
+    expected = [X, Y] if built == "in a function" else [X]
+    assert [a.tobytes() for a in fed.feeds.feed_dict.values()] == [a.tobytes() for a in expected]
     assert _files_holding(str(tmp_path / "fed"), X.tobytes()) == []
     # The same run with the arrays in the graph: the graph is written twice.
     stored = tfloop.DatasetInput(data if built == "in a function" else make_dataset(),
@@ -64,7 +67,8 @@ def test_fed_arrays_train_exactly_as_arrays_in_the_graph(tmp_path, built):
 
     fed, fed_steps = run("fed", FROM)
     stored, stored_steps = run("stored", None)
-    assert fed.feeds.nbytes() == X.nbytes and not stored.feeds
+    assert fed.feeds.nbytes() == X.nbytes + (Y.nbytes if built == "in a function" else 0)
+    assert not stored.feeds
     assert sorted(fed_steps) == list(range(1, 3 * STEPS_PER_EPOCH + 1))
     assert fed_steps == stored_steps
 
@@ -99,7 +103,7 @@ def test_inference_and_prediction_reinitialize_with_the_fed_arrays(tmp_path):
             extra_callbacks=[], max_epoch=2), trainer)
     finally:
         logger.unset_logger_dir()
-    assert runner._input.feeds.nbytes() == X.nbytes
+    assert runner._input.feeds.nbytes() == X.nbytes + Y.nbytes
     stats = json.load(open(tmp_path / "stats.json"))
     config = tfloop.PredictConfig(model=LinearModel(), output_names=["pred"],
                                   session_init=tfloop.SaverRestore(str(tmp_path / "model-6")))
@@ -130,6 +134,7 @@ def test_only_large_numeric_arrays_of_this_thread_and_graph_become_placeholders(
     with tf.Graph().as_default() as graph, feeds.capture():
         dataset = tf.data.Dataset.from_tensor_slices(
             ({"a": big, "b": small}, _Pair(big, [0.0] * 40), words))
+        alone = tf.data.Dataset.from_tensors((big, small))
         thread = threading.Thread(target=elsewhere)
         thread.start()
         thread.join()
@@ -137,12 +142,44 @@ def test_only_large_numeric_arrays_of_this_thread_and_graph_become_placeholders(
             seen["other graph"] = tf.compat.v1.data.Dataset.from_tensors(big)
     assert tf.data.Dataset.__dict__["from_tensor_slices"] is original
     placeholders = [op for op in graph.get_operations() if op.type == "Placeholder"]
-    assert len(placeholders) == 2 == len(feeds.feed_dict)
-    assert all(array is big for array in feeds.feed_dict.values())   # not the list, nor words
+    assert len(placeholders) == 4 == len(feeds.feed_dict)
+    # Sliced: every array of the call (not the list, nor the strings); whole: the large one.
+    assert [(p.shape.as_list(), a.dtype) for p, a in feeds.feed_dict.items()] == [
+        ([None], np.float32), ([None], np.int8), ([None], np.float32), ([40], np.float32)]
+    for array in feeds.feed_dict.values():
+        np.testing.assert_array_equal(array, 0)
+    assert dataset.element_spec[0]["a"].shape == [] and alone.element_spec[0].shape == [40]
     assert isinstance(dataset.element_spec[1], _Pair)
     assert seen["other thread"].element_spec.shape == []     # built eagerly, as without capture
     assert "Placeholder" not in [op.type for op in
                                  seen["other graph"]._variant_tensor.graph.get_operations()]
+
+
+def test_an_aligned_array_is_fed_as_is_and_another_is_copied_once_aligned():
+    feeds = ArrayFeeds(min_bytes=FROM)
+    buffer = np.arange(4 * 1000 + 16, dtype=np.float32)
+    start = (-buffer.ctypes.data % 64) // 4
+    aligned, unaligned = buffer[start:start + 1000], buffer[start + 1:start + 1001]
+    with tf.Graph().as_default():
+        first, second = feeds._substitute((aligned, unaligned))
+    assert feeds.feed_dict[first] is aligned
+    copy = feeds.feed_dict[second]
+    assert copy.ctypes.data % 64 == 0 and not np.shares_memory(copy, buffer)
+    np.testing.assert_array_equal(copy, unaligned)
+    assert feeds.nbytes() == 8000
+
+
+def test_a_fed_pipeline_with_an_unseeded_random_op_says_it_cannot_be_saved():
+    def make_random():
+        return tf.data.Dataset.from_tensor_slices((X, Y)).map(
+            lambda x, y: (x + tf.random.uniform([3]), y)).batch(4)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        source = tfloop.DatasetInput(make_random, feed_arrays_from=FROM)
+        source.setup(LinearModel().get_input_signature())
+        note = source.setup_state()
+    assert source.feeds and note.startswith("the input pipeline cannot be saved (")
 
 
 def test_a_bad_size_is_refused_with_its_name():

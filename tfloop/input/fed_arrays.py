@@ -4,12 +4,13 @@
 graph as constants: every session that runs the graph copies them, and every graph tfloop writes
 (TensorBoard's events, the checkpoints' ``.meta``) holds them. :class:`ArrayFeeds` keeps the large
 ones out: while the data function runs, numpy arrays of at least ``min_bytes`` handed to
-``from_tensor_slices`` or ``from_tensors`` become placeholders of the same dtype and shape, and
-the arrays are fed whenever the pipeline runs (the iterator's initialization, the size and
-state checks). A dataset built eagerly is brought in the same way: its large constants become
-placeholders, fed with their values.
+``from_tensor_slices`` (with the other numeric arrays of the same call) or ``from_tensors``
+become placeholders of the same dtype, and the arrays are fed whenever the pipeline runs (the
+iterator's initialization, the size and state checks). A dataset built eagerly is brought in the
+same way: its large constants become placeholders, fed with their values.
 
-The pipeline is the same one: same elements, same order, same static shapes.
+The pipeline is the same one: same elements, same order, same ``element_spec``. An array is fed
+without a copy (see :func:`_aligned`).
 """
 import contextlib
 import threading
@@ -21,12 +22,47 @@ from tfloop.compat import tf, tfv1
 __all__ = ["ArrayFeeds", "DEFAULT_MIN_BYTES"]
 
 DEFAULT_MIN_BYTES = 1 << 16
+# TensorFlow feeds an array whose data starts at a multiple of this without copying it.
+_ALIGNMENT = 64
 
 _NUMERIC_KINDS = "biufc"
 _CONSTRUCTORS = ("from_tensor_slices", "from_tensors")
 _active = threading.local()
 _install_lock = threading.Lock()
 _installed = {"count": 0, "originals": {}}
+
+
+def _aligned(array):
+    """``array``, or a copy of it whose data is aligned for TensorFlow: a session copies an
+    unaligned array at every run it is fed to, an aligned one never."""
+    if array.flags.c_contiguous and array.ctypes.data % _ALIGNMENT == 0:
+        return array
+    buffer = np.empty(array.nbytes + _ALIGNMENT, np.uint8)
+    start = -buffer.ctypes.data % _ALIGNMENT
+    aligned = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    aligned[...] = array
+    return aligned
+
+
+def _numeric(value):
+    return isinstance(value, np.ndarray) and value.dtype.kind in _NUMERIC_KINDS
+
+
+def _map_leaves(structure, function):
+    """``structure`` with ``function`` applied to its leaves: tuples, named tuples and dicts are
+    walked; a list is one tensor to tf.data, so it is a leaf."""
+    if isinstance(structure, dict):
+        return type(structure)((k, _map_leaves(v, function)) for k, v in structure.items())
+    if isinstance(structure, tuple):
+        items = [_map_leaves(v, function) for v in structure]
+        return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
+    return function(structure)
+
+
+def _leaves(structure):
+    found = []
+    _map_leaves(structure, found.append)
+    return found
 
 
 def _capturing():
@@ -37,17 +73,18 @@ def _capturing():
     return feeds
 
 
-def _wrap(name, original):
+def _wrap(constructor_name, original):
     function = original.__func__
+    sliced = constructor_name == "from_tensor_slices"
 
     def constructor(tensors, name=None):
         feeds = _capturing()
         if feeds is not None:
-            tensors = feeds._substitute(tensors)
+            tensors = feeds._substitute(tensors, sliced)
         return function(tensors, name=name)
 
     constructor.__doc__ = function.__doc__
-    constructor.__name__ = name
+    constructor.__name__ = constructor_name
     return staticmethod(constructor)
 
 
@@ -119,25 +156,27 @@ class ArrayFeeds:
             _uninstall()
 
     def _large(self, value):
-        return (self.min_bytes is not None and isinstance(value, np.ndarray)
-                and value.dtype.kind in _NUMERIC_KINDS and value.nbytes >= self.min_bytes)
+        return self.min_bytes is not None and _numeric(value) and value.nbytes >= self.min_bytes
 
-    def _placeholder(self, array, name):
-        placeholder = tfv1.placeholder(tf.as_dtype(array.dtype), array.shape, name=name)
-        self.feed_dict[placeholder] = array
+    def _placeholder(self, array, sliced):
+        # Sliced, the number of rows is in no element's shape: left open, so that a check can
+        # feed an array without rows (IteratorState).
+        shape = [None] + list(array.shape[1:]) if sliced else array.shape
+        placeholder = tfv1.placeholder(tf.as_dtype(array.dtype), shape, name="fed_array")
+        self.add(placeholder, array)
         return placeholder
 
-    def _substitute(self, structure):
+    def _substitute(self, structure, sliced=True):
         """``structure`` with its large arrays replaced by placeholders (tuples, named tuples and
-        dicts are walked; a list is one tensor to tf.data, so it is left as is)."""
-        if self._large(structure):
-            return self._placeholder(structure, "fed_array")
-        if isinstance(structure, dict):
-            return type(structure)((k, self._substitute(v)) for k, v in structure.items())
-        if isinstance(structure, tuple):
-            items = [self._substitute(v) for v in structure]
-            return type(structure)(*items) if hasattr(structure, "_fields") else tuple(items)
-        return structure
+        dicts are walked; a list is one tensor to tf.data, so it is left as is).
+
+        ``sliced`` (``from_tensor_slices``): when one array is large, every numeric array of the
+        structure is fed, so that all components can be fed without rows (see IteratorState)."""
+        if sliced and any(self._large(leaf) for leaf in _leaves(structure)):
+            return _map_leaves(structure, lambda leaf: self._placeholder(leaf, leaf.ndim > 0)
+                               if _numeric(leaf) else leaf)
+        return _map_leaves(structure, lambda leaf: self._placeholder(leaf, False)
+                           if self._large(leaf) else leaf)
 
     def take_constants(self, graph_def):
         """Replace the large constants of ``graph_def`` (a serialized pipeline) by placeholders of
@@ -163,5 +202,6 @@ class ArrayFeeds:
         return taken
 
     def add(self, placeholder, array):
-        """Feed ``array`` to ``placeholder`` whenever the pipeline runs."""
-        self.feed_dict[placeholder] = array
+        """Feed ``array`` to ``placeholder`` whenever the pipeline runs (a copy when its data is
+        not aligned as TensorFlow needs to feed it without copying it)."""
+        self.feed_dict[placeholder] = _aligned(array)

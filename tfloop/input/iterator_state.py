@@ -1,11 +1,23 @@
 """Saving and restoring the position of a tf.data iterator in the training graph."""
+import collections
 import re
+
+import numpy as np
 
 from tfloop.compat import tf, tfv1
 
 __all__ = ["IteratorState"]
 
 _STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)")
+_Reason = collections.namedtuple("_Reason", ["text", "stateful"])
+
+
+def _without_rows(feed_dict):
+    """The feeds, with stand-ins without rows for the arrays that allow them: whether a pipeline
+    can be saved does not depend on its data, and serializing the data would copy all of it."""
+    return {placeholder: np.zeros((0,) + array.shape[1:], array.dtype)
+            if placeholder.shape.rank and placeholder.shape[0] is None else array
+            for placeholder, array in feed_dict.items()}
 
 
 class IteratorState:
@@ -37,14 +49,22 @@ class IteratorState:
         graph = dataset.graph
         with graph.as_default(), tf.name_scope("IteratorState"):
             probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
+        with tfv1.Session(graph=graph) as sess:
+            reason = self._probe(sess, probe, _without_rows(self.feed_dict))
+            if reason is not None and not reason.stateful and self.feed_dict:
+                reason = self._probe(sess, probe, self.feed_dict)
+        return None if reason is None else reason.text
+
+    @staticmethod
+    def _probe(sess, probe, feeds):
+        """Why serializing the pipeline fed ``feeds`` fails (None: it does not)."""
         try:
-            with tfv1.Session(graph=graph) as sess:
-                sess.run(probe, feed_dict=self.feed_dict)
+            sess.run(probe.op, feed_dict=feeds)   # the serialized definition is not fetched
         except tf.errors.OpError as e:
             match = _STATEFUL.search(e.message or "")
             if match:
-                return match.group(1).rstrip(".")
-            return (e.message or type(e).__name__).splitlines()[0]
+                return _Reason(match.group(1).rstrip("."), True)
+            return _Reason((e.message or type(e).__name__).splitlines()[0], False)
         return None
 
     @property
