@@ -56,6 +56,9 @@ class DatasetInput(InputSource):
             instead of stored in the graph (see :mod:`tfloop.input.fed_arrays`); None stores
             them in the graph.
 
+    Attributes:
+        feeds (ArrayFeeds): the fed arrays, once set up (``feeds.feed_dict``, ``feeds.nbytes()``).
+
     Example:
         >>> ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)
         >>> TrainConfig(model=MyModel(), data=DatasetInput(ds), max_epoch=10)
@@ -65,12 +68,12 @@ class DatasetInput(InputSource):
         if not (callable(dataset) or isinstance(dataset, tf.data.Dataset)):
             raise TypeError(f"DatasetInput needs a tf.data.Dataset or a function that builds one, "
                             f"got {dataset!r}.")
+        self.feeds = ArrayFeeds(feed_arrays_from)
         if isinstance(dataset, tf.data.Dataset) and built_eagerly(dataset):
             # Serialized now, so that a dataset TensorFlow cannot serialize is refused at once.
             dataset = SerializedDataset(dataset, "DatasetInput")
         self._dataset_or_fn = dataset
         self.repeat = bool(repeat)
-        self.feeds = ArrayFeeds(feed_arrays_from)
         self._size = None
         self._empty = False
         self.iterator = None
