@@ -189,12 +189,15 @@ class ArrayFeeds:
             if node.op != "Const" or node.attr["dtype"].type == tf.string.as_datatype_enum:
                 continue
             proto = node.attr["value"].tensor
-            if len(proto.tensor_content) < max(self.min_bytes, 1):
+            # ByteSize() does not copy; each read of tensor_content copies the data.
+            if proto.ByteSize() < max(self.min_bytes, 1):
+                continue
+            content = proto.tensor_content
+            if len(content) < max(self.min_bytes, 1):
                 continue
             dtype = tf.as_dtype(proto.dtype)
             shape = [dim.size for dim in proto.tensor_shape.dim]
-            taken[node.name] = np.frombuffer(proto.tensor_content,
-                                             dtype.as_numpy_dtype).reshape(shape)
+            taken[node.name] = np.frombuffer(content, dtype.as_numpy_dtype).reshape(shape)
             node.op = "Placeholder"
             node.ClearField("attr")
             node.attr["dtype"].type = dtype.as_datatype_enum
