@@ -221,6 +221,11 @@ def _(tmp):
 
 
 # ---- input shapes and dtypes against inputs() ------------------------------------------------
+@case("input-feed-arrays-from")
+def _(tmp):
+    tfloop.DatasetInput(lambda: tf.data.Dataset.range(4), feed_arrays_from="1MB")
+
+
 @case("input-feed-shape")
 def _(tmp):
     train_linear(data=tfloop.FeedInput([(np.zeros((4, 2), np.float32), np.zeros(4, np.float32))]))

@@ -293,7 +293,7 @@ class InferenceRunner(InferenceRunnerBase):
 
     def _feeds(self):
         if self._reads_dataset:
-            self.trainer.sess.run(self._input.iterator.initializer)
+            self._input.initialize(self.trainer.sess)
             size = self._input.size()   # when known, no run is spent finding the end of the data
             return itertools.repeat(None) if size is None else itertools.repeat(None, size)
         return self._input.iter_feeds()

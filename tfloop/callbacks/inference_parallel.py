@@ -100,7 +100,7 @@ class DataParallelInferenceRunner(InferenceRunnerBase):
         return self._run_feed_pass()
 
     def _run_dataset_pass(self):
-        self.trainer.sess.run(self._input.iterator.initializer)
+        self._input.initialize(self.trainer.sess)
         size = self._input.size()
         batches = 0
         with self._progress_bar() as bar:

@@ -4,6 +4,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource, UnsavedPosition
 from tfloop.input.dataflow_dataset import dataflow_to_dataset
 from tfloop.input.element_check import conform_tensor, match_element_spec
+from tfloop.input.fed_arrays import DEFAULT_MIN_BYTES, ArrayFeeds
 from tfloop.input.graph_dataset import (
     SerializedDataset,
     as_graph_dataset,
@@ -48,17 +49,26 @@ class DatasetInput(InputSource):
             graph), or a function that builds one (called inside the training graph).
         repeat (bool): repeat a finite dataset (for training). With ``repeat=False`` the iterator
             raises ``tf.errors.OutOfRangeError`` after one pass, and must be re-initialized
-            (``iterator.initializer``) for the next one; the dataset must be finite.
+            (:meth:`initialize`) for the next one; the dataset must be finite.
+        feed_arrays_from (int or None): numpy arrays of at least this many bytes handed to
+            ``from_tensor_slices`` / ``from_tensors`` (in the function building the dataset), and
+            large constants of an eagerly built dataset, are fed when the iterator is initialized
+            instead of stored in the graph (see :mod:`tfloop.input.fed_arrays`); None stores
+            them in the graph.
+
+    Attributes:
+        feeds (ArrayFeeds): the fed arrays, once set up (``feeds.feed_dict``, ``feeds.nbytes()``).
 
     Example:
         >>> ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(1000).batch(64)
         >>> TrainConfig(model=MyModel(), data=DatasetInput(ds), max_epoch=10)
     """
 
-    def __init__(self, dataset, repeat=True):
+    def __init__(self, dataset, repeat=True, feed_arrays_from=DEFAULT_MIN_BYTES):
         if not (callable(dataset) or isinstance(dataset, tf.data.Dataset)):
             raise TypeError(f"DatasetInput needs a tf.data.Dataset or a function that builds one, "
                             f"got {dataset!r}.")
+        self.feeds = ArrayFeeds(feed_arrays_from)
         if isinstance(dataset, tf.data.Dataset) and built_eagerly(dataset):
             # Serialized now, so that a dataset TensorFlow cannot serialize is refused at once.
             dataset = SerializedDataset(dataset, "DatasetInput")
@@ -74,9 +84,9 @@ class DatasetInput(InputSource):
     dataflow_to_dataset = staticmethod(dataflow_to_dataset)  # tensorpack's TFDatasetInput's
 
     def _setup(self, input_signature):
-        ds = as_graph_dataset(self._dataset_or_fn, self._label)
+        ds = as_graph_dataset(self._dataset_or_fn, self._label, self.feeds)
         self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
-        cardinality = self._cardinality(ds)
+        cardinality = self._cardinality(ds, self.feeds.feed_dict)
         if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
             raise ValueError(f"{self._label}(repeat=False) needs a finite dataset, but this one "
                              "is infinite (does it call .repeat()?).")
@@ -92,11 +102,11 @@ class DatasetInput(InputSource):
         return ds
 
     @staticmethod
-    def _cardinality(ds):
+    def _cardinality(ds, feed_dict):
         cardinality = ds.cardinality()
         try:
             with tfv1.Session(graph=cardinality.graph) as sess:
-                return int(sess.run(cardinality))
+                return int(sess.run(cardinality, feed_dict=feed_dict))
         except (tf.errors.OpError, ValueError):
             return None
 
@@ -112,16 +122,20 @@ class DatasetInput(InputSource):
     def _get_callbacks(self):
         return [_InitializeIterator(self)]
 
+    def initialize(self, sess):
+        """Initialize the iterator (back to the first element), feeding the pipeline's arrays."""
+        sess.run(self.iterator.initializer, feed_dict=self.feeds.feed_dict)
+
     def start(self, sess):
         """Initialize the iterator before training, unless :meth:`load_state_dict` moved it to a
         saved position already."""
         if not self._restored:
-            sess.run(self.iterator.initializer)
+            self.initialize(sess)
 
     def setup_state(self):
         """Build the ops that save and restore the iterator's position; the reason when the
         pipeline has a stateful op (``py_function``, an unseeded random op, a generator)."""
-        state = IteratorState(self.iterator)
+        state = IteratorState(self.iterator, self.feeds.feed_dict)
         if not state.savable:
             return UnsavedPosition(f"the input pipeline cannot be saved ({state.reason})",
                                    inexact=True)

@@ -48,7 +48,25 @@ def _without_devices(serialized):
     for function in graph_def.library.function:
         for node in function.node_def:
             node.device = ""
-    return graph_def.SerializeToString()
+    return graph_def
+
+
+def _import_with_feeds(graph_def, feeds):
+    """The pipeline's dataset tensor, imported into the current graph with its large constants
+    as placeholders that ``feeds`` feeds; None when it has no large constant."""
+    taken = feeds.take_constants(graph_def)
+    if not taken:
+        return None
+    # The definition ends with a _Retval node (a function's return), which a graph cannot hold.
+    index, retval = next((i, node) for i, node in enumerate(graph_def.node)
+                         if node.op == "_Retval")
+    del graph_def.node[index]
+    output = retval.input[0] if ":" in retval.input[0] else retval.input[0] + ":0"
+    tensors = tfv1.import_graph_def(graph_def, return_elements=[f"{name}:0" for name in taken]
+                                    + [output], name="eager_dataset")
+    for placeholder, array in zip(tensors, taken.values()):
+        feeds.add(placeholder, array)
+    return tensors[-1]
 
 
 class SerializedDataset:
@@ -88,19 +106,28 @@ class SerializedDataset:
                     f"that builds the dataset instead, e.g. {self.owner}(make_dataset).") from None
         return _without_devices(serialized)
 
-    def build(self):
-        """The same pipeline in the current default graph, as a ``tf.data.Dataset``."""
+    def build(self, feeds=None):
+        """The same pipeline in the current default graph, as a ``tf.data.Dataset``.
+
+        Args:
+            feeds (ArrayFeeds): when given, the pipeline's large constants become placeholders
+                that ``feeds`` feeds (see :mod:`tfloop.input.fed_arrays`); its iterator must then
+                be initialized with ``feeds.feed_dict``.
+        """
         graph_def, self._graph_def = self._graph_def or self._serialize(), None
         _REBUILT_IN.setdefault(tfv1.get_default_graph(), []).append(self.dataset)
-        with tf.name_scope("eager_dataset"):
-            # GuaranteeConst keeps TensorFlow from constant-folding the dataset op: a folded
-            # dataset becomes a variant constant, which the session cannot load.
-            definition = tf.raw_ops.GuaranteeConst(input=tf.constant(graph_def))
-            variant = tf.raw_ops.DatasetFromGraph(graph_def=definition)
+        variant = None if feeds is None else _import_with_feeds(graph_def, feeds)
+        if variant is None:
+            with tf.name_scope("eager_dataset"):
+                # GuaranteeConst keeps TensorFlow from constant-folding the dataset op: a folded
+                # dataset becomes a variant constant, which the session cannot load.
+                definition = tf.raw_ops.GuaranteeConst(
+                    input=tf.constant(graph_def.SerializeToString()))
+                variant = tf.raw_ops.DatasetFromGraph(graph_def=definition)
         return tf.data.experimental.from_variant(variant, self.element_spec)
 
 
-def as_graph_dataset(dataset, owner="as_graph_dataset"):
+def as_graph_dataset(dataset, owner="as_graph_dataset", feeds=None):
     """The ``tf.data.Dataset`` that ``dataset`` stands for, in the current default graph.
 
     Args:
@@ -108,6 +135,9 @@ def as_graph_dataset(dataset, owner="as_graph_dataset"):
             built in this graph (returned as is), or a function that returns either, called with
             this graph as the default graph.
         owner (str): who asks, for error messages.
+        feeds (ArrayFeeds): when given, the large arrays of the pipeline are fed rather than
+            stored in the graph (see :mod:`tfloop.input.fed_arrays`): initialize its iterator
+            with ``feeds.feed_dict``.
 
     Returns:
         tf.data.Dataset: a dataset of this graph with the same ``element_spec``. Iterate a rebuilt
@@ -124,18 +154,19 @@ def as_graph_dataset(dataset, owner="as_graph_dataset"):
         ...     iterator = tf.compat.v1.data.make_initializable_iterator(as_graph_dataset(ds))
     """
     if isinstance(dataset, SerializedDataset):
-        return dataset.build()
+        return dataset.build(feeds)
     if not isinstance(dataset, tf.data.Dataset):
         if not callable(dataset):
             raise TypeError(f"{owner} needs a tf.data.Dataset or a function that builds one, got "
                             f"{dataset!r}.")
-        made = dataset()
+        with contextlib.nullcontext() if feeds is None else feeds.capture():
+            made = dataset()
         if not isinstance(made, tf.data.Dataset):
             raise TypeError(f"The function given to {owner} returned {made!r}, not a "
                             f"tf.data.Dataset.")
         dataset = made
     if built_eagerly(dataset):
-        return SerializedDataset(dataset, owner).build()
+        return SerializedDataset(dataset, owner).build(feeds)
     if dataset._variant_tensor.graph is not tfv1.get_default_graph():
         raise ValueError(
             f"{owner} got a tf.data.Dataset built in another graph than tfloop's: build it "

@@ -1,11 +1,23 @@
 """Saving and restoring the position of a tf.data iterator in the training graph."""
+import collections
 import re
+
+import numpy as np
 
 from tfloop.compat import tf, tfv1
 
 __all__ = ["IteratorState"]
 
 _STATEFUL = re.compile(r"Failed to serialize the input pipeline graph: ([^\n]*)")
+_Reason = collections.namedtuple("_Reason", ["text", "stateful"])
+
+
+def _without_rows(feed_dict):
+    """The feeds, with stand-ins without rows for the arrays that allow them: whether a pipeline
+    can be saved does not depend on its data, and serializing the data would copy all of it."""
+    return {placeholder: np.zeros((0,) + array.shape[1:], array.dtype)
+            if placeholder.shape.rank and placeholder.shape[0] is None else array
+            for placeholder, array in feed_dict.items()}
 
 
 class IteratorState:
@@ -17,6 +29,8 @@ class IteratorState:
 
     Args:
         iterator: a ``tf.compat.v1.data.Iterator`` made by ``make_initializable_iterator``.
+        feed_dict (dict): what the pipeline's initialization is fed (its arrays, see
+            :class:`~tfloop.input.fed_arrays.ArrayFeeds`).
 
     Example:
         >>> state = IteratorState(source.iterator)
@@ -24,8 +38,9 @@ class IteratorState:
         >>> blob = state.save(sess)
     """
 
-    def __init__(self, iterator):
+    def __init__(self, iterator, feed_dict=None):
         self.iterator = iterator
+        self.feed_dict = feed_dict or {}
         self.reason = self._check()
         self._save_op = self._restore_op = self._placeholder = None
 
@@ -34,14 +49,22 @@ class IteratorState:
         graph = dataset.graph
         with graph.as_default(), tf.name_scope("IteratorState"):
             probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
+        with tfv1.Session(graph=graph) as sess:
+            reason = self._probe(sess, probe, _without_rows(self.feed_dict))
+            if reason is not None and not reason.stateful and self.feed_dict:
+                reason = self._probe(sess, probe, self.feed_dict)
+        return None if reason is None else reason.text
+
+    @staticmethod
+    def _probe(sess, probe, feeds):
+        """Why serializing the pipeline fed ``feeds`` fails (None: it does not)."""
         try:
-            with tfv1.Session(graph=graph) as sess:
-                sess.run(probe)
+            sess.run(probe.op, feed_dict=feeds)   # the serialized definition is not fetched
         except tf.errors.OpError as e:
             match = _STATEFUL.search(e.message or "")
             if match:
-                return match.group(1).rstrip(".")
-            return (e.message or type(e).__name__).splitlines()[0]
+                return _Reason(match.group(1).rstrip("."), True)
+            return _Reason((e.message or type(e).__name__).splitlines()[0], False)
         return None
 
     @property
@@ -69,5 +92,5 @@ class IteratorState:
 
     def restore(self, sess, blob):
         """Initialize the iterator and move it to the saved position."""
-        sess.run(self.iterator.initializer)
+        sess.run(self.iterator.initializer, feed_dict=self.feed_dict)
         sess.run(self._restore_op, feed_dict={self._placeholder: blob})

@@ -44,7 +44,7 @@ class FeedfreePredictor(PredictorBase):
         self.input_source = input_source
         self.sess = config._create_session(self.graph)
         if isinstance(input_source, DatasetInput):
-            self.sess.run(input_source.iterator.initializer)
+            input_source.initialize(self.sess)
         if config.create_graph:
             self.graph.finalize()
         self._callable = self.sess.make_callable(self.output_tensors)
