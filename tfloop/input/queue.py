@@ -21,6 +21,7 @@ from tfloop.input.loader import (
     datapoint_components,
     reset_data,
 )
+from tfloop.tfutils.fed_callable import fed_callable
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
 
@@ -287,7 +288,10 @@ class QueueInput(InputSource):
         its own, blocking while the queue is full), or None when datapoints are buffered."""
         if self.capacity is not None:
             return None
-        enqueue = sess.make_callable(self._enqueue_op, feed_list=self._placeholders)
+        # A callable of its own, run in the loader thread: Session.run's Python work (and two
+        # thread switches into TensorFlow's pool) would hold the GIL the step needs.
+        enqueue = fed_callable(sess, self._placeholders, [self._enqueue_op],
+                               in_caller_thread=True)
         return lambda components: enqueue(*components)
 
     def close_queue(self, sess):
