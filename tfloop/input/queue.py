@@ -17,8 +17,10 @@ from tfloop.input.loader import (
     StopWaiting,
     check_iterable,
     close_data,
+    component_plan,
     data_length,
     datapoint_components,
+    ready_components,
     reset_data,
 )
 from tfloop.tfutils.fed_callable import fed_callable
@@ -201,6 +203,7 @@ class QueueInput(InputSource):
     def _setup(self, input_signature):
         self._graph = tfv1.get_default_graph()
         self._specs = self._component_specs(input_signature)
+        self._plan = component_plan(self._specs)
         if self.capacity is not None:
             return
         with tf.name_scope(self.name):
@@ -281,7 +284,10 @@ class QueueInput(InputSource):
     # ---- the loader thread's side ----------------------------------------------------------------
     def prepare(self, dp, index):
         """Datapoint ``index`` as a list of arrays checked against the inputs."""
-        return datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
+        components = ready_components(dp, self._plan)
+        if components is None:
+            components = datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
+        return components
 
     def make_enqueue(self, sess):
         """The loader thread's ``put(components)`` into the TensorFlow queue (a session call of
