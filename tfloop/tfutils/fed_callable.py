@@ -27,7 +27,8 @@ def fed_callable(sess, feeds, targets, in_caller_thread=False):
         feeds (list[tf.Tensor]): the fed tensors, in the order of the call's arguments.
         targets (list[tf.Operation]): the ops to run.
         in_caller_thread (bool): run the graph in the calling thread (for a graph of a few cheap
-            ops; a blocking op then blocks the caller, as it would anyway).
+            ops; a blocking op then blocks the caller, as it would anyway). In-process sessions
+            only: a session with a target (``grpc://...``) runs it as usual.
 
     Example:
         >>> enqueue = fed_callable(sess, placeholders, [queue.enqueue(placeholders)])
@@ -38,7 +39,7 @@ def fed_callable(sess, feeds, targets, in_caller_thread=False):
     options = config_pb2.CallableOptions()
     options.feed.extend(t.name for t in feeds)
     options.target.extend(op.name for op in targets)
-    if in_caller_thread:
+    if in_caller_thread and not sess.sess_str:   # an in-process session, not a remote master's
         options.run_options.inter_op_thread_pool = -1
     return sess._make_callable_from_options(options)
 
