@@ -15,19 +15,25 @@ batch of the MLP 784-256-10 (batch 64). Every method trains the same graph on th
 * ``(b) raw_prefetch``: a raw loop fed by ``feed_dict`` from a ``queue.Queue(50)`` that a thread
   fills from the loader;
 * ``(c) raw_from_generator``: ``tf.data.Dataset.from_generator(loader).prefetch(AUTOTUNE)`` in
-  the graph, ``sess.run(train_op)``.
+  the graph, ``sess.run(train_op)``;
+* ``loader``: the loader alone, ``next(loader)`` without training: the speed no input can beat
+  when the step is shorter than the loader.
 
 Usage::
 
-    python bench/python_loader.py --rounds 15 --bursts 300 --warmup 100   # turns (~3 min)
-    python bench/python_loader.py                 # 5 rounds of separate runs (~4 min)
+    TF_ENABLE_ONEDNN_OPTS=1 python bench/python_loader.py --rounds 15 --bursts 300 --warmup 100
+    python bench/python_loader.py        # 5 rounds of separate runs (~4 min)
+
+The first (turns, ~4 min) is the case the benchmark is for when the machine is quiet: with oneDNN
+on, the MLP's step is shorter than the loader's 1 ms.
 
 All methods run in one process, in rounds: each round runs every method once, in an order that
 rotates from round to round, so that load changes of a shared machine spread over all of them.
 With ``--bursts`` the methods run in threads and take turns (one burst each per round, the
 others paused), so that the bursts compared are seconds apart: use it on a shared machine.
-The table gives the median time per step over the rounds and its ratio to the best of (a), (b)
-and (c). Results go to ``bench/results/<name>.json`` and ``.md``.
+The table gives the median time per step over the rounds and the medians of per-round ratios: each
+method's time over (b)'s, the thread feeding ``session.run`` (the reference), and over the
+loader's alone. Results go to ``bench/results/<name>.json`` and ``.md``.
 """
 import argparse
 import os
@@ -45,11 +51,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 SPEC = common.MODELS["mlp"]
 WORK_S = 0.001
-BASELINES = ["raw_feed_sync", "raw_prefetch", "raw_from_generator"]
+REFERENCE = "raw_prefetch"
+LOADER = "loader"
 METHODS = {
     "tfloop_default": "tfloop, TrainConfig(data=loader) (QueueInput: the loader thread enqueues "
-                      "into a FIFOQueue of 50, the step dequeues in the graph), SimpleTrainer, no "
-                      "callbacks",
+                      "into a FIFOQueue of 50 with a session callable of its own, the step "
+                      "dequeues in the graph), SimpleTrainer, no callbacks",
     "tfloop_default_cb": "tfloop_default with the default callbacks and monitors",
     "tfloop_feed": "tfloop, FeedInput(loader): the loader runs in the training thread",
     "tfloop_buffer": "tfloop, QueueInput(loader, queue=50): the loader thread fills a Python "
@@ -59,6 +66,7 @@ METHODS = {
                     "sess.run(train_op, feed_dict)",
     "raw_from_generator": "(c) raw loop: Dataset.from_generator(loader).prefetch(AUTOTUNE) in the "
                           "graph; sess.run(train_op)",
+    "loader": "the loader alone: next(loader), no training",
 }
 
 
@@ -152,14 +160,15 @@ def raw_graph(loader, from_generator):
     graph = tf.Graph()
     with graph.as_default():
         if from_generator:
-            signature = (tf.TensorSpec([None, 784], tf.float32), tf.TensorSpec([None], tf.int32))
+            signature = (tf.TensorSpec([None, *SPEC.input_shape], tf.float32),
+                         tf.TensorSpec([None], tf.int32))
             ds = tf.data.Dataset.from_generator(lambda: forever(loader),
                                                 output_signature=signature)
             iterator = tfv1.data.make_initializable_iterator(ds.prefetch(tf.data.AUTOTUNE))
             x, y = iterator.get_next()
         else:
             iterator = None
-            x = tfv1.placeholder(tf.float32, [None, 784], name="input")
+            x = tfv1.placeholder(tf.float32, [None, *SPEC.input_shape], name="input")
             y = tfv1.placeholder(tf.int32, [None], name="label")
         cost = SPEC.build_cost(x, y)
         train_op = common.learning_rate_optimizer().minimize(
@@ -183,7 +192,8 @@ def run_raw(method, loader, warmup, steps):
     stop.set()
     if thread is not None:
         thread.join()
-    sess.close()
+    if sess is not None:
+        sess.close()
     return window.result(steps)
 
 
@@ -202,9 +212,12 @@ def _prefetch(loader, prefetched, stop):
 
 def raw_loop(method, loader):
     """``(sess, train_op, step, stop, thread)``: one step of the raw loop ``method``."""
-    sess, train_op, x, y = raw_graph(loader, method == "raw_from_generator")
     stop = threading.Event()
     thread = None
+    if method == LOADER:
+        batches = forever(loader)
+        return None, None, lambda: next(batches), stop, thread
+    sess, train_op, x, y = raw_graph(loader, method == "raw_from_generator")
     if method == "raw_feed_sync":
         batches = forever(loader)
 
@@ -236,7 +249,8 @@ def raw_bursts(method, gate, work, bursts, burst_steps, skip):
             step()
         gate.end_turn(time.perf_counter() - start, time.process_time() - cpu, burst_steps - skip)
     stop.set()
-    sess.close()
+    if sess is not None:
+        sess.close()
 
 
 # ---- tfloop ------------------------------------------------------------------------------------
@@ -350,19 +364,21 @@ def run_method(method, loader, warmup, steps):
 
 
 # ---- report ------------------------------------------------------------------------------------
-def summarize(runs, methods):
-    per_step = {m: statistics.median(r["wall_s"] / r["steps"] for r in runs if r["method"] == m)
-                for m in methods}
-    best_name = min((m for m in methods if m in BASELINES), key=per_step.get, default=None)
-    # Per round: each method's time over the best baseline of the same round (seconds apart, so
-    # less exposed to the load of a shared machine than medians taken minutes apart).
-    per_round = {}
-    for r in {run["round"] for run in runs}:
+def round_ratios(runs, reference):
+    """``{method: [time / reference's time, one per round in which both ran]}``: bursts of one
+    round are seconds apart, so a ratio is less exposed to a shared machine's load than medians
+    taken minutes apart."""
+    ratios = {}
+    for r in sorted({run["round"] for run in runs}):
         mine = {run["method"]: run["wall_s"] / run["steps"] for run in runs if run["round"] == r}
-        best = min((mine[m] for m in BASELINES if m in mine), default=None)
-        for m, t in mine.items():
-            if best:
-                per_round.setdefault(m, []).append(t / best)
+        if reference in mine:
+            for m, t in mine.items():
+                ratios.setdefault(m, []).append(t / mine[reference])
+    return ratios
+
+
+def summarize(runs, methods):
+    to_reference, to_loader = round_ratios(runs, REFERENCE), round_ratios(runs, LOADER)
     rows = []
     for m in methods:
         mine = [r for r in runs if r["method"] == m]
@@ -372,29 +388,35 @@ def summarize(runs, methods):
                      "ms_per_step_min": min(times), "ms_per_step_max": max(times),
                      "cpu_ms_per_step": statistics.median(1e3 * r["cpu_s"] / r["steps"]
                                                           for r in mine),
-                     "ratio_to_best_baseline": (per_step[m] / per_step[best_name]
-                                                if best_name else None),
-                     "round_ratio_median": (statistics.median(per_round[m])
-                                            if per_round.get(m) else None)})
-    return rows, best_name
+                     "ratio_to_reference": _median(to_reference.get(m)),
+                     "ratio_to_loader": _median(to_loader.get(m))})
+    return rows
 
 
-def markdown(rows, best, info):
+def _median(values):
+    return statistics.median(values) if values else None
+
+
+def _ratio(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def markdown(rows, info):
     headers = ["method", "ms/step (median)", "min-max", "CPU ms/step",
-               f"median time / median of the best baseline (`{best}`)",
-               "median over rounds of time / the round's best baseline"]
+               f"median of per-round time / `{REFERENCE}`'s (the feeding thread)",
+               f"median of per-round time / `{LOADER}`'s (the loader alone)"]
     lines = [[r["method"], f"{r['ms_per_step_median']:.3f}",
               f"{r['ms_per_step_min']:.3f}-{r['ms_per_step_max']:.3f}",
-              f"{r['cpu_ms_per_step']:.2f}",
-              f"{r['ratio_to_best_baseline']:.3f}" if r["ratio_to_best_baseline"] else "-",
-              f"{r['round_ratio_median']:.3f}" if r["round_ratio_median"] else "-"]
+              f"{r['cpu_ms_per_step']:.2f}", _ratio(r["ratio_to_reference"]),
+              _ratio(r["ratio_to_loader"])]
              for r in rows]
     return "\n".join([
         f"# Python loader ({info['date']})",
         "",
         report.machine_line(info),
         f"MLP 784-256-10, batch {BATCH}; the loader does {info['work_ms']:.2f} ms of Python work "
-        f"per batch (thread CPU time, measured alone); {info['rounds']} interleaved rounds in one "
+        f"per batch (thread CPU time, measured alone); TF_ENABLE_ONEDNN_OPTS="
+        f"{info.get('onednn_opts')}; {info['rounds']} interleaved rounds in one "
         + (f"process, each method {info['warmup']} warm-up + {info['steps']} timed steps per round."
            if not info.get("bursts") else
            f"process; methods take turns in threads, one burst of {info['bursts']} steps each per "
@@ -435,7 +457,8 @@ def main():
         cpu.append(time.thread_time() - start)
     info = report.machine_info()
     info.update(methods=methods, rounds=args.rounds, warmup=args.warmup, steps=args.steps,
-                bursts=args.bursts, work_iterations=work, work_ms=1e3 * statistics.median(cpu))
+                bursts=args.bursts, work_iterations=work, work_ms=1e3 * statistics.median(cpu),
+                onednn_opts=os.environ.get("TF_ENABLE_ONEDNN_OPTS"))
     if args.bursts and args.bursts <= args.warmup:
         parser.error("--bursts must be larger than --warmup (the untimed steps of each burst)")
     runs = []
@@ -454,10 +477,10 @@ def main():
             log(f"round {r + 1}/{args.rounds} {method}: "
                 f"{1e3 * result['wall_s'] / result['steps']:.3f} ms/step")
     info["loadavg_end"] = os.getloadavg()
-    rows, best = summarize(runs, methods)
+    rows = summarize(runs, methods)
     report.write_json(os.path.join(args.out, args.name + ".json"),
                       {"info": info, "summary": rows, "runs": runs})
-    text = markdown(rows, best, info)
+    text = markdown(rows, info)
     report.write_text(os.path.join(args.out, args.name + ".md"), text)
     print(text)
 

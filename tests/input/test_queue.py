@@ -176,6 +176,23 @@ def test_a_fast_loader_keeps_the_queue_filled(log_warnings):
     assert not [m for m in log_warnings if "the queue was empty" in m]
 
 
+def test_the_loader_thread_enqueues_without_session_run(monkeypatch):
+    # Session.run's Python work per datapoint holds the GIL that the step and the loader need.
+    callers = []
+    run = tfv1.Session.run
+
+    def recording_run(self, *args, **kwargs):
+        callers.append(threading.current_thread().name)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(tfv1.Session, "run", recording_run)
+    fed, queued = StepValues("cost", float), StepValues("cost", float)
+    train_linear([fed], data=tfloop.FeedInput(data()), max_epoch=2)
+    train_linear([queued], data=tfloop.QueueInput(data()), max_epoch=2)
+    assert queued.values == fed.values
+    assert callers and "QueueInput loader" not in callers
+
+
 def test_steps_per_run_dequeues_every_step_of_the_call_in_order():
     x, y = make_regression_data(24)
     finals = []

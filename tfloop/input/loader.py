@@ -12,11 +12,12 @@ import time
 
 import numpy as np
 
-from tfloop.input.base import check_same_batch_size, check_value_matches_spec
+from tfloop.input.base import check_same_batch_size, check_value_matches_spec, reads_as_batched
 from tfloop.utils import logger
 
-__all__ = ["LoaderThread", "StopWaiting", "check_iterable", "close_data", "data_length",
-           "datapoint_components", "iter_datapoints", "reset_data"]
+__all__ = ["LoaderThread", "StopWaiting", "check_iterable", "close_data", "component_plan",
+           "data_length", "datapoint_components", "iter_datapoints", "ready_components",
+           "reset_data"]
 
 
 def check_iterable(data, owner):
@@ -136,6 +137,42 @@ def datapoint_components(dp, signature, where):
                   for v, s in zip(dp, signature)]
     check_same_batch_size([c.shape for c in components], signature, where)
     return components
+
+
+def component_plan(signature):
+    """What :func:`ready_components` compares a datapoint with, for each ``tf.TensorSpec`` of
+    ``signature``: its numpy dtype, its dimensions (None when the rank is unknown) and whether it
+    reads as a batch."""
+    return [(np.dtype(s.dtype.as_numpy_dtype),
+             None if s.shape.rank is None else tuple(s.shape.as_list()), reads_as_batched(s))
+            for s in signature]
+
+
+def ready_components(dp, plan):
+    """``list(dp)`` when ``dp`` is a list/tuple of numpy arrays of exactly the dtypes and shapes
+    of ``plan`` (:func:`component_plan`), with one batch size; otherwise None, and
+    :func:`datapoint_components` casts, checks and names what is wrong. The loader thread's
+    check of a well-formed datapoint, without the work of a message it does not need.
+
+    Example:
+        >>> components = ready_components(dp, plan) or datapoint_components(dp, specs, where)
+    """
+    if type(dp) not in (list, tuple) or len(dp) != len(plan):
+        return None
+    batch = None
+    for value, (dtype, dims, batched) in zip(dp, plan):
+        if type(value) is not np.ndarray or value.dtype != dtype:
+            return None
+        shape = value.shape
+        if dims is not None and (len(shape) != len(dims) or any(
+                d is not None and d != n for d, n in zip(dims, shape))):
+            return None
+        if batched:
+            if batch is None:
+                batch = shape[0]
+            elif shape[0] != batch:
+                return None
+    return list(dp)
 
 
 class LoaderThread(threading.Thread):

@@ -17,10 +17,13 @@ from tfloop.input.loader import (
     StopWaiting,
     check_iterable,
     close_data,
+    component_plan,
     data_length,
     datapoint_components,
+    ready_components,
     reset_data,
 )
+from tfloop.tfutils.fed_callable import fed_callable
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
 
@@ -200,6 +203,7 @@ class QueueInput(InputSource):
     def _setup(self, input_signature):
         self._graph = tfv1.get_default_graph()
         self._specs = self._component_specs(input_signature)
+        self._plan = component_plan(self._specs)
         if self.capacity is not None:
             return
         with tf.name_scope(self.name):
@@ -280,14 +284,20 @@ class QueueInput(InputSource):
     # ---- the loader thread's side ----------------------------------------------------------------
     def prepare(self, dp, index):
         """Datapoint ``index`` as a list of arrays checked against the inputs."""
-        return datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
+        components = ready_components(dp, self._plan)
+        if components is None:
+            components = datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
+        return components
 
     def make_enqueue(self, sess):
         """The loader thread's ``put(components)`` into the TensorFlow queue (a session call of
         its own, blocking while the queue is full), or None when datapoints are buffered."""
         if self.capacity is not None:
             return None
-        enqueue = sess.make_callable(self._enqueue_op, feed_list=self._placeholders)
+        # A callable of its own, run in the loader thread: Session.run's Python work (and two
+        # thread switches into TensorFlow's pool) would hold the GIL the step needs.
+        enqueue = fed_callable(sess, self._placeholders, [self._enqueue_op],
+                               in_caller_thread=True)
         return lambda components: enqueue(*components)
 
     def close_queue(self, sess):
