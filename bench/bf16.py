@@ -65,14 +65,20 @@ class StepNodes(tfloop.Callback):
         }
 
 
-def run_tfloop(model, precision, batch, warmup, timed, probe=None):
+def run_tfloop(model, precision, batch, warmup, timed, nodes=None):
+    """Train one tfloop variant; the median ms of its timed steps. With ``nodes`` (a dict), the
+    step's counts of :class:`StepNodes` go into it."""
     timer = StepTimes()
+    probe = StepNodes() if nodes is not None else None
     config = tfloop.TrainConfig(model=resnet.ResNet(model),
                                 data=resnet.synthetic_data(model, batch),
-                                callbacks=[timer] + ([probe] if probe else []), monitors=[],
+                                callbacks=[timer] + ([probe] if probe is not None else []),
+                                monitors=[],
                                 steps_per_epoch=warmup + timed, max_epoch=1,
                                 mixed_precision=precision)
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
+    if probe is not None:
+        nodes.update(probe.counts)
     return timer.median_ms(warmup)
 
 
@@ -157,19 +163,19 @@ def main(argv=None):
         steps = tuple(int(x) for x in args.steps.split(","))
     info = report.machine_info()
     info.update(onednn=onednn_enabled(), cpu_bf16_flags=cpu_bf16_flags())
-    probe = StepNodes()
+    nodes = {}
     run = {"tfloop_float32": lambda: run_tfloop(args.model, None, batch, *steps),
-           "tfloop_bfloat16": lambda: run_tfloop(args.model, "bfloat16", batch, *steps, probe),
+           "tfloop_bfloat16": lambda: run_tfloop(args.model, "bfloat16", batch, *steps, nodes),
            "keras_float32": lambda: run_keras(args.model, "float32", batch, *steps),
            "keras_mixed_bfloat16": lambda: run_keras(args.model, "mixed_bfloat16", batch,
                                                      *steps)}
     times = interleaved(VARIANTS, args.rounds, lambda v: run[v]())
     info["loadavg_end"] = os.getloadavg()
     summary = summarize(times)
-    text = render(args, info, batch, steps, summary, probe.counts)
+    text = render(args, info, batch, steps, summary, nodes)
     report.write_json(os.path.join(RESULTS, f"{args.name}.json"), {
         "machine": info, "model": args.model, "batch": batch, "rounds": args.rounds,
-        "steps": list(steps), "step_nodes": probe.counts, **summary})
+        "steps": list(steps), "step_nodes": nodes, **summary})
     report.write_text(os.path.join(RESULTS, f"{args.name}.md"), text)
     print(text)
 
