@@ -106,6 +106,9 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
             them (``ema_update`` becomes ``'internal'``). ``'horovod'`` (across processes) is
             accepted on a single tower only. With one tower either warns and uses its batch.
 
+    A 4D input without ``virtual_batch_size`` or ``sync_statistics`` is normalized by one fused
+    op. A bfloat16 or float16 input keeps float32 variables and gives an output of its dtype.
+
     Variables: ``beta``, ``gamma``, ``mean/EMA``, ``variance/EMA``; the output's
     ``variables`` also names them ``moving_mean``, ``mean``, ``moving_variance``, ``variance``.
 
