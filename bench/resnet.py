@@ -6,7 +6,7 @@
 
 Both: BatchNorm after every convolution, momentum 0.9, weight decay 1e-4 on the convolution
 kernels, softmax cross-entropy; constant synthetic data held in the graph by a repeating
-``tf.data`` pipeline.
+``tf.data`` pipeline. :func:`keras_model` builds the same networks with Keras 3 layers.
 """
 import numpy as np
 import tensorflow as tf
@@ -96,3 +96,40 @@ def synthetic_data(name, batch, batches=4, seed=0):
     labels = rng.randint(0, classes, batch * batches).astype(np.int32)
     return lambda: tf.data.Dataset.from_tensor_slices((images, labels)).batch(
         batch, drop_remainder=True).cache().repeat()
+
+
+def keras_model(name):
+    """The same ResNet with Keras 3 layers (same shapes, initializer, BatchNorm momentum and
+    epsilon, weight decay), logits cast to float32 as Keras's mixed-precision guide asks.
+    Built under whatever dtype policy is set."""
+    import keras
+    layers = keras.layers
+    size, classes, blocks, filters, bottleneck = SPECS[name]
+
+    def conv_bn(x, filters, kernel, stride=1, relu=True):
+        x = layers.Conv2D(filters, kernel, stride, padding="same", use_bias=False,
+                          kernel_initializer=keras.initializers.VarianceScaling(2.0),
+                          kernel_regularizer=keras.regularizers.L2(0.5e-4))(x)
+        x = layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x)
+        return layers.ReLU()(x) if relu else x
+
+    def block(x, filters, stride):
+        out = filters * 4 if bottleneck else filters
+        shortcut = x
+        if stride != 1 or x.shape[-1] != out:
+            shortcut = conv_bn(x, out, 1, stride, relu=False)
+        if bottleneck:
+            y = conv_bn(conv_bn(conv_bn(x, filters, 1), filters, 3, stride), out, 1, relu=False)
+        else:
+            y = conv_bn(conv_bn(x, filters, 3, stride), filters, 3, relu=False)
+        return layers.ReLU()(layers.Add()([y, shortcut]))
+
+    image = keras.Input((size, size, 3))
+    x = conv_bn(image, filters, 7 if bottleneck else 3, 2 if bottleneck else 1)
+    if bottleneck:
+        x = layers.MaxPooling2D(3, 2, padding="same")(x)
+    for stage, count in enumerate(blocks):
+        for i in range(count):
+            x = block(x, filters * 2 ** stage, 2 if stage > 0 and i == 0 else 1)
+    logits = layers.Dense(classes)(layers.GlobalAveragePooling2D()(x))
+    return keras.Model(image, layers.Activation("linear", dtype="float32")(logits))

@@ -33,23 +33,50 @@ def images(n=16, seed=0):
     return rng.rand(n, 8, 8, 1).astype(np.float32), rng.randint(0, 3, n).astype(np.int32)
 
 
+class TinyResNet(ConvNet):
+    """The layers of bench's ResNet-20 at 8x8: convolution, BatchNorm and ReLU, one residual
+    block, global average pooling, a dense layer, weight decay; ``classes`` outputs."""
+
+    def __init__(self, classes=3, filters=8):
+        self.classes, self.filters = classes, filters
+
+    def build_graph(self, image, label):
+        def conv_bn(name, x):
+            return tfloop.BatchNorm(name + "_bn", tfloop.Conv2D(name, x, self.filters, 3,
+                                                                use_bias=False))
+
+        x = tf.nn.relu(conv_bn("conv0", image))
+        x = tf.nn.relu(x + conv_bn("conv2", tf.nn.relu(conv_bn("conv1", x))))
+        logits = tfloop.FullyConnected("fc", tfloop.GlobalAvgPooling("gap", x), self.classes)
+        tf.identity(tf.nn.softmax(logits), name="prob")
+        cost = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=label, logits=logits))
+        decay = tfloop.regularize_cost(".*/W", tfloop.l2_regularizer(1e-4))
+        return tf.add(cost, decay, name="cost")
+
+
 class StepGraph(tfloop.Callback):
     """Runs one more training step at the end of training with partition graphs recorded, and
-    counts reduced-precision and XLA nodes in what ran; records the variables' dtypes."""
+    counts reduced-precision and XLA nodes in what ran (``reduced``; by op in ``reduced_ops``),
+    its Cast nodes and the dtypes the optimizer's updates take; records the variables' dtypes."""
 
     def _after_train(self):
         metadata = tfv1.RunMetadata()
         self.trainer.sess.run(self.trainer.train_op,
                               options=tfv1.RunOptions(output_partition_graphs=True),
                               run_metadata=metadata)
-        self.reduced, self.xla = collections.Counter(), 0
-        for graph in metadata.partition_graphs:
-            for node in graph.node:
-                for key in ("T", "DstT", "dtype"):
-                    if key in node.attr and node.attr[key].type in REDUCED:
-                        self.reduced[REDUCED[node.attr[key].type]] += 1
-                        break
-                self.xla += node.op == "_XlaCompile"
+        self.reduced, self.reduced_ops, self.xla = collections.Counter(), collections.Counter(), 0
+        nodes = [node for graph in metadata.partition_graphs for node in graph.node]
+        for node in nodes:
+            for key in ("T", "DstT", "dtype"):
+                if key in node.attr and node.attr[key].type in REDUCED:
+                    self.reduced[REDUCED[node.attr[key].type]] += 1
+                    self.reduced_ops[node.op] += 1
+                    break
+            self.xla += node.op == "_XlaCompile"
+        self.casts = sum(node.op == "Cast" for node in nodes)
+        self.update_dtypes = {tf.as_dtype(node.attr["T"].type) for node in nodes
+                              if node.op.startswith("ResourceApply")}
         self.dtypes = {v.dtype.base_dtype for v in tfv1.global_variables()}
         found = {v.op.name: v for v in tfv1.global_variables()}
         scale, skipped = found.get("loss_scale/scale"), found.get("loss_scale/skipped_steps")
@@ -95,6 +122,12 @@ class DigitsNet(ConvNet):
 
 def digits_accuracy(mixed_precision, steps=300):
     """Test accuracy of :class:`DigitsNet` after ``steps`` steps of batch 64 (same seeds)."""
+    return digits_result(mixed_precision, steps)["accuracy"]
+
+
+def digits_result(mixed_precision, steps=300, model=None):
+    """Test accuracy and test cost (float32 predictor) of ``model`` (:class:`DigitsNet`) after
+    ``steps`` steps of batch 64 on scikit-learn's digits (same seeds)."""
     from sklearn.datasets import load_digits
     digits = load_digits()
     x = (digits.images / 16.0).astype(np.float32)[..., None]
@@ -102,22 +135,23 @@ def digits_accuracy(mixed_precision, steps=300):
     train_x, train_y, test_x, test_y = x[:1400], y[:1400], x[1400:], y[1400:]
     tf.random.set_seed(1)
 
-    class Accuracy(tfloop.Callback):
+    class Evaluate(tfloop.Callback):
         def _setup_graph(self):
-            self.pred = self.trainer.get_predictor(["image"], ["prob"])
+            self.pred = self.trainer.get_predictor(["image", "label"], ["prob", "cost"])
 
         def _after_train(self):
-            prob, = self.pred(test_x)
-            self.value = float(np.mean(prob.argmax(axis=1) == test_y))
+            prob, cost = self.pred(test_x, test_y)
+            self.value = {"accuracy": float(np.mean(prob.argmax(axis=1) == test_y)),
+                          "cost": float(cost)}
 
-    accuracy = Accuracy()
+    evaluate = Evaluate()
     data = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices(
         (train_x, train_y)).shuffle(1400, seed=0).repeat().batch(64))
-    config = tfloop.TrainConfig(model=DigitsNet(), data=data, callbacks=[accuracy], monitors=[],
-                                steps_per_epoch=steps, max_epoch=1,
+    config = tfloop.TrainConfig(model=model or DigitsNet(), data=data, callbacks=[evaluate],
+                                monitors=[], steps_per_epoch=steps, max_epoch=1,
                                 mixed_precision=mixed_precision)
     trainer = tfloop.SimpleTrainer()
     with trainer.graph.as_default():
         tfv1.set_random_seed(1)
     tfloop.launch_train_with_config(config, trainer)
-    return accuracy.value
+    return evaluate.value

@@ -32,6 +32,28 @@ def _bn_variables(channels, center, scale, beta_init, gamma_init, dtype):
     return beta, gamma
 
 
+def param_dtype(dtype):
+    """The dtype of a BatchNorm's variables and statistics for an input of ``dtype``: float32
+    for bfloat16 and float16 inputs (their sums of squares need its range), else ``dtype``."""
+    return tf.float32 if dtype.base_dtype in (tf.bfloat16, tf.float16) else dtype.base_dtype
+
+
+def fused_batch_norm(x, beta, gamma, epsilon, data_format, moving=None):
+    """One ``FusedBatchNormV3`` of a 4D ``x``: normalized with the batch's statistics, or with
+    ``moving`` (mean, variance) when given. ``x`` may be bfloat16 or float16 with float32
+    parameters. Returns the output, the mean and the variance it used (biased, as
+    ``tf.nn.moments``'; the op's own is Bessel-corrected)."""
+    dtype = param_dtype(x.dtype)
+    mean, var = moving if moving is not None else (tf.zeros([0], dtype),) * 2
+    y, mean, var = tf.raw_ops.FusedBatchNormV3(
+        x=x, scale=gamma, offset=beta, mean=mean, variance=var, epsilon=epsilon,
+        data_format=data_format, is_training=moving is None)[:3]
+    if moving is None:
+        count = tf.cast(tf.size(x, out_type=tf.int64) // tf.cast(tf.size(mean), tf.int64), dtype)
+        var = var * (tf.maximum(count, 1.0) - 1.0) / tf.maximum(count, 1.0)
+    return y, mean, var
+
+
 def _statistic(name, channels, dtype, value, ctx):
     var = tfv1.get_variable(name, [channels], dtype, tfv1.constant_initializer(value),
                             trainable=False)
@@ -84,6 +106,9 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
             them (``ema_update`` becomes ``'internal'``). ``'horovod'`` (across processes) is
             accepted on a single tower only. With one tower either warns and uses its batch.
 
+    A 4D input without ``virtual_batch_size`` or ``sync_statistics`` is normalized by one fused
+    op. A bfloat16 or float16 input keeps float32 variables and gives an output of its dtype.
+
     Variables: ``beta``, ``gamma``, ``mean/EMA``, ``variance/EMA``; the output's
     ``variables`` also names them ``moving_mean``, ``mean``, ``moving_variance``, ``variance``.
 
@@ -112,32 +137,39 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     if not training and ctx is not None and ctx.is_main_training_tower:
         _warn_frozen()
 
+    dtype = param_dtype(inputs.dtype)
     beta, gamma = _bn_variables(channels, center, scale, beta_initializer, gamma_initializer,
-                                inputs.dtype)
-    moving_mean = _statistic("mean/EMA", channels, inputs.dtype, 0.0, ctx)
-    moving_var = _statistic("variance/EMA", channels, inputs.dtype, 1.0, ctx)
+                                dtype)
+    moving_mean = _statistic("mean/EMA", channels, dtype, 0.0, ctx)
+    moving_var = _statistic("variance/EMA", channels, dtype, 1.0, ctx)
     shape = broadcast(channels)
 
     def normalize(x, mean, var):
         r = (lambda t: tf.reshape(t, shape)) if axis == 1 and ndims == 4 else (lambda t: t)
         return tf.nn.batch_normalization(x, r(mean), r(var), r(beta), r(gamma), epsilon)
 
-    updates = []
-    if not training:
-        xn = normalize(inputs, moving_mean, moving_var)
+    # One fused op where it can (in the input's dtype, float32 parameters); otherwise the
+    # statistics are computed in the variables' dtype.
+    fused = ndims == 4 and sync_towers == 1 and virtual_batch_size is None
+    x = inputs if fused else tf.cast(inputs, dtype)
+    if fused:
+        xn, mean, var = fused_batch_norm(x, beta, gamma, epsilon, "NCHW" if axis == 1 else "NHWC",
+                                         None if training else (moving_mean, moving_var))
+    elif not training:
+        xn = normalize(x, moving_mean, moving_var)
+    elif virtual_batch_size is not None:
+        xn, mean, var = _ghost_batch_norm(x, virtual_batch_size, red_axes, channel_axis,
+                                          channels, shape, beta, gamma, epsilon)
     else:
-        if virtual_batch_size is not None:
-            xn, mean, var = _ghost_batch_norm(inputs, virtual_batch_size, red_axes,
-                                              channel_axis, channels, shape, beta, gamma, epsilon)
-        else:
-            mean, var = synced_moments(inputs, red_axes, ctx) if sync_towers > 1 \
-                else tf.nn.moments(inputs, red_axes)
-            xn = normalize(inputs, mean, var)
-        if virtual_batch_size is not None or sync_statistics is not None:
-            # tensorpack updates the EMA of ghost batches and synced statistics in the layer
-            ema_update = "skip" if ema_update == "skip" else "internal"
-        if ema_update != "skip" and _updates_moving_averages(ctx):
-            updates = _ema_updates(moving_mean, moving_var, mean, var, momentum, ema_update)
+        mean, var = synced_moments(x, red_axes, ctx) if sync_towers > 1 \
+            else tf.nn.moments(x, red_axes)
+        xn = normalize(x, mean, var)
+    updates = []
+    if training:
+        updates, ema_update = _training_updates(
+            ema_update, virtual_batch_size is not None or sync_statistics is not None, ctx,
+            (moving_mean, moving_var), (mean, var), momentum)
+    xn = tf.cast(xn, inputs.dtype)
     with tf.control_dependencies(updates if ema_update == "internal" else []):
         out = tf.identity(xn, name="output")
     out.variables = _layer_variables(moving_mean, moving_var, beta if center else None,
@@ -193,6 +225,16 @@ def _warn_frozen():
 def _updates_moving_averages(ctx):
     """Whether a training BatchNorm in tower ``ctx`` updates the moving averages."""
     return ctx is None or ctx.is_main_training_tower or not ctx.is_training
+
+
+def _training_updates(ema_update, in_layer, ctx, moving, statistics, momentum):
+    """The moving-average updates of a training BatchNorm, and its ``ema_update`` mode: ghost
+    batches and synced statistics (``in_layer``) update in the layer, as tensorpack's."""
+    if in_layer:
+        ema_update = "skip" if ema_update == "skip" else "internal"
+    if ema_update == "skip" or not _updates_moving_averages(ctx):
+        return [], ema_update
+    return _ema_updates(*moving, *statistics, momentum, ema_update), ema_update
 
 
 def _ema_updates(moving_mean, moving_var, mean, var, momentum, ema_update):

@@ -5,7 +5,10 @@ Both work on the session, not on the model: the graph keeps float32 variables, c
 outputs, and TensorFlow's graph rewriters change what runs inside the step.
 
 - ``"bfloat16"``: the oneDNN bfloat16 rewrite (``auto_mixed_precision_onednn_bfloat16``) turns
-  CPU matmuls, convolutions and what lies between them to bfloat16.
+  CPU matmuls, convolutions and what lies between them to bfloat16. On a CPU without AMX or
+  AVX512-BF16, TensorFlow's bfloat16 convolution gradients are emulated element by element (~50x
+  slower than float32): there they stay float32 (on bfloat16 activations), through the
+  rewriter's ``TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE``.
 - ``"float16"``: the float16 rewrite (in training, with the model's optimizer wrapped in a
   :class:`~tfloop.tfutils.loss_scale.LossScaleOptimizer`). On GPUs the rewrite is
   ``auto_mixed_precision``; on a machine without one it is ``auto_mixed_precision_cpu`` with its
@@ -31,6 +34,11 @@ __all__ = ["MIXED_PRECISION_MODES", "Precision", "check_mixed_precision", "merge
 MIXED_PRECISION_MODES = (None, "bfloat16", "float16")
 _EMULATE_FP16 = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"
 _BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+_ALLOWLIST_REMOVE = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE"
+# Without bfloat16 hardware TensorFlow runs these in bfloat16 through Eigen's generic
+# contraction, ~50x slower than oneDNN's float32 kernels (the forward Conv2D and MatMul cast to
+# float32 internally and stay fast enough).
+_EMULATED_SLOW_BF16 = ("Conv2DBackpropFilter", "Conv2DBackpropInput")
 
 
 def check_mixed_precision(value):
@@ -92,6 +100,19 @@ def _compute_float16_on_cpu():
     os.environ[_EMULATE_FP16] = "0"
 
 
+def _bf16_hardware():
+    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16); unknown counts as yes."""
+    return not os.path.exists("/proc/cpuinfo") or bool(_cpu_flags() & set(_BF16_CPU_FLAGS))
+
+
+def _keep_conv_gradients_float32():
+    """Take the convolution gradients out of the bfloat16 rewrite for this process (the
+    rewriter reads the list on every run); a list the user set is kept and extended."""
+    ops = [op for op in os.environ.get(_ALLOWLIST_REMOVE, "").split(",") if op]
+    os.environ[_ALLOWLIST_REMOVE] = ",".join(ops + [
+        op for op in _EMULATED_SLOW_BF16 if op not in ops])
+
+
 def _scales_the_loss(opt):
     """Whether ``opt`` or an optimizer it wraps is a loss-scale optimizer (tfloop's or
     TensorFlow's)."""
@@ -147,6 +168,8 @@ class Precision:
         rewrite = config.graph_options.rewrite_options
         if self.mixed_precision == "bfloat16":
             rewrite.auto_mixed_precision_onednn_bfloat16 = on
+            if not _bf16_hardware():
+                _keep_conv_gradients_float32()
         elif self.mixed_precision == "float16" and _gpus():
             rewrite.auto_mixed_precision = on
         elif self.mixed_precision == "float16":
@@ -200,7 +223,8 @@ class Precision:
                 "default on CPUs without AVX512), so the bfloat16 rewrite does not run and "
                 "training stays float32. Set TF_ENABLE_ONEDNN_OPTS=1 before importing "
                 "TensorFlow to force it, or use mixed_precision=None.")
-        elif os.path.exists("/proc/cpuinfo") and not _cpu_flags() & set(_BF16_CPU_FLAGS):
+        elif not _bf16_hardware():
             logger.warning("mixed_precision='bfloat16': this CPU has neither AMX nor "
-                           "AVX512-BF16, so bfloat16 is emulated and slower than float32; use "
-                           "mixed_precision=None for speed.")
+                           "AVX512-BF16, so bfloat16 is emulated and slower than float32 (the "
+                           "convolutions' gradients stay float32, see "
+                           f"{_ALLOWLIST_REMOVE}); use mixed_precision=None for speed.")
