@@ -14,7 +14,8 @@ local variable, so the step allocates nothing and moves about 3x the model's byt
 The stall of a save at step ``s`` is the wall time of the ``--window`` steps after it (the save
 call, the copy-on-write of the next step, the write's competition for the cores) minus
 ``--window`` times the median step time of the ``--base`` steps before it; at the end of the
-window the method waits for the write, and that wait counts too. Every method saves
+window the method waits for the write, and that wait counts too. The table also gives how long
+the save call itself took (what a timer around the call sees). Every method saves
 ``--saves`` times (``max_to_keep=2``); the first save of each run is left out (the meta graph,
 TensorFlow's first async save sets up its copies). Methods run in rounds, one after the other in
 an order that rotates, in one process; each run builds its model and frees it after.
@@ -62,16 +63,17 @@ class Schedule:
         self.gap = window + base + 1
         self.steps = self.gap * (saves + 1)
 
-    def stalls(self, stamps):
-        """``[(stall s, baseline step s)]`` per save but the first, from the wall time at the end
-        of every step (``stamps[i]``: after step ``i + 1``)."""
+    def stalls(self, stamps, returned):
+        """``[(stall s, baseline step s, save call s)]`` per save but the first, from the wall
+        time at the end of every step (``stamps[i]``: after step ``i + 1``) and when each save
+        call returned (``returned[s]``, the save after step ``s``)."""
         durations = [b - a for a, b in zip(stamps, stamps[1:])]    # durations[i]: step i + 2
         out = []
         for k in range(2, self.saves + 1):
             s = k * self.gap        # the save comes right after step s
             base = statistics.median(durations[s - self.base - 1:s - 1])
             window = sum(durations[s - 1:s - 1 + self.window])
-            out.append((window - self.window * base, base))
+            out.append((window - self.window * base, base, returned[s] - stamps[s - 1]))
         return out
 
 
@@ -92,7 +94,7 @@ def run_tfloop(size_mb, num_vars, schedule, background):
         global_step = tfv1.train.get_or_create_global_step()
         trainer.train_op = tf.group(*updates, global_step.assign_add(1))
     saver = tfloop.ModelSaver(max_to_keep=2, background=background)
-    stamps = []
+    stamps, returned = [], {}
 
     class Clock(tfloop.Callback):
         def _trigger_step(self):
@@ -100,16 +102,21 @@ def run_tfloop(size_mb, num_vars, schedule, background):
                 saver._writer.wait()        # the window ends when the write has finished
             stamps.append(time.perf_counter())
 
+    class Returned(tfloop.Callback):
+        def _trigger_step(self):
+            if self.global_step % schedule.gap == 0:
+                returned[self.global_step] = time.perf_counter()
+
     logger.set_logger_dir(os.path.join(workdir, "log"), action="keep")
     try:
-        trainer.train([Clock(), tfloop.PeriodicTrigger(saver, every_k_steps=schedule.gap)], [],
-                      None, None, steps_per_epoch=schedule.steps, max_epoch=1)
+        trainer.train([Clock(), tfloop.PeriodicTrigger(saver, every_k_steps=schedule.gap),
+                       Returned()], [], None, None, steps_per_epoch=schedule.steps, max_epoch=1)
     finally:
         logger.unset_logger_dir()
         del trainer
         gc.collect()
         shutil.rmtree(workdir, ignore_errors=True)
-    return schedule.stalls(stamps)
+    return schedule.stalls(stamps, returned)
 
 
 # ---- TensorFlow's asynchronous checkpoint --------------------------------------------------------
@@ -128,7 +135,7 @@ def run_tf_async(size_mb, num_vars, schedule):
     checkpoint = tf.train.Checkpoint(**{f"v{i}": v for i, v in enumerate(variables)})
     manager = tf.train.CheckpointManager(checkpoint, workdir, max_to_keep=2)
     options = tf.train.CheckpointOptions(experimental_enable_async_checkpoint=True)
-    stamps = []
+    stamps, returned = [], {}
     try:
         for i in range(1, schedule.steps + 1):
             step()
@@ -137,6 +144,7 @@ def run_tf_async(size_mb, num_vars, schedule):
             stamps.append(time.perf_counter())
             if i % schedule.gap == 0:
                 manager.save(checkpoint_number=i, options=options)
+                returned[i] = time.perf_counter()
         checkpoint.sync()
     finally:
         del checkpoint, manager, step
@@ -144,7 +152,7 @@ def run_tf_async(size_mb, num_vars, schedule):
         deltas.clear()
         gc.collect()
         shutil.rmtree(workdir, ignore_errors=True)
-    return schedule.stalls(stamps)
+    return schedule.stalls(stamps, returned)
 
 
 def run_method(method, size_mb, num_vars, schedule):
@@ -159,29 +167,34 @@ def summarize(runs, methods, sizes):
     for size in sizes:
         for m in methods:
             mine = [r for r in runs if r["method"] == m and r["size_mb"] == size]
-            stalls = [s for r in mine for s, _ in r["stalls"]]
-            steps = [b for r in mine for _, b in r["stalls"]]
+            stalls = [s for r in mine for s, _, _ in r["stalls"]]
+            steps = [b for r in mine for _, b, _ in r["stalls"]]
+            calls = [c for r in mine for _, _, c in r["stalls"]]
             ratios = []
             for r in mine:
                 sync = [x for x in runs if x["method"] == "tfloop_sync" and x["size_mb"] == size
                         and x["round"] == r["round"]]
                 if sync and m != "tfloop_sync":
-                    sync_stall = statistics.median(s for s, _ in sync[0]["stalls"])
+                    sync_stall = statistics.median(s for s, _, _ in sync[0]["stalls"])
                     if sync_stall > 0:
-                        ratios.append(statistics.median(s for s, _ in r["stalls"]) / sync_stall)
+                        ratios.append(statistics.median(s for s, _, _ in r["stalls"])
+                                      / sync_stall)
             rows.append({"size_mb": size, "method": m, "saves": len(stalls),
                          "stall_ms_median": 1e3 * statistics.median(stalls),
                          "stall_ms_min": 1e3 * min(stalls), "stall_ms_max": 1e3 * max(stalls),
                          "step_ms_median": 1e3 * statistics.median(steps),
+                         "save_call_ms_median": 1e3 * statistics.median(calls),
                          "round_ratio_to_sync": statistics.median(ratios) if ratios else None})
     return rows
 
 
 def markdown(rows, info):
-    headers = ["model", "method", "stall ms (median)", "min-max", "step ms (median)",
+    headers = ["model", "method", "stall ms (median)", "min-max", "save call ms (median)",
+               "step ms (median)",
                "median over rounds of stall / the round's `tfloop_sync`"]
     lines = [[f"{r['size_mb']:g} MB", r["method"], f"{r['stall_ms_median']:.0f}",
-              f"{r['stall_ms_min']:.0f}-{r['stall_ms_max']:.0f}", f"{r['step_ms_median']:.0f}",
+              f"{r['stall_ms_min']:.0f}-{r['stall_ms_max']:.0f}",
+              f"{r['save_call_ms_median']:.0f}", f"{r['step_ms_median']:.0f}",
               f"{r['round_ratio_to_sync']:.3f}" if r["round_ratio_to_sync"] is not None else "-"]
              for r in rows]
     return "\n".join([
@@ -232,7 +245,7 @@ def main():
                 runs.append({"method": method, "size_mb": size, "round": r, "stalls": stalls,
                              "loadavg": os.getloadavg()})
                 log(f"round {r + 1}/{rounds} {size:g} MB {method}: stalls "
-                    + ", ".join(f"{1e3 * s:.0f} ms" for s, _ in stalls)
+                    + ", ".join(f"{1e3 * s:.0f} ms (call {1e3 * c:.0f})" for s, _, c in stalls)
                     + f" (step {1e3 * stalls[0][1]:.0f} ms, load {os.getloadavg()[0]:.1f})")
     info["loadavg_end"] = os.getloadavg()
     rows = summarize(runs, methods, sizes)

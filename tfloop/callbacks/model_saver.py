@@ -64,8 +64,9 @@ class ModelSaver(Callback):
     stays the last good one.
 
     By default (``background=True``) a save stops training only for a snapshot of the variables
-    (one session call that shares their buffers; the next step copies each variable it updates,
-    once) and the checkpoint is written in a background thread while training goes on. A
+    (one session call that copies them into host buffers kept between saves: the host memory of
+    one more copy of the saved variables) and the checkpoint is written in a background thread
+    while training goes on. A
     checkpoint is listed in the ``checkpoint`` file, handed to ``MinSaver``/``MaxSaver`` and given
     its resume state only once its files are complete, so a crash or ``kill -9`` during a write
     leaves the earlier checkpoints as they were. One write runs at a time: a save that comes while
@@ -222,7 +223,10 @@ class ModelSaver(Callback):
         self._saved[step] = None        # being written: checkpoint_at waits for it
 
         def write():
-            path, error = self._write(step)
+            try:
+                path, error = self._write(step)
+            except Exception as e:      # not an IO error, but no less a lost checkpoint
+                path, error = None, e
             self._record(step, path, error)
             if error is not None:
                 raise error
@@ -258,9 +262,6 @@ class ModelSaver(Callback):
                     write_meta_graph=False)
         except IO_ERRORS as e:
             return None, e
-        finally:
-            if self._background:
-                self._snapshot.release(sess)
         return path, None
 
     def _record(self, step, path, error):
