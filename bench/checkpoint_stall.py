@@ -219,7 +219,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small models, 2 rounds")
     parser.add_argument("--rounds", type=int, default=None, help="default 3 (2 with --quick)")
     parser.add_argument("--saves", type=int, default=3, help="saves per run (the first untimed)")
-    parser.add_argument("--window", type=int, default=8, help="steps timed after each save")
+    parser.add_argument("--window", type=int, default=12, help="steps timed after each save")
     parser.add_argument("--base", type=int, default=5, help="steps before each save, the baseline")
     parser.add_argument("--vars", type=int, default=8, help="number of variables")
     parser.add_argument("--name", default="checkpoint_stall", help="results file name")

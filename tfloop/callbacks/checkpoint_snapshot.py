@@ -8,7 +8,7 @@ every variable it updates into freshly allocated memory (TensorFlow's copy-on-wr
 TensorFlow's asynchronous checkpoint does). The price: the host memory of one more copy of the
 saved variables, for the whole run.
 """
-from tensorflow.python.training.saving import saveable_object_util
+from tensorflow.python.training.saving import saveable_object
 
 from tfloop.compat import tf, tfv1
 
@@ -35,6 +35,20 @@ def _checkpoint_name(variable):
     return variable.op.name, ""
 
 
+class _Shadows(saveable_object.SaveableObject):
+    """The shadows of the parts (slices) of one checkpoint tensor, or of one whole variable."""
+
+    def __init__(self, name, parts):
+        self._refs = [ref for ref, _ in parts]
+        specs = [saveable_object.SaveSpec(ref, spec, name, dtype=ref.dtype.base_dtype)
+                 for ref, spec in parts]
+        super().__init__(self._refs[0], specs, name)
+
+    def restore(self, restored_tensors, restored_shapes):
+        return tf.group(*[tfv1.assign(ref, value, validate_shape=False)
+                          for ref, value in zip(self._refs, restored_tensors)])
+
+
 def _host_device(variable):
     """The CPU of the machine (job and task) that holds ``variable``."""
     spec = tf.DeviceSpec.from_string(variable.device or "")
@@ -57,7 +71,7 @@ class VariableSnapshot:
     """
 
     def __init__(self, variables, **saver_kwargs):
-        takes, saveables = [], []
+        takes, parts = [], {}
         with tf.name_scope("checkpoint_snapshot"):
             for v in variables:
                 with tf.device(_host_device(v)):
@@ -67,10 +81,10 @@ class VariableSnapshot:
                                            use_resource=False, name="shadow")
                     takes.append(tfv1.assign(shadow, v.read_value(), validate_shape=False))
                 name, spec = _checkpoint_name(v)
-                saveables.append(saveable_object_util.ReferenceVariableSaveable(
-                    shadow.op.outputs[0], spec, name))
+                parts.setdefault(name, []).append((shadow.op.outputs[0], spec))
             self._take = tf.group(*takes, name="take")
-        self.saver = tfv1.train.Saver(var_list=saveables, **saver_kwargs)
+        self.saver = tfv1.train.Saver(
+            var_list=[_Shadows(name, p) for name, p in parts.items()], **saver_kwargs)
 
     def take(self, sess):
         """Copy the variables' current values into the shadows."""
