@@ -165,7 +165,8 @@ def install_block(spec, marker):
     after ModelSaver, before the monitors), ``state_file:N`` (checkpoint N complete, the
     ``checkpoint`` state file not yet updated), ``iterator:N`` / ``resume_json:N`` (half of that
     file of checkpoint N written), ``stats:K`` (stats.json's K-th record made, not yet written),
-    ``meta`` (while exporting the meta graph), ``restore`` (after the variables were restored),
+    ``meta`` (while exporting the meta graph), ``write:N`` (ModelSaver's background write of
+    checkpoint N under way), ``restore`` (after the variables were restored),
     ``slow:SECONDS`` (sleep in every step; the test kills at a random moment), ``signal:N``
     (``OUTDIR/blocked`` appears at step N, which then waits for the test's signal).
     """
@@ -249,6 +250,30 @@ def _block_stats(marker, arg):
     return []
 
 
+def _block_write(marker, arg):
+    """ModelSaver's background write of checkpoint N: half its data file written (as TensorFlow
+    writes it, under a temporary name), then the writing thread hangs; training goes on."""
+    from tfloop.callbacks.checkpoint_snapshot import VariableSnapshot
+
+    original_init = VariableSnapshot.__init__
+
+    def init(self, variables, **kwargs):
+        original_init(self, variables, **kwargs)
+        save = self.saver.save
+
+        def held(sess, path, global_step, **kw):
+            if global_step == int(arg):
+                data = f"{path}-{arg}.data-00000-of-00001"
+                with open(data + ".tempstate1234", "w") as f:
+                    f.write("half of the tensors")
+                    f.flush()
+                    hang(marker, f"writing model-{arg}")
+            return save(sess, path, global_step=global_step, **kw)
+        self.saver.save = held
+    VariableSnapshot.__init__ = init
+    return []
+
+
 def _block_meta(marker, arg):
     from tensorflow.python.training import saver as saver_module
 
@@ -276,7 +301,7 @@ _BLOCKS = {"step": _block_at_step, "epoch": _block_at_epoch, "slow": _block_slow
            "signal": _block_for_signal, "state_file": _block_state_file,
            "iterator": _block_resume_file(".iterator"),
            "resume_json": _block_resume_file(".resume.json"), "stats": _block_stats,
-           "meta": _block_meta, "restore": _block_restore}
+           "meta": _block_meta, "restore": _block_restore, "write": _block_write}
 
 
 def worker(argv):

@@ -280,13 +280,15 @@ def test_exception_in_a_hook_names_it_and_everything_else_finishes(tmp_path, hoo
 
 
 class _BreakDir(tfloop.Callback):
-    """From global step 2 on, ``path`` is a file where a directory must be; put back at the end."""
+    """From global step 2 on (once ``saver`` wrote that step), ``path`` is a file where a directory
+    must be; put back at the end."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, saver):
+        self.path, self.saver = path, saver
 
     def _trigger_step(self):
         if self.global_step == 2:
+            assert self.saver.checkpoint_at(2) is not None
             os.rename(self.path, self.path + ".moved")
             open(self.path, "w").close()
 
@@ -295,17 +297,18 @@ class _BreakDir(tfloop.Callback):
         os.rename(self.path + ".moved", self.path)
 
 
+@pytest.mark.parametrize("background", [True, False], ids=["background", "sync"])
 @pytest.mark.parametrize("on_error", ["log", "raise"])
-def test_unwritable_checkpoint_dir_is_never_silent(tmp_path, caplog, on_error):
+def test_unwritable_checkpoint_dir_is_never_silent(tmp_path, caplog, on_error, background):
     ckpt = str(tmp_path / "ckpt")
     logger.set_logger_dir(str(tmp_path / "log"), action="keep")
     x, y = make_regression_data(12)
     log = []
-    saver = tfloop.ModelSaver(checkpoint_dir=ckpt, on_error=on_error)
+    saver = tfloop.ModelSaver(checkpoint_dir=ckpt, on_error=on_error, background=background)
     config = tfloop.TrainConfig(
         model=LinearModel(), data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=2,
         callbacks=[tfloop.PeriodicTrigger(saver, every_k_steps=1), tfloop.ResumeStateSaver(),
-                   _BreakDir(ckpt), RecordingCallback("rec", log)],
+                   _BreakDir(ckpt, saver), RecordingCallback("rec", log)],
         monitors=[tfloop.JSONWriter()], extra_callbacks=[])
     with caplog.at_level(logging.ERROR, logger="tfloop"):
         if on_error == "raise":
@@ -314,8 +317,9 @@ def test_unwritable_checkpoint_dir_is_never_silent(tmp_path, caplog, on_error):
                 tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
         else:
             tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
-    assert log[-1][:4] == ("rec", "after_train", 1 if on_error == "raise" else 2,
-                           3 if on_error == "raise" else 6)
+    # A failed background write raises at the next save (step 4), a failed sync save at once.
+    stopped = ((2, 4) if background else (1, 3)) if on_error == "raise" else (2, 6)
+    assert log[-1][:4] == ("rec", "after_train") + stopped
     errors = [r.getMessage() for r in caplog.records]
     assert any(m.startswith(f"ResumeStateSaver could not write the resume state of {ckpt}/model-2"
                             ) for m in errors), errors

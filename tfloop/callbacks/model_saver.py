@@ -1,5 +1,9 @@
 """Model checkpoints at every trigger (ModelSaver), and the checkpoint IO both savers share."""
+import time
+
+from tfloop.callbacks.background_write import BackgroundWriter
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.checkpoint_snapshot import VariableSnapshot, variables_bytes
 from tfloop.compat import tf, tfv1
 from tfloop.utils import files, logger
 from tfloop.utils.checks import check_int, check_one_of, check_positive_number
@@ -9,6 +13,10 @@ from tfloop.utils.logdir_format import CHECKPOINT_PREFIX
 __all__ = ["ModelSaver"]
 
 _ON_ERROR = ("log", "raise")
+# A checkpoint projection above this many bytes is a warning; below, an info line.
+DISK_WARNING_BYTES = 2 ** 30
+# The run length over which the checkpoints kept every n hours are projected.
+PROJECTED_HOURS = 24
 # What a failed checkpoint write raises: Python file operations, or TF's file system via the op.
 IO_ERRORS = (OSError, tf.errors.OpError)
 
@@ -55,8 +63,25 @@ class ModelSaver(Callback):
     ran since the last one, unless training failed (e.g. a NaN loss): the latest checkpoint then
     stays the last good one.
 
+    By default (``background=True``) a save stops training only for a snapshot of the variables
+    (one session call that copies them into host buffers kept between saves: the host memory of
+    one more copy of the saved variables) and the checkpoint is written in a background thread
+    while training goes on. A
+    checkpoint is listed in the ``checkpoint`` file, handed to ``MinSaver``/``MaxSaver`` and given
+    its resume state only once its files are complete, so a crash or ``kill -9`` during a write
+    leaves the earlier checkpoints as they were. One write runs at a time: a save that comes while
+    the previous write is still running waits for it (logged once as a warning: save less often).
+    ``after_train`` returns once the last write has finished, also when training failed or
+    stopped on a signal. ``background=False`` writes in the training thread instead.
+
     A save that fails (disk full, directory not writable) is logged as an error naming the path, and
-    training continues; ``on_error="raise"`` stops training instead.
+    training continues; ``on_error="raise"`` stops training instead (for a background write: at
+    the next save, or at the end of training).
+
+    At the start of training, when ``keep_checkpoint_every_n_hours`` keeps checkpoints besides the
+    ``max_to_keep`` latest ones, the disk they take after a day of training is logged once: the
+    bytes of the saved variables times ``max_to_keep + 24 / keep_checkpoint_every_n_hours``
+    (a warning above 1 GiB, else a detail line in ``log.log``).
 
     Args:
         max_to_keep (int): how many recent checkpoints to keep; 0 or None keeps all.
@@ -66,10 +91,11 @@ class ModelSaver(Callback):
         var_collections (str or list[str]): the graph collections whose variables are saved;
             ``GLOBAL_VARIABLES`` by default.
         on_error (str): ``"log"`` (log loudly, keep training) or ``"raise"`` when a save fails.
+        background (bool): write checkpoints in a background thread (see above).
 
     Attributes:
         checkpoint_dir (str): the directory, resolved in ``setup_graph``.
-        last_checkpoint (str): the prefix of the latest checkpoint saved in this run, or None.
+        last_checkpoint (str): the prefix of the latest checkpoint written in this run, or None.
 
     Example:
         >>> callbacks = [ModelSaver(max_to_keep=5),                       # after every epoch
@@ -78,7 +104,7 @@ class ModelSaver(Callback):
     """
 
     def __init__(self, max_to_keep=10, keep_checkpoint_every_n_hours=0.5, checkpoint_dir=None,
-                 var_collections=None, on_error="log"):
+                 var_collections=None, on_error="log", background=True):
         check_int(max_to_keep, "ModelSaver: max_to_keep", at_least=0, allow_none=True,
                   note="0 or None keeps every checkpoint")
         check_positive_number(keep_checkpoint_every_n_hours,
@@ -92,6 +118,8 @@ class ModelSaver(Callback):
             raise ValueError("var_collections must be a collection name or a list of them, "
                              f"got {var_collections!r}.")
         check_one_of(on_error, "ModelSaver: on_error", _ON_ERROR)
+        if not isinstance(background, bool):
+            raise TypeError(f"ModelSaver: background must be True or False, got {background!r}.")
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._dir_arg = checkpoint_dir
@@ -103,6 +131,12 @@ class ModelSaver(Callback):
         self._saved = {}
         self._covered_step = 0
         self._meta_written = False
+        self._background = background
+        self._variables = []
+        self._snapshot = None
+        self._writer = BackgroundWriter("ModelSaver")
+        self._write_error = None
+        self._warned_wait = False
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
@@ -120,37 +154,102 @@ class ModelSaver(Callback):
         if not variables:
             raise ValueError("ModelSaver found no variables to save in the collections "
                              f"{self._var_collections}.")
-        self.saver = tfv1.train.Saver(
-            var_list=variables, max_to_keep=self._max_to_keep,
-            keep_checkpoint_every_n_hours=self._keep_hours,
-            write_version=tfv1.train.SaverDef.V2, save_relative_paths=True)
+        kwargs = dict(max_to_keep=self._max_to_keep,
+                      keep_checkpoint_every_n_hours=self._keep_hours,
+                      write_version=tfv1.train.SaverDef.V2, save_relative_paths=True)
+        self._variables = variables
+        self.saver = tfv1.train.Saver(var_list=variables, **kwargs)
+        if self._background:
+            self._snapshot = VariableSnapshot(variables, **kwargs)
+
+    def _writing_saver(self):
+        return self._snapshot.saver if self._background else self.saver
 
     def _before_train(self):
         self._covered_step = self.global_step
+        self._report_disk_use()
         state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
         if state is not None:
             earlier = [p for p in state.all_model_checkpoint_paths if files.exists(p + ".index")]
             if earlier:
-                self.saver.recover_last_checkpoints(earlier)
+                self._writing_saver().recover_last_checkpoints(earlier)
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
                             f"{self.checkpoint_dir} count towards max_to_keep.")
+
+    def _report_disk_use(self):
+        if not self._max_to_keep:
+            return
+        size = variables_bytes(self._variables)
+        extra = int(PROJECTED_HOURS / self._keep_hours)
+        if not size or not extra:
+            return
+        count = self._max_to_keep + extra
+        log = logger.warning if size * count > DISK_WARNING_BYTES else logger.detail
+        log(f"ModelSaver: besides the {self._max_to_keep} latest checkpoints it keeps one every "
+            f"{self._keep_hours:g} h (keep_checkpoint_every_n_hours): after {PROJECTED_HOURS} h "
+            f"of training, {count} checkpoints of {_human_bytes(size)} = "
+            f"{_human_bytes(size * count)} in {display_path(self.checkpoint_dir)}. Raise "
+            "keep_checkpoint_every_n_hours to keep fewer.")
 
     def _trigger(self):
         if self.global_step not in self._saved:
             self._save()
 
     def _after_train(self):
-        if self.trainer.training_error is not None:
-            latest = self.last_checkpoint or "none from this run"
-            logger.info(f"ModelSaver: training failed, so no final checkpoint; the latest one is "
-                        f"{latest}.")
-            return
-        if self.global_step > self._covered_step:
-            self._save()
+        try:
+            self._writer.wait()
+            if self.trainer.training_error is not None:
+                latest = self.last_checkpoint or "none from this run"
+                logger.info(f"ModelSaver: training failed, so no final checkpoint; the latest one "
+                            f"is {latest}.")
+            elif self.global_step > self._covered_step:
+                self._save()
+        finally:
+            self._writer.wait()
+        self._raise_write_error()
 
     def _save(self):
         step = self.global_step
-        prefix = files.join(self.checkpoint_dir, f"{CHECKPOINT_PREFIX}-{step}")
+        if not self._background:
+            self._record(step, *self._write(step))
+            return
+        self._wait_for_previous_write(step)
+        self._raise_write_error()
+        try:
+            self._snapshot.take(self.trainer.sess)
+        except tf.errors.OpError as e:
+            self._record(step, None, e)
+            return
+        self._saved[step] = None        # being written: checkpoint_at waits for it
+
+        def write():
+            try:
+                path, error = self._write(step)
+            except Exception as e:      # not an IO error, but no less a lost checkpoint
+                path, error = None, e
+            self._record(step, path, error)
+            if error is not None:
+                raise error
+        pending = self._writer.start(write)
+        self.trainer.checkpoint_saved(self._prefix(step), pending)
+
+    def _wait_for_previous_write(self, step):
+        if not self._writer.busy:
+            return
+        start = time.perf_counter()
+        self._writer.wait()
+        if not self._warned_wait:
+            self._warned_wait = True
+            logger.warning(f"ModelSaver: at global step {step} the previous checkpoint was still "
+                           f"being written; this save waited {time.perf_counter() - start:.2f} s "
+                           "for it. Save less often to keep training from waiting.")
+
+    def _prefix(self, step):
+        return files.join(self.checkpoint_dir, f"{CHECKPOINT_PREFIX}-{step}")
+
+    def _write(self, step):
+        """Write the checkpoint of ``step``: ``(path, None)``, or ``(None, error)``."""
+        sess = self.trainer.sess
         try:
             files.makedirs(self.checkpoint_dir)
             with self.graph.as_default():
@@ -158,28 +257,54 @@ class ModelSaver(Callback):
                     self.saver.export_meta_graph(
                         files.join(self.checkpoint_dir, f"graph-{step}.meta"))
                     self._meta_written = True
-                path = self.saver.save(self.trainer.sess,
-                                       files.join(self.checkpoint_dir, CHECKPOINT_PREFIX),
-                                       global_step=step, write_meta_graph=False)
+                path = self._writing_saver().save(
+                    sess, files.join(self.checkpoint_dir, CHECKPOINT_PREFIX), global_step=step,
+                    write_meta_graph=False)
         except IO_ERRORS as e:
-            message = (f"ModelSaver could not save checkpoint {prefix} (global step {step}): "
-                       f"{describe_io_error(e)}.")
-            if self._on_error == "raise":
-                raise OSError(message) from e
-            logger.error(f"{message} Training continues; the latest checkpoint is "
-                         f"{self.last_checkpoint or 'none yet'}. Check the free space and "
-                         f"permissions of {self.checkpoint_dir}.")
+            return None, e
+        return path, None
+
+    def _record(self, step, path, error):
+        if error is None:
+            self._saved[step] = path
+            self._covered_step = max(self._covered_step, step)
+            self.last_checkpoint = path
+            logger.detail(f"Model saved to {display_path(path)}.")
+            if not self._background:
+                self.trainer.checkpoint_saved(path)
             return
-        self._saved[step] = path
-        self._covered_step = step
-        self.last_checkpoint = path
-        logger.detail(f"Model saved to {display_path(path)}.")
-        self.trainer.checkpoint_saved(path)
+        self._saved.pop(step, None)
+        message = (f"ModelSaver could not save checkpoint {self._prefix(step)} (global step "
+                   f"{step}): {describe_io_error(error)}.")
+        if self._on_error == "raise":
+            self._write_error = OSError(message)
+            self._write_error.__cause__ = error
+            if not self._background:
+                self._raise_write_error()
+            return
+        logger.error(f"{message} Training continues; the latest checkpoint is "
+                     f"{self.last_checkpoint or 'none yet'}. Check the free space and "
+                     f"permissions of {self.checkpoint_dir}.")
+
+    def _raise_write_error(self):
+        error, self._write_error = self._write_error, None
+        if error is not None:
+            raise error
 
     def checkpoint_at(self, step):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when
-        its files are still on disk; else None."""
+        its files are still on disk; else None. Waits for a write under way."""
+        if step in self._saved:
+            self._writer.wait()
         path = self._saved.get(step)
         if path is None or not files.exists(path + ".index"):
             return None
         return path
+
+
+def _human_bytes(n):
+    for unit in ("bytes", "KiB", "MiB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"

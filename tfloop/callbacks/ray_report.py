@@ -13,7 +13,7 @@ import tempfile
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.inference_loop import InferenceRunnerBase
 from tfloop.callbacks.model_saver import ModelSaver
-from tfloop.utils import files
+from tfloop.utils import files, logger
 from tfloop.utils.extras import import_extra
 
 __all__ = ["RayReportCallback", "ray_checkpoint_dir"]
@@ -201,6 +201,11 @@ class RayReportCallback(Callback):
         (Ray copies it into its storage during ``report``), or None."""
         prefix = self._checkpoint
         if not self.trainer.is_chief or prefix is None or prefix == self._reported_checkpoint:
+            return None
+        if not self.trainer.wait_for_checkpoint(prefix):
+            logger.warning(f"{self}: checkpoint {prefix} failed to be written; this epoch's "
+                           "report to Ray has no checkpoint.")
+            self._reported_checkpoint = prefix
             return None
         directory, name = files.dirname(prefix), files.basename(prefix)
         staged = tempfile.mkdtemp(prefix="tfloop-ray-")

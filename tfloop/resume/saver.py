@@ -85,8 +85,9 @@ class ResumeStateSaver(Callback):
         self.trainer.announce_checkpoints()
 
     def save(self, prefix):
-        """The trainer's checkpoint listener: write the resume state of ``prefix``, saved in the
-        trigger round that just ended, for the position the trainer's loop is at."""
+        """The trainer's checkpoint listener: record the resume state of ``prefix``, saved in the
+        trigger round that just ended, for the position the trainer's loop is at; it is written
+        once the checkpoint's files are complete (``Trainer.when_checkpoint_written``)."""
         self.write(prefix, *self.position_after_training())
 
     def position_after_training(self):
@@ -96,7 +97,8 @@ class ResumeStateSaver(Callback):
         return state["epoch"], state["local_step"]
 
     def write(self, prefix, epoch, local_step):
-        """Write the resume state of checkpoint ``prefix`` for position ``(epoch, local_step)``."""
+        """Write the resume state of checkpoint ``prefix`` for position ``(epoch, local_step)``:
+        the state is taken now, its files are written once the checkpoint is complete."""
         if not self.trainer.is_chief:
             return
         step = checkpoint_step(prefix)
@@ -112,18 +114,32 @@ class ResumeStateSaver(Callback):
                  "iterator": None, "input_note": self.input_note}
         try:
             blob = self._source.state_dict(self.trainer.sess) if self._saves_input else None
+        except tf.errors.OpError as e:
+            self._log_failure(prefix, e)
+            return
+        if blob is not None:
+            state["iterator"] = {"file": os.path.basename(prefix) + ITERATOR_SUFFIX,
+                                 "bytes": len(blob)}
+        text = json.dumps(state, indent=1, allow_nan=True)    # as it is now, not when written
+        self.trainer.when_checkpoint_written(prefix,
+                                             lambda: self._write_files(prefix, text, blob))
+
+    def _write_files(self, prefix, text, blob):
+        try:
             if blob is not None:
                 atomic_write(prefix + ITERATOR_SUFFIX, blob)
-                state["iterator"] = {"file": os.path.basename(prefix) + ITERATOR_SUFFIX,
-                                     "bytes": len(blob)}
-            atomic_write(resume_state_path(prefix), json.dumps(state, indent=1, allow_nan=True))
+            atomic_write(resume_state_path(prefix), text)
         except (OSError, tf.errors.OpError) as e:
-            logger.error(f"ResumeStateSaver could not write the resume state of {prefix}: "
-                         f"{type(e).__name__}: {e}. A resumed run will start from an earlier "
-                         "checkpoint.")
+            self._log_failure(prefix, e)
             return
         self.written.append(prefix)
         self._remove_orphans(files.dirname(prefix))
+
+    @staticmethod
+    def _log_failure(prefix, e):
+        logger.error(f"ResumeStateSaver could not write the resume state of {prefix}: "
+                     f"{type(e).__name__}: {e}. A resumed run will start from an earlier "
+                     "checkpoint.")
 
     @staticmethod
     def _remove_orphans(directory):

@@ -34,15 +34,40 @@ class RunStateOwner:
         # Called with each checkpoint's prefix once the trigger round that saved it is over.
         self.checkpoint_listeners: list[Callable[[str], None]] = []
         self._unannounced: list[str] = []
+        self._writes: dict[str, Any] = {}    # prefix -> PendingWrite of a background write
         # (checkpoint prefix, its run state, whether the input's saved position fits this run)
         self._resume: tuple[str, dict[str, Any], bool] | None = None
 
-    def checkpoint_saved(self, prefix: str) -> None:
+    def checkpoint_saved(self, prefix: str, pending: Any = None) -> None:
         """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
         :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
         the next session run, or when :meth:`announce_checkpoints` is called), so that what they
-        record with it includes what every callback did in that round."""
+        record with it includes what every callback did in that round. ``pending``: the
+        :class:`~tfloop.callbacks.background_write.PendingWrite` of its files when they are still
+        being written (see :meth:`when_checkpoint_written`)."""
         self._unannounced.append(prefix)
+        self._writes = {p: w for p, w in self._writes.items() if not w.done}
+        if pending is not None:
+            self._writes[prefix] = pending
+
+    def when_checkpoint_written(self, prefix: str, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` once the files of checkpoint ``prefix`` (just announced) are complete:
+        now, or in the thread writing them; never when that write failed. For listeners that
+        record something beside the checkpoint."""
+        pending = self._writes.get(prefix)
+        if pending is None:
+            fn()
+        else:
+            pending.then(fn)
+
+    def wait_for_checkpoint(self, prefix: str) -> bool:
+        """Wait until the files of checkpoint ``prefix`` and what waited for them (its resume
+        state) are written; whether they all were (False: its background write failed)."""
+        pending = self._writes.get(prefix)
+        if pending is None:
+            return True
+        pending.wait()
+        return pending.error is None
 
     def announce_checkpoints(self) -> None:
         """Give every checkpoint saved since the last call to each of
