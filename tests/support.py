@@ -229,9 +229,15 @@ def record_session_calls(sess, calls):
     sess.run, sess.make_callable = counted_run, counted_make_callable
 
 
+# The session run with which ``train`` reads the final weights as the main loop ends (after every
+# ``after_train``; ``trainer.final_weights``), counted by :class:`RunCounter`.
+FINAL_WEIGHTS_READ = 1
+
+
 class RunCounter(Callback):
     """Records every call into the trainer's session from ``before_train`` on (``calls``, see
-    :func:`record_session_calls`); ``runs`` counts those that ran the graph."""
+    :func:`record_session_calls`), the read of the final weights included
+    (:data:`FINAL_WEIGHTS_READ`); ``runs`` counts those that ran the graph."""
 
     _chief_only = False
 

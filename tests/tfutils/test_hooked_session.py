@@ -3,6 +3,7 @@ callables never answer for another fetch structure."""
 import numpy as np
 import pytest
 from support import (
+    FINAL_WEIGHTS_READ,
     LinearModel,
     RecordingCallback,
     RunCounter,
@@ -265,7 +266,7 @@ def test_training_makes_one_session_call_per_step_with_the_default_callbacks(log
     assert trainer.global_step == 9
     # Steps 3, 6 and 9 also fetch the summaries; each structure gets its callable on its 2nd run.
     assert counter.calls == ["run", "make_callable", "callable", "run", "callable", "callable",
-                             "make_callable"] + ["callable"] * 4
+                             "make_callable"] + ["callable"] * 4 + ["run"] * FINAL_WEIGHTS_READ
     # Every value that rode along is right: the costs of plain SGD on the same batches, their
     # moving average and the summaries of each epoch's last step.
     w = np.zeros((3, 1), np.float32)
