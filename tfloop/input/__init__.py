@@ -1,5 +1,5 @@
 """Input sources: where each step's input tensors come from."""
-from tfloop.input.base import InputSource
+from tfloop.input.base import InputSource, UnsavedPosition
 from tfloop.input.data_service import DataServiceCluster, DataServiceInput
 from tfloop.input.dataset import DatasetInput
 from tfloop.input.dummy import DummyConstantInput
@@ -12,5 +12,5 @@ from tfloop.input.zmq_input import ZMQInput
 __all__ = [
     "InputSource", "DatasetInput", "DummyConstantInput", "FeedInput", "QueueInput",
     "BatchQueueInput", "StagingInput", "DataServiceInput", "DataServiceCluster",
-    "as_graph_dataset", "ZMQInput",
+    "as_graph_dataset", "ZMQInput", "UnsavedPosition",
 ]
