@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import re
+import signal
 
 import numpy as np
 import pytest
@@ -57,12 +58,16 @@ def local_ray():
     # address, here (read when the call is made) and in the workers (read when they import ray).
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     cluster_mode, ray_constants.ENABLE_RAY_CLUSTER = ray_constants.ENABLE_RAY_CLUSTER, False
+    # ray.init installs a SIGTERM handler of its own that ray.shutdown leaves in place.
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
     ray.init(address="local", num_cpus=2, include_dashboard=False,
              _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
         for name, value in saved.items():
             if value is None:

@@ -139,12 +139,15 @@ def test_a_second_run_never_touches_a_live_runs_log_dir(tmp_path, processes, act
 
 
 class _Usage(tfloop.Callback):
-    """Memory (RSS), open file descriptors and threads at the end of every epoch."""
+    """Memory (RSS), open file descriptors and threads at the end of every epoch, once the
+    epoch's checkpoint is written (its background write holds a file and a thread meanwhile)."""
 
-    def __init__(self):
+    def __init__(self, saver):
+        self.saver = saver
         self.samples = []
 
     def _trigger_epoch(self):
+        self.saver.checkpoint_at(self.global_step)
         with open("/proc/self/statm") as f:
             rss = int(f.read().split()[1]) * resource.getpagesize()
         self.samples.append((self.epoch_num, rss, len(os.listdir("/proc/self/fd")),
@@ -154,10 +157,11 @@ class _Usage(tfloop.Callback):
 def test_twenty_thousand_steps_with_default_callbacks_stay_flat(tmp_path):
     logger.set_logger_dir(str(tmp_path / "log"), action="keep")
     x, y = make_regression_data(64)
-    usage = _Usage()
+    saver = tfloop.ModelSaver(max_to_keep=2)
+    usage = _Usage(saver)
     config = tfloop.TrainConfig(
         model=LinearModel(), data=lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4),
-        callbacks=[tfloop.ModelSaver(max_to_keep=2), usage], steps_per_epoch=1000, max_epoch=20)
+        callbacks=[saver, usage], steps_per_epoch=1000, max_epoch=20)
     start = time.perf_counter()
     trainer = tfloop.SimpleTrainer()
     tfloop.launch_train_with_config(config, trainer)
