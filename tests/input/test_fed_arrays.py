@@ -13,6 +13,7 @@ from support import LinearModel, make_regression_data
 
 import tfloop
 from tfloop.compat import tf
+from tfloop.input import fed_arrays
 from tfloop.input.fed_arrays import ArrayFeeds
 from tfloop.utils import logger
 
@@ -167,6 +168,49 @@ def test_an_aligned_array_is_fed_as_is_and_another_is_copied_once_aligned():
     assert copy.ctypes.data % 64 == 0 and not np.shares_memory(copy, buffer)
     np.testing.assert_array_equal(copy, unaligned)
     assert feeds.nbytes() == 8000
+
+
+def test_the_aligned_copy_is_made_in_a_thread_and_shapes_are_known_before_it_ends(monkeypatch):
+    release, copying = threading.Event(), []
+
+    def held_copy(array):
+        copying.append(threading.current_thread().name)
+        assert release.wait(30)
+        return aligned_copy(array)
+
+    aligned_copy = fed_arrays._aligned
+    monkeypatch.setattr(fed_arrays, "_aligned", held_copy)
+    feeds = ArrayFeeds(min_bytes=FROM)
+    buffer = np.arange(4 * 1000 + 16, dtype=np.float32)
+    start = (-buffer.ctypes.data % 64) // 4 + 1
+    unaligned = buffer[start:start + 1000].reshape(250, 4)
+    with tf.Graph().as_default():
+        placeholder, = feeds._substitute((unaligned,))
+    # The graph goes on being built while the copy is held.
+    stand_in = feeds.stand_ins()[placeholder]
+    assert copying and copying[0].startswith("tfloop-align-arrays")
+    assert stand_in.shape == (250, 4) and stand_in.dtype == np.float32
+    assert stand_in.ctypes.data % 64 == 0 and not np.shares_memory(stand_in, buffer)
+    assert feeds.nbytes() == 4000 and feeds
+    release.set()
+    copy = feeds.feed_dict[placeholder]
+    np.testing.assert_array_equal(copy, unaligned)
+    assert copy.ctypes.data % 64 == 0 and feeds.feed_dict[placeholder] is copy
+
+
+def test_a_failed_copy_is_raised_where_the_arrays_are_fed(monkeypatch):
+    def failing_copy(array):
+        raise MemoryError(f"cannot allocate {array.nbytes} bytes")
+
+    monkeypatch.setattr(fed_arrays, "_aligned", failing_copy)
+    feeds = ArrayFeeds(min_bytes=FROM)
+    unaligned = np.arange(1001, dtype=np.float32)[1:]
+    if unaligned.ctypes.data % 64 == 0:
+        unaligned = np.arange(1002, dtype=np.float32)[2:]
+    with tf.Graph().as_default():
+        feeds._substitute((unaligned,))
+    with pytest.raises(MemoryError, match="4000 bytes"):
+        assert feeds.feed_dict is None
 
 
 def test_a_fed_pipeline_with_an_unseeded_random_op_says_it_cannot_be_saved():

@@ -264,3 +264,16 @@ def test_the_rebuilt_pipeline_runs_the_same_dataset_ops_as_the_function_form():
     assert rebuilt == built_here
     assert {"TensorSliceDataset", "ParallelMapDatasetV2", "BatchDatasetV2",
             "PrefetchDataset"} <= set(rebuilt)
+
+
+def test_a_large_eager_dataset_is_brought_in_with_a_warning_that_names_the_function_form(
+        monkeypatch, log_warnings):
+    from tfloop.input import graph_dataset
+    x, y = make_regression_data(12)
+    tfloop.DatasetInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(4))
+    assert log_warnings == []
+    monkeypatch.setattr(graph_dataset, "LARGE_DEFINITION_BYTES", 100)
+    tfloop.DatasetInput(tf.data.Dataset.from_tensor_slices((x, y)).batch(4))
+    warning, = log_warnings
+    assert warning.startswith("DatasetInput: this eagerly built tf.data.Dataset holds 0 MB")
+    assert "data=lambda: tf.data.Dataset.from_tensor_slices((x, y))" in warning

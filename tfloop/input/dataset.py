@@ -11,6 +11,7 @@ from tfloop.input.graph_dataset import (
     built_eagerly,
 )
 from tfloop.input.iterator_state import IteratorState
+from tfloop.input.static_rewrite import without_static_rewrite
 
 __all__ = ["DatasetInput"]
 
@@ -86,7 +87,7 @@ class DatasetInput(InputSource):
     def _setup(self, input_signature):
         ds = as_graph_dataset(self._dataset_or_fn, self._label, self.feeds)
         self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
-        cardinality = self._cardinality(ds, self.feeds.feed_dict)
+        cardinality = self._cardinality(ds, self.feeds.stand_ins())
         if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
             raise ValueError(f"{self._label}(repeat=False) needs a finite dataset, but this one "
                              "is infinite (does it call .repeat()?).")
@@ -94,6 +95,7 @@ class DatasetInput(InputSource):
         self._empty = cardinality == 0
         if self._size is not None and self.repeat:
             ds = ds.repeat()
+        ds = without_static_rewrite(ds, self.feeds.nbytes())
         with tf.name_scope(self._label):
             self.iterator = tfv1.data.make_initializable_iterator(self._last_stage(ds))
 
@@ -135,7 +137,7 @@ class DatasetInput(InputSource):
     def setup_state(self):
         """Build the ops that save and restore the iterator's position; the reason when the
         pipeline has a stateful op (``py_function``, an unseeded random op, a generator)."""
-        state = IteratorState(self.iterator, self.feeds.feed_dict)
+        state = IteratorState(self.iterator, self.feeds)
         if not state.savable:
             return UnsavedPosition(f"the input pipeline cannot be saved ({state.reason})",
                                    inexact=True)

@@ -12,6 +12,7 @@ same way: its large constants become placeholders, fed with their values.
 The pipeline is the same one: same elements, same order, same ``element_spec``. An array is fed
 without a copy (see :func:`_aligned`).
 """
+import concurrent.futures
 import contextlib
 import threading
 
@@ -32,16 +33,32 @@ _install_lock = threading.Lock()
 _installed = {"count": 0, "originals": {}}
 
 
+def _aligned_empty(nbytes):
+    """A writable buffer of ``nbytes`` whose data starts at a multiple of ``_ALIGNMENT``; its
+    pages are mapped (zeroed) only when first written or read."""
+    buffer = np.zeros(nbytes + _ALIGNMENT, np.uint8)
+    start = -buffer.ctypes.data % _ALIGNMENT
+    return buffer[start:start + nbytes]
+
+
+def _is_aligned(array):
+    return array.flags.c_contiguous and array.ctypes.data % _ALIGNMENT == 0
+
+
 def _aligned(array):
     """``array``, or a copy of it whose data is aligned for TensorFlow: a session copies an
     unaligned array at every run it is fed to, an aligned one never."""
-    if array.flags.c_contiguous and array.ctypes.data % _ALIGNMENT == 0:
+    if _is_aligned(array):
         return array
-    buffer = np.empty(array.nbytes + _ALIGNMENT, np.uint8)
-    start = -buffer.ctypes.data % _ALIGNMENT
-    aligned = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    aligned = _aligned_empty(array.nbytes).view(array.dtype).reshape(array.shape)
     aligned[...] = array
     return aligned
+
+
+def _stand_in(array):
+    """An aligned array of ``array``'s shape and dtype that costs no copy and no memory until
+    read: for the runs that look at the pipeline's shapes, never at its data."""
+    return _aligned_empty(array.nbytes).view(array.dtype).reshape(array.shape)
 
 
 def _numeric(value):
@@ -130,14 +147,34 @@ class ArrayFeeds:
                              f"be an int >= 0 or None, got {min_bytes!r}: e.g. "
                              f"feed_arrays_from={DEFAULT_MIN_BYTES} (the default).")
         self.min_bytes = min_bytes
-        self.feed_dict = {}
+        self._given = {}        # placeholder -> the array as handed to the pipeline
+        self._pending = {}      # placeholder -> future of its aligned copy
+        self._copier = None
 
     def __bool__(self):
-        return bool(self.feed_dict)
+        return bool(self._given)
 
     def nbytes(self):
         """Bytes fed at each run of the pipeline's initialization."""
-        return sum(array.nbytes for array in self.feed_dict.values())
+        return sum(array.nbytes for array in self._given.values())
+
+    @property
+    def feed_dict(self):
+        """``{placeholder: array}`` to feed the pipeline's initialization (waits for the aligned
+        copies still being made)."""
+        if self._pending:
+            for placeholder, copy in list(self._pending.items()):
+                self._given[placeholder] = copy.result()
+                del self._pending[placeholder]
+            self._copier.shutdown()
+            self._copier = None
+        return dict(self._given)
+
+    def stand_ins(self):
+        """``{placeholder: array}`` of the fed shapes and dtypes, without the data (no wait, no
+        copy): for runs that only look at shapes, such as the pipeline's cardinality."""
+        return {placeholder: array if _is_aligned(array) else _stand_in(array)
+                for placeholder, array in self._given.items()}
 
     @contextlib.contextmanager
     def capture(self):
@@ -189,14 +226,15 @@ class ArrayFeeds:
             if node.op != "Const" or node.attr["dtype"].type == tf.string.as_datatype_enum:
                 continue
             proto = node.attr["value"].tensor
-            # ByteSize() does not copy; each read of tensor_content copies the data.
-            if proto.ByteSize() < max(self.min_bytes, 1):
-                continue
-            content = proto.tensor_content
-            if len(content) < max(self.min_bytes, 1):
-                continue
             dtype = tf.as_dtype(proto.dtype)
             shape = [dim.size for dim in proto.tensor_shape.dim]
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.size
+            # The size from the shape: reading tensor_content, or ByteSize(), copies the data.
+            if nbytes < max(self.min_bytes, 1):
+                continue
+            content = proto.tensor_content
+            if len(content) != nbytes:      # a value written another way (one repeated element)
+                continue
             taken[node.name] = np.frombuffer(content, dtype.as_numpy_dtype).reshape(shape)
             node.op = "Placeholder"
             node.ClearField("attr")
@@ -205,6 +243,13 @@ class ArrayFeeds:
         return taken
 
     def add(self, placeholder, array):
-        """Feed ``array`` to ``placeholder`` whenever the pipeline runs (a copy when its data is
-        not aligned as TensorFlow needs to feed it without copying it)."""
-        self.feed_dict[placeholder] = _aligned(array)
+        """Feed ``array`` to ``placeholder`` whenever the pipeline runs. An array whose data is not
+        aligned as TensorFlow needs to feed it without copying is copied once, aligned, in a
+        thread of its own while the graph and the session are built (:attr:`feed_dict` waits
+        for it)."""
+        self._given[placeholder] = array
+        if not _is_aligned(array):
+            if self._copier is None:
+                self._copier = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="tfloop-align-arrays")
+            self._pending[placeholder] = self._copier.submit(_aligned, array)

@@ -16,12 +16,16 @@ import contextlib
 import weakref
 
 from tfloop.compat import tf, tfv1
+from tfloop.utils import logger
 
 __all__ = ["SerializedDataset", "as_graph_dataset", "built_eagerly"]
 
 # tf.data.experimental.ExternalStatePolicy.IGNORE: state outside the pipeline (a Python function,
 # a random seed generator) is referenced, not copied; this process still owns it.
 _IGNORE_EXTERNAL_STATE = 1
+
+# The size of a serialized definition from which bringing the dataset in is slow enough to say so.
+LARGE_DEFINITION_BYTES = 64 << 20
 
 # graph -> the eager datasets rebuilt in it, kept alive with the graph for their Python functions.
 _REBUILT_IN = weakref.WeakKeyDictionary()
@@ -104,6 +108,13 @@ class SerializedDataset:
                     f"{self.owner} cannot bring this eagerly built tf.data.Dataset into tfloop's "
                     f"graph, because TensorFlow cannot serialize it ({reason}): pass the function "
                     f"that builds the dataset instead, e.g. {self.owner}(make_dataset).") from None
+        if len(serialized) >= LARGE_DEFINITION_BYTES:
+            logger.warning(
+                f"{self.owner}: this eagerly built tf.data.Dataset holds "
+                f"{len(serialized) / 2 ** 20:.0f} MB of data, which TensorFlow copies several "
+                f"times to bring it into the training graph (about 1 s per 100 MB). Pass the "
+                f"function that builds it instead, and its arrays are fed without a copy: e.g. "
+                f"data=lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(32).")
         return _without_devices(serialized)
 
     def build(self, feeds=None):

@@ -29,7 +29,7 @@ class IteratorState:
 
     Args:
         iterator: a ``tf.compat.v1.data.Iterator`` made by ``make_initializable_iterator``.
-        feed_dict (dict): what the pipeline's initialization is fed (its arrays, see
+        feeds (ArrayFeeds): what the pipeline's initialization is fed, if anything (see
             :class:`~tfloop.input.fed_arrays.ArrayFeeds`).
 
     Example:
@@ -38,9 +38,9 @@ class IteratorState:
         >>> blob = state.save(sess)
     """
 
-    def __init__(self, iterator, feed_dict=None):
+    def __init__(self, iterator, feeds=None):
         self.iterator = iterator
-        self.feed_dict = feed_dict or {}
+        self._feeds = feeds
         self.reason = self._check()
         self._save_op = self._restore_op = self._placeholder = None
 
@@ -50,9 +50,9 @@ class IteratorState:
         with graph.as_default(), tf.name_scope("IteratorState"):
             probe = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset, external_state_policy=2)
         with tfv1.Session(graph=graph) as sess:
-            reason = self._probe(sess, probe, _without_rows(self.feed_dict))
-            if reason is not None and not reason.stateful and self.feed_dict:
-                reason = self._probe(sess, probe, self.feed_dict)
+            reason = self._probe(sess, probe, _without_rows(self._stand_ins()))
+            if reason is not None and not reason.stateful and self._feeds:
+                reason = self._probe(sess, probe, self._feed_dict())
         return None if reason is None else reason.text
 
     @staticmethod
@@ -66,6 +66,12 @@ class IteratorState:
                 return _Reason(match.group(1).rstrip("."), True)
             return _Reason((e.message or type(e).__name__).splitlines()[0], False)
         return None
+
+    def _stand_ins(self):
+        return {} if self._feeds is None else self._feeds.stand_ins()
+
+    def _feed_dict(self):
+        return {} if self._feeds is None else self._feeds.feed_dict
 
     @property
     def savable(self):
@@ -92,5 +98,5 @@ class IteratorState:
 
     def restore(self, sess, blob):
         """Initialize the iterator and move it to the saved position."""
-        sess.run(self.iterator.initializer, feed_dict=self.feed_dict)
+        sess.run(self.iterator.initializer, feed_dict=self._feed_dict())
         sess.run(self._restore_op, feed_dict={self._placeholder: blob})
