@@ -7,6 +7,7 @@ import tqdm
 from support import train_linear
 
 from tfloop import ProcessTensors, ProgressBar, UnknownNameError
+from tfloop.callbacks import progress
 
 
 class FakeTerminal(io.StringIO):
@@ -22,25 +23,35 @@ def epoch_displays(output, epoch):
 
 @pytest.fixture
 def slow_clock(monkeypatch):
-    """tqdm's clock advances one second each time it is read, as if every step took seconds."""
+    """The bars' clock advances one second each time it is read, as if every step took
+    seconds."""
     ticks = itertools.count()
     monkeypatch.setattr(tqdm.std, "time", lambda: float(next(ticks)))
+    monkeypatch.setattr(progress._LogLines, "clock", staticmethod(lambda: float(next(ticks))))
 
 
-def test_log_output_gets_a_start_and_an_end_line_per_epoch_with_the_fetched_cost(slow_clock):
+def test_log_output_gets_a_line_at_the_end_of_each_epoch_with_the_fetched_cost(slow_clock):
     costs = []
     stream = io.StringIO()
     train_linear([ProcessTensors(["cost"], costs.append)],
                  extra_callbacks=[ProgressBar(["cost"], file=stream)])
     output = stream.getvalue()
     output.encode("ascii")
+    assert "\r" not in output and len(output.splitlines()) == 2
     for epoch in (1, 2):
-        displays = epoch_displays(output, epoch)
-        assert len(displays) == 2
-        assert "0/3" in displays[0]
-        assert "3/3" in displays[1]
+        line, = epoch_displays(output, epoch)
         last_cost = tqdm.tqdm.format_num(float(costs[3 * epoch - 1]))
-        assert displays[1].endswith(f"cost={last_cost}]")
+        assert line.startswith(f"Epoch {epoch}: 100%|##########| 3/3 [")
+        assert line.endswith(f"/it, cost={last_cost}]")     # seconds per step on this clock
+
+
+def test_a_long_epoch_in_a_log_gets_a_line_each_refresh(slow_clock):
+    stream = io.StringIO()
+    train_linear(extra_callbacks=[ProgressBar(refresh_secs=2, file=stream)], max_epoch=1)
+    counts = [d.split("|")[2].split()[0] for d in epoch_displays(stream.getvalue(), 1)]
+    # The clock ticks once at the epoch's start and once per step: a line every second step,
+    # and one at the end.
+    assert counts == ["2/3", "3/3"]
 
 
 def test_terminal_output_refreshes_every_half_second(slow_clock):

@@ -85,7 +85,7 @@ def test_rerunning_a_finished_run_is_a_logged_no_op_and_a_larger_max_epoch_exten
         assert counter.steps == 0 and weights.after_step == []
         assert [line for line in log_lines if "already finished" in line] == [
             f"{logdir}: already finished at epoch 1 of 1; raise max_epoch to train further."]
-        assert not any("Start epoch" in line for line in log_lines)
+        assert not any(") finished, time:" in line for line in log_lines)   # no epoch ran
     config, weights, counter = train(logdir, max_epoch=2)
     assert config.finished_epoch is None and config.starting_epoch == 2 and counter.steps == 6
     assert [step for step, _ in weights.after_step] == [4, 5, 6]

@@ -54,7 +54,8 @@ def test_one_line_per_epoch_with_time_and_cost_and_the_best_in_order(console, tm
         assert lines[i + 1].startswith("MinSaver('cost'): cost=") or i == epochs[-1]
     assert lines[epochs[0] + 1].endswith("is the best; kept as train_log/run/min-cost.")
     assert len(lines) <= len(epochs) * 2 + 3, lines
-    for routine in ("Start epoch", "Model saved", "Trainable variables", "Argv:", "batches in"):
+    routines = (") finished, time:", "Model saved", "Trainable variables", "Argv:", "batches in")
+    for routine in routines:
         assert routine not in text
     assert re.search(r"Epoch 2: 100%.*cost=[-\d.]+\]", text), text     # the moving cost
     with open(tmp_path / "train_log" / "run" / "log.log") as f:

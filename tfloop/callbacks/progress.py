@@ -1,5 +1,6 @@
 """ProgressBar: a tqdm bar for each epoch, optionally showing fetched scalars."""
 import sys
+import time
 
 import numpy as np
 import tqdm
@@ -47,13 +48,51 @@ def _output_kind(stream):
     return "log"
 
 
+class _LogLines:
+    """An epoch's bar in a log: a line when ``refresh_secs`` have passed since the last one, and
+    one when the epoch ends, each a whole line. tqdm's own rendering, without a tqdm object (and
+    its set-up and teardown) per epoch."""
+
+    clock = staticmethod(time.monotonic)
+
+    def __init__(self, stream, total, initial, desc, refresh_secs):
+        self._stream, self._total, self._desc = stream, total, desc
+        self._initial = self.n = initial
+        self._refresh_secs = refresh_secs
+        self._start = self._written = self.clock()
+        self._postfix = {}
+
+    def set_postfix(self, postfix, refresh=False):
+        self._postfix = postfix
+
+    def update(self, steps):
+        self.n += steps
+        now = self.clock()
+        if now - self._written >= self._refresh_secs:
+            self._write(now)
+
+    def close(self):
+        self._write(self.clock())
+
+    def _write(self, now):
+        self._written = now
+        postfix = ", ".join(f"{tag}={tqdm.tqdm.format_num(value)}"
+                            for tag, value in self._postfix.items())
+        line = tqdm.tqdm.format_meter(self.n, self._total, now - self._start, ascii=True,
+                                      prefix=f"{self._desc}: ", postfix=postfix or None,
+                                      initial=self._initial)
+        self._stream.write(line + "\n")
+        self._stream.flush()
+
+
 class ProgressBar(Callback):
     """Show a progress bar over the steps of each epoch.
 
     On a terminal the bar refreshes twice a second. In a Jupyter notebook (the output is the
     kernel's stream) it also refreshes twice a second, redrawn in place with carriage returns:
     one live line per epoch, without ipywidgets. When the output is neither (a log file, CI) it is
-    written at most once a minute and at the end of each epoch, in ASCII, so logs stay short.
+    written as a line at the end of each epoch, and during a long epoch at most once a minute, in
+    ASCII, so logs stay short.
     The named tensors are fetched along with each step and their latest values shown after the
     bar. One of the default callbacks, which shows the moving averages (the cost's, and those
     ``add_moving_summary`` made).
@@ -109,19 +148,22 @@ class ProgressBar(Callback):
         if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
 
-    def _bar_kwargs(self):
+    def _before_epoch(self):
         stream = self._file if self._file is not None else logger.console_stream()
         kind = _output_kind(stream)
         refresh = self._refresh_secs
         if refresh is None:
             refresh = _DEFAULT_REFRESH_SECS[kind]
-        return dict(file=stream, mininterval=refresh, ascii=kind == "log",
-                    dynamic_ncols=kind == "terminal", smoothing=0.5, leave=True)
-
-    def _before_epoch(self):
         # local_step + 1 is the first step of this epoch: 0, or more in a run resumed mid-epoch.
-        self._bar = tqdm.tqdm(total=self.trainer.steps_per_epoch, initial=self.local_step + 1,
-                              desc=f"Epoch {self.epoch_num}", **self._bar_kwargs())
+        total, initial = self.trainer.steps_per_epoch, self.local_step + 1
+        desc = f"Epoch {self.epoch_num}"
+        if kind == "log":
+            self._bar = _LogLines(stream, total, initial, desc, refresh)
+        else:
+            self._bar = tqdm.tqdm(total=total, initial=initial, desc=desc, file=stream,
+                                  mininterval=refresh, ascii=False,
+                                  dynamic_ncols=kind == "terminal",
+                                  smoothing=0.5, leave=True)
 
     def _before_run(self, ctx):
         return self._fetches

@@ -270,7 +270,6 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
-                logger.detail(f"Start epoch {loop.epoch_num} at global step {loop.global_step} ...")
                 callbacks.before_epoch()
                 start = time.perf_counter()
                 self._run_steps_of_epoch()
