@@ -203,6 +203,24 @@ def test_kill_9_during_a_background_write_leaves_a_resumable_directory(tmp_path)
     assert resumed.final.tobytes() == weights.final.tobytes()
     assert read_stats(logdir) == read_stats(reference)
     assert find_resume_checkpoint(logdir) == os.path.join(logdir, "model-12")
+    # The resumed run deleted the unfinished write's temporary file (as large as the model).
+    assert not [n for n in os.listdir(logdir) if ".tempstate" in n]
+
+
+def test_the_temporary_files_of_unfinished_writes_are_deleted_at_start(tmp_path, log_lines):
+    logdir = tmp_path / "log"
+    logdir.mkdir()
+    left = [logdir / "model-5.data-00000-of-00001.tempstate1234", logdir / "model-7_temp"]
+    left[0].write_text("half of the tensors")
+    left[1].mkdir()
+    (left[1] / "part-00000-of-00001.data-00000-of-00001").write_text("half")
+    kept = [logdir / "model-5.data-00000-of-00001.tempstate-notes.txt", logdir / "other_temp"]
+    kept[0].mkdir()     # a directory, not TensorFlow's temporary file
+    kept[1].mkdir()     # not a checkpoint's
+    train(str(logdir), max_epoch=1, save_every=1)
+    assert not any(path.exists() for path in left) and all(path.exists() for path in kept)
+    deleted = [line for line in log_lines if "left by a write that did not finish" in line]
+    assert len(deleted) == 2
 
 
 # ---- disk use ------------------------------------------------------------------------------------

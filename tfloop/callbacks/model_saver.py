@@ -168,6 +168,7 @@ class ModelSaver(Callback):
     def _before_train(self):
         self._covered_step = self.global_step
         self._report_disk_use()
+        self._remove_unfinished_writes()
         state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
         if state is not None:
             earlier = [p for p in state.all_model_checkpoint_paths if files.exists(p + ".index")]
@@ -175,6 +176,30 @@ class ModelSaver(Callback):
                 self._writing_saver().recover_last_checkpoints(earlier)
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
                             f"{self.checkpoint_dir} count towards max_to_keep.")
+
+    def _remove_unfinished_writes(self):
+        """Delete what a write killed midway left: TensorFlow's temporary files of a checkpoint
+        (``model-N.data-...tempstate...``, a sharded save's ``model-N_temp`` directory), never
+        listed and never to be finished, as large as the model."""
+        if not files.isdir(self.checkpoint_dir):
+            return
+        for name in files.listdir(self.checkpoint_dir):
+            if not name.startswith(f"{CHECKPOINT_PREFIX}-"):
+                continue
+            path = files.join(self.checkpoint_dir, name)
+            try:
+                if ".tempstate" in name and files.isfile(path):
+                    files.remove(path)
+                elif name.endswith("_temp") and files.isdir(path):
+                    files.rmtree(path)
+                else:
+                    continue
+            except IO_ERRORS as e:
+                logger.warning(f"ModelSaver: could not delete {display_path(path)}, left by an "
+                               f"unfinished write: {describe_io_error(e)}")
+                continue
+            logger.info(f"ModelSaver: deleted {display_path(path)}, left by a write that did not "
+                        "finish.")
 
     def _report_disk_use(self):
         if not self._max_to_keep:
