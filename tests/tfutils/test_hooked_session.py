@@ -22,7 +22,8 @@ SessionRunArgs = tfv1.train.SessionRunArgs
 
 
 class Graph:
-    """A counter the main fetch increments, and constants a, b, c = 1, 2, 3 to fetch."""
+    """A counter the main fetch increments, and constants a, b, c = 1, 2, 3 and a sparse tensor
+    to fetch."""
 
     def __init__(self):
         self.graph = tf.Graph()
@@ -34,6 +35,7 @@ class Graph:
                                                                             (3, "c")))
             self.x = tfv1.placeholder(tf.float32, [None], name="x")
             self.double_x = 2.0 * self.x
+            self.sparse = tf.SparseTensor(indices=[[0, 1]], values=[7], dense_shape=[2, 2])
             init = tfv1.global_variables_initializer()
         self.sess = tfv1.Session(graph=self.graph)
         self.sess.run(init)
@@ -285,3 +287,35 @@ def test_training_makes_one_session_call_per_step_with_the_default_callbacks(log
     summaries = trainer.monitors.get_history("cost_summary")
     assert [s for s, _ in summaries] == [3, 6, 9]
     np.testing.assert_allclose([v for _, v in summaries], costs[2::3], rtol=1e-5)
+
+
+def _types_and_values(value):
+    """The containers (their exact types) and the values of a run's result."""
+    if isinstance(value, dict):
+        return type(value), {k: _types_and_values(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value), [_types_and_values(v) for v in value]
+    if isinstance(value, tf.compat.v1.SparseTensorValue):
+        return type(value), [np.asarray(v).tolist() for v in value]
+    return type(value), None if value is None else np.asarray(value).tolist()
+
+
+def test_a_cached_callable_gives_what_session_run_gives_for_every_kind_of_structure():
+    import collections
+    Pair = collections.namedtuple("Pair", ["first", "second"])
+    g = Graph()
+    structures = [
+        [g.a, [g.b, (g.c, g.a)], {"k": g.b, 3: [g.c]}],       # walked, fetched as one flat list
+        {"op": g.step, "name": "a:0", "again": [g.a, g.a]},
+        (Pair(g.a, g.b), collections.OrderedDict(x=g.c)),     # left to TensorFlow
+        [g.sparse, {"s": g.sparse}],
+        [[], {}],
+    ]
+    for structure in structures:
+        hook = ScriptedHook([SessionRunArgs(structure)])
+        hooked = HookedSession(g.sess, [hook])
+        for _ in range(3):
+            hooked.run(g.step)
+        assert hooked.num_callables == 1
+        expected = _types_and_values(g.sess.run([g.step, structure])[1])
+        assert [_types_and_values(r) for r in hook.results] == [expected] * 3

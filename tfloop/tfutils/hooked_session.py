@@ -66,18 +66,56 @@ def _leaves(fetches, out):
     return out
 
 
+def _plan(fetches, flat):
+    """Append the leaves of ``fetches`` (lists, tuples and plain dicts walked) to ``flat``; return
+    how to rebuild the structure from the values of ``flat``: the leaf's index, or ``(container
+    type, parts)``. None for a structure with any other container (a named tuple, an
+    ``OrderedDict``), which is left to TensorFlow's fetch handling."""
+    cls = type(fetches)
+    if cls is list or cls is tuple:
+        parts = [_plan(f, flat) for f in fetches]
+        return None if None in parts else (cls, parts)
+    if cls is dict:
+        parts = [(k, _plan(v, flat)) for k, v in fetches.items()]
+        return None if any(p is None for _, p in parts) else (cls, parts)
+    if isinstance(fetches, (list, tuple, dict)):
+        return None
+    flat.append(fetches)
+    return len(flat) - 1
+
+
+def _rebuild(plan, values):
+    if type(plan) is int:
+        return values[plan]
+    cls, parts = plan
+    if cls is dict:
+        return {k: _rebuild(p, values) for k, p in parts}
+    items = [_rebuild(p, values) for p in parts]
+    return items if cls is list else tuple(items)
+
+
 class _CachedRun:
     """A ``make_callable`` for one structure of fetches.
 
-    It keeps every object whose identity is part of its key alive, so that no other object can
-    take over one of those identities while the entry exists.
+    The callable fetches the structure's leaves as one flat list (TensorFlow rebuilding a nested
+    structure at every call costs it more than the rest of the call) and the structure is rebuilt
+    here, with the same container types as ``Session.run`` gives. It keeps every object whose
+    identity is part of its key alive, so that no other object can take over one of those
+    identities while the entry exists.
     """
 
-    __slots__ = ("fn", "keep_alive")
+    __slots__ = ("_fn", "_plan", "keep_alive")
 
     def __init__(self, sess, fetches):
         self.keep_alive = _leaves(fetches, [])
-        self.fn = sess.make_callable(fetches)
+        flat = []
+        self._plan = _plan(fetches, flat)
+        self._fn = sess.make_callable(flat if self._plan is not None else fetches)
+
+    def __call__(self):
+        if self._plan is None:
+            return self._fn()
+        return _rebuild(self._plan, self._fn())
 
 
 class HookedSession:
@@ -173,7 +211,7 @@ class HookedSession:
             del self._seen_once[key]
             entry = _CachedRun(self.sess, fetches)
             self._remember(self._cache, key, self._max_callables, entry)
-        return entry.fn()
+        return entry()
 
     @staticmethod
     def _remember(table, key, limit, value=None):
