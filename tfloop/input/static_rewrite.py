@@ -9,10 +9,11 @@ array the pipeline holds: about 1 ns per byte at every initialization, 0.35 s fo
 
 For a pipeline over fed arrays (:mod:`tfloop.input.fed_arrays`) of at least
 :data:`SKIP_FROM_BYTES` whose stages are all plain data movement (slices, ``batch``, ``shuffle``
-not right before ``repeat``, ``repeat``, ``take``, ``skip``, ``prefetch`` ...), the only rewrite
-that changes anything is the final ``prefetch``: :func:`without_static_rewrite` adds that prefetch
-itself and turns the rewrite off. A pipeline with a ``map``, ``filter``, ``interleave`` or any
-other stage, or whose options name an optimization, is left to tf.data.
+not right before ``repeat``, ``repeat``, ``take``, ``skip``, ``prefetch`` ...), the rewrite would
+only add a final ``prefetch`` and copy each batch's rows in parallel:
+:func:`without_static_rewrite` adds that prefetch itself and turns the rewrite off (batches are
+then copied by one thread). A pipeline with a ``map``, ``filter``, ``interleave`` or any other
+stage, or whose options name an optimization, is left to tf.data.
 """
 from tensorflow.core.framework import dataset_options_pb2
 
