@@ -6,6 +6,7 @@ import pytest
 from support import RecordingCallback, train_linear
 
 import tfloop
+from tfloop.compat import tfv1
 
 
 class Idle(tfloop.Callback):
@@ -226,6 +227,26 @@ def test_wrapped_callbacks_are_dispatched_by_their_answer_in_a_real_run():
                                             ("RunOnly", "after_run", 1),
                                             ("RunOnly", "before_run", 2),
                                             ("RunOnly", "after_run", 3)]
+
+
+def test_run_update_ops_joins_the_steps_only_when_its_collection_has_ops():
+    idle_updates = tfloop.RunUpdateOps()        # LinearModel adds no update op
+    trainer = train_linear([idle_updates], max_epoch=1)
+    assert idle_updates not in trainer.run_callbacks
+    updates = tfloop.RunUpdateOps("extra_updates")
+    counted = []
+
+    class AddUpdate(tfloop.Callback):
+        def _setup_graph(self):
+            self.counter = counter = tfv1.get_variable(
+                "updates", initializer=0, use_resource=True, trainable=False)
+            tfv1.add_to_collection("extra_updates", counter.assign_add(1).op)
+
+        def _after_train(self):
+            counted.append(int(self.trainer.sess.run(self.counter)))
+
+    trainer = train_linear([AddUpdate(), updates], max_epoch=1)
+    assert updates in trainer.run_callbacks and counted == [trainer.global_step]
 
 
 def test_step_period_is_stated_by_each_callback():

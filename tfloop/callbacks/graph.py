@@ -51,6 +51,8 @@ class RunOp(Callback):
         if not isinstance(self._op, tf.Operation):
             raise TypeError(f"RunOp needs an op; the setup function returned {self._op!r}.")
         self._run_args = tfv1.train.SessionRunArgs(fetches=self._op)
+        # The setup function may turn run_step off (RunUpdateOps on an empty collection).
+        self.when = self.when.replace(fetches=bool(self.run_step))
 
     def _run(self):
         if self.verbose:
