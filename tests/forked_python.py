@@ -70,6 +70,16 @@ def _run(args, cwd, env, out_path, err_path):
         os._exit(code)
 
 
+def start_python(args, cwd, env, out_path, err_path):
+    """Start ``python *args`` in ``cwd`` with environment ``env`` in a forked process whose stdout
+    and stderr go to the files ``out_path`` and ``err_path``, and return that process (a
+    ``multiprocessing.Process``: ``kill()`` sends it SIGKILL, ``join()`` waits for it)."""
+    process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
+                                                     err_path))
+    process.start()
+    return process
+
+
 def run_python(args, cwd, env, timeout):
     """Run ``python *args`` in ``cwd`` with environment ``env``, in a forked process.
 
@@ -81,10 +91,8 @@ def run_python(args, cwd, env, timeout):
     """
     outdir = tempfile.mkdtemp(prefix="forked-python-")
     out_path, err_path = (os.path.join(outdir, name) for name in ("stdout", "stderr"))
-    process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
-                                                     err_path))
     try:
-        process.start()
+        process = start_python(args, cwd, env, out_path, err_path)
         process.join(timeout)
         if process.exitcode is None:
             process.kill()
