@@ -74,10 +74,12 @@ def test_kill_9_at_random_moments_over_many_epochs(tmp_path):
         open(out_path, "w").close()   # no "started" from the run before
         child = start_python(["-c", WORKER, logdir, TESTS], tmp_path, dict(os.environ), out_path,
                              err_path)
-        wait_started(child, out_path, err_path)
-        time.sleep(rng.uniform(0.5, 2.0))
-        os.kill(child.pid, signal.SIGKILL)
-        child.join(timeout=scaled_timeout(10))
+        try:
+            wait_started(child, out_path, err_path)
+            time.sleep(rng.uniform(0.5, 2.0))
+        finally:   # even when the wait failed: the training would never end
+            child.kill()
+            child.join(timeout=scaled_timeout(10))
         assert child.exitcode == -signal.SIGKILL
         records, rows = read_both(logdir)
         epochs = [r["epoch_num"] for r in records]
