@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import types
 
@@ -78,6 +79,27 @@ def start_python(args, cwd, env, out_path, err_path):
                                                      err_path))
     process.start()
     return process
+
+
+def wait_for_line(process, out_path, err_path, line, timeout):
+    """Wait until ``process`` (from :func:`start_python`, writing to ``out_path`` and
+    ``err_path``) has printed the line ``line``. AssertionError with the end of its stderr if it
+    exits first or ``timeout`` seconds pass. A stale ``out_path`` must be emptied before the
+    process starts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if os.path.exists(out_path):   # the process creates it
+            with open(out_path, encoding="utf-8", errors="replace") as f:
+                if line in f.read().splitlines():
+                    return
+        if process.exitcode is not None or time.monotonic() > deadline:
+            stderr = ""
+            if os.path.exists(err_path):
+                with open(err_path, encoding="utf-8", errors="replace") as f:
+                    stderr = f.read()[-3000:]
+            raise AssertionError(f"no {line!r} from the program (exit code "
+                                 f"{process.exitcode}):\n{stderr}")
+        time.sleep(0.05)
 
 
 def run_python(args, cwd, env, timeout):

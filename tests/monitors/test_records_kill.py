@@ -10,7 +10,7 @@ import signal
 import time
 
 import pytest
-from forked_python import start_python
+from forked_python import start_python, wait_for_line
 from support import scaled_timeout
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,19 +48,6 @@ def read_both(logdir):
     return records, rows
 
 
-def wait_started(child, out_path, err_path):
-    """Wait until the worker printed "started" (its training runs)."""
-    deadline = time.monotonic() + scaled_timeout(60)
-    while True:
-        with open(out_path) as f:
-            if "started" in f.read().split():
-                return
-        if child.exitcode is not None or time.monotonic() > deadline:
-            with open(err_path) as f:
-                raise AssertionError(f"the worker died or did not start:\n{f.read()[-3000:]}")
-        time.sleep(0.05)
-
-
 @pytest.mark.slow
 def test_kill_9_at_random_moments_over_many_epochs(tmp_path):
     """Five runs in a row, each killed 0.5-2 s into its training (hundreds of one-step epochs);
@@ -75,7 +62,7 @@ def test_kill_9_at_random_moments_over_many_epochs(tmp_path):
         child = start_python(["-c", WORKER, logdir, TESTS], tmp_path, dict(os.environ), out_path,
                              err_path)
         try:
-            wait_started(child, out_path, err_path)
+            wait_for_line(child, out_path, err_path, "started", scaled_timeout(60))
             time.sleep(rng.uniform(0.5, 2.0))
         finally:   # even when the wait failed: the training would never end
             child.kill()
