@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import types
 
@@ -70,6 +71,37 @@ def _run(args, cwd, env, out_path, err_path):
         os._exit(code)
 
 
+def start_python(args, cwd, env, out_path, err_path):
+    """Start ``python *args`` in ``cwd`` with environment ``env`` in a forked process whose stdout
+    and stderr go to the files ``out_path`` and ``err_path``, and return that process (a
+    ``multiprocessing.Process``: ``kill()`` sends it SIGKILL, ``join()`` waits for it)."""
+    process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
+                                                     err_path))
+    process.start()
+    return process
+
+
+def wait_for_line(process, out_path, err_path, line, timeout):
+    """Wait until ``process`` (from :func:`start_python`, writing to ``out_path`` and
+    ``err_path``) has printed the line ``line``. AssertionError with the end of its stderr if it
+    exits first or ``timeout`` seconds pass. A stale ``out_path`` must be emptied before the
+    process starts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if os.path.exists(out_path):   # the process creates it
+            with open(out_path, encoding="utf-8", errors="replace") as f:
+                if line in f.read().splitlines():
+                    return
+        if process.exitcode is not None or time.monotonic() > deadline:
+            stderr = ""
+            if os.path.exists(err_path):
+                with open(err_path, encoding="utf-8", errors="replace") as f:
+                    stderr = f.read()[-3000:]
+            raise AssertionError(f"no {line!r} from the program (exit code "
+                                 f"{process.exitcode}):\n{stderr}")
+        time.sleep(0.05)
+
+
 def run_python(args, cwd, env, timeout):
     """Run ``python *args`` in ``cwd`` with environment ``env``, in a forked process.
 
@@ -81,10 +113,8 @@ def run_python(args, cwd, env, timeout):
     """
     outdir = tempfile.mkdtemp(prefix="forked-python-")
     out_path, err_path = (os.path.join(outdir, name) for name in ("stdout", "stderr"))
-    process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
-                                                     err_path))
     try:
-        process.start()
+        process = start_python(args, cwd, env, out_path, err_path)
         process.join(timeout)
         if process.exitcode is None:
             process.kill()

@@ -2,12 +2,11 @@
 trainings that finish, stop, fail, take a SIGTERM, or are killed with kill -9."""
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 
 import pytest
+from forked_python import start_python
 from support import LRModel, scaled_timeout, train_linear
 
 import tfloop
@@ -119,18 +118,20 @@ def test_a_run_killed_with_sigkill_died(tmp_path, capsys):
     script = tmp_path / "hang.py"
     script.write_text(textwrap.dedent(HANGING_RUN.format(tests=TESTS_DIR, marker=marker,
                                                           logdir=logdir)))
-    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
+    # In a process forked from one that imported TensorFlow (forked_python), killed with SIGKILL.
+    err_path = str(tmp_path / "stderr")
+    child = start_python([str(script)], tmp_path, dict(os.environ), os.devnull, err_path)
     try:
         deadline = time.monotonic() + scaled_timeout(60)
         while not os.path.exists(marker):
-            assert child.poll() is None, child.stderr.read().decode()[-2000:]
+            assert child.exitcode is None, open(err_path).read()[-2000:]
             assert time.monotonic() < deadline, "the training never ended its first epoch"
             time.sleep(0.05)
         assert info_status(logdir, capsys) == f"running (pid {child.pid} on {os.uname()[1]})"
     finally:
         child.kill()
-        child.wait()
+        child.join()
+    assert child.exitcode == -signal.SIGKILL
     status = info_status(logdir, capsys)
     assert status == (f"died (process {child.pid} on {os.uname()[1]} is gone without writing "
                       "how training ended)")

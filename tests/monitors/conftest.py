@@ -23,10 +23,11 @@ def store(template_store, tmp_path):
     return uri, MlflowClient(uri)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(template_store, tmp_path_factory):
-    """An ``mlflow server`` on 127.0.0.1 over a store of its own, started once for the module;
-    each test resumes it if it paused it."""
+    """An ``mlflow server`` on 127.0.0.1 over a store of its own, started once for the session
+    (a start takes seconds); a test that pauses or stops it leaves it running again, and each
+    test logs into experiments of its own."""
     from mlflow_support import TrackingServer
     directory = tmp_path_factory.mktemp("mlflow-server")
     shutil.copy(template_store, directory / "mlflow.db")

@@ -139,7 +139,8 @@ class Faults(tfloop.Callback):
 
     def _before_epoch(self):
         if self.epoch_num == 2 and MODE == "kill":   # the store takes no write until kill -9
-            self.lock = sqlite3.connect({db!r}, timeout=0, isolation_level=None)
+            # (once the send of epoch 1's metrics, which may still hold the store, is done)
+            self.lock = sqlite3.connect({db!r}, timeout=60, isolation_level=None)
             self.lock.execute("BEGIN EXCLUSIVE")
         elif self.epoch_num == 2 and MODE != "resume":
             os.killpg(PGID, signal.SIGSTOP)   # the server stops answering

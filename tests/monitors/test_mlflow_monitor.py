@@ -4,7 +4,7 @@ import os
 import signal
 
 import pytest
-from mlflow_support import TrackingServer, free_port, history, only_run
+from mlflow_support import free_port, history, only_run
 from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
@@ -109,18 +109,20 @@ class ServerOutage(tfloop.Callback):
 
 @pytest.mark.slow
 def test_a_real_server_going_away_mid_run_costs_a_warning_and_no_metric(
-        store, logdir, tmp_path, monkeypatch, log_warnings):
+        server, logdir, monkeypatch, log_warnings):
+    """On the session's server (tests/monitors/conftest.py), which this test stops and starts
+    again; its runs go to an experiment no other test uses."""
+    from mlflow.tracking import MlflowClient
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "5")
-    backend, client = store
-    server = TrackingServer(backend, tmp_path)
-    server.start()
+    client = MlflowClient(server.backend)
     try:
-        monitor = tfloop.MLflowMonitor(server.uri, "exp", params={"lr": 0.1})
+        monitor = tfloop.MLflowMonitor(server.uri, "outage", params={"lr": 0.1})
         train_linear([PutStep(), ServerOutage(server)], monitors=[monitor], max_epoch=3)
-        run = only_run(client)
+        run = only_run(client, "outage")
         assert run.info.status == "FINISHED"
         assert history(client, run.info.run_id, "step") == [(s, float(s)) for s in range(1, 10)]
         assert any(f"could not send metrics to {server.uri}" in w for w in log_warnings)
     finally:
-        server.stop()
+        if server.process.poll() is not None:   # left stopped by a failure: start it again
+            server.start()

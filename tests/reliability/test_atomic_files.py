@@ -5,12 +5,11 @@ import errno
 import json
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from forked_python import start_python, wait_for_line
 from support import LinearModel, scaled_timeout, train_linear
 
 import tfloop
@@ -55,19 +54,19 @@ KILLED_EXPORT = textwrap.dedent(r"""
 
 @pytest.mark.slow
 def test_a_killed_export_leaves_no_version_directory_and_a_rerun_succeeds(tmp_path):
+    """The export runs in a process forked from one that imported TensorFlow (forked_python),
+    killed with SIGKILL once its variables are written."""
     target = tmp_path / "serving" / "1"
     tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [tests_dir] + os.environ.get("PYTHONPATH", "").split(os.pathsep)))
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_EXPORT, str(target)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out_path, err_path = str(tmp_path / "stdout"), str(tmp_path / "stderr")
+    proc = start_python(["-c", f"import sys; sys.path.insert(0, {tests_dir!r})\n" + KILLED_EXPORT,
+                         str(target)], tmp_path, dict(os.environ), out_path, err_path)
     try:
-        lines = iter(proc.stdout.readline, "")
-        assert "variables written" in (line.strip() for line in lines)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(scaled_timeout(30))
+        wait_for_line(proc, out_path, err_path, "variables written", scaled_timeout(60))
     finally:
         proc.kill()
+        proc.join(scaled_timeout(30))
+    assert proc.exitcode == -signal.SIGKILL
     assert not target.exists()      # TF Serving sees no version; only a hidden partial remains
     assert [p.name.startswith(".1.partial-") for p in (tmp_path / "serving").iterdir()] == [True]
     exporter().export_serving(str(target))
