@@ -5,9 +5,10 @@ import json
 import os
 
 import numpy as np
+from support import LinearModel
 
 import tfloop
-from tfloop.compat import tf, tfv1
+from tfloop.compat import tf
 from tfloop.train.cluster import shard_dataset
 from tfloop.train.distributed import trainer_from_tf_config
 from tfloop.utils import logger
@@ -21,23 +22,6 @@ def make_data():
     rng = np.random.RandomState(0)
     x = rng.rand(N, 3).astype("float32")
     return x, x @ np.array([1.0, -2.0, 0.5], "float32")
-
-
-class Linear(tfloop.ModelDesc):
-    """y = x w, squared error, w starting at zero (so a single process can check the result)."""
-
-    def __init__(self, lr=0.1):
-        self.lr = lr
-
-    def inputs(self):
-        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.float32, "y")]
-
-    def build_graph(self, x, y):
-        w = tfv1.get_variable("w", [3, 1], initializer=tfv1.zeros_initializer())
-        return tf.reduce_mean(tf.square(tf.squeeze(tf.matmul(x, w), 1) - y), name="cost")
-
-    def optimizer(self):
-        return tfv1.train.GradientDescentOptimizer(self.lr)
 
 
 def dataset(batch):
@@ -81,7 +65,7 @@ def train_loop_per_worker(config):
     report = tfloop.RayReportCallback()
     record = RecordReports(config["tmp"], report)
     train_config = tfloop.AutoResumeTrainConfig(
-        model=Linear(), data=tfloop.DatasetInput(lambda: shard_dataset(dataset(BATCH))),
+        model=LinearModel(), data=tfloop.DatasetInput(lambda: shard_dataset(dataset(BATCH))),
         steps_per_epoch=STEPS_PER_EPOCH, max_epoch=config["max_epoch"],
         callbacks=[tfloop.ModelSaver(), report, record,
                    FailOnce(os.path.join(config["tmp"], "failed"), config["fail_after"])],
@@ -99,7 +83,7 @@ def tune_trial(config):
     monitors = tfloop.DEFAULT_MONITORS() + [
         tfloop.MLflowMonitor(config["mlflow"], "tune", run_name=f"lr{config['lr']}")]
     train_config = tfloop.TrainConfig(
-        model=Linear(config["lr"]), data=dataset(2 * BATCH), steps_per_epoch=STEPS_PER_EPOCH,
+        model=LinearModel(config["lr"]), data=dataset(2 * BATCH), steps_per_epoch=STEPS_PER_EPOCH,
         max_epoch=config["max_epoch"], callbacks=[tfloop.RayReportCallback()],
         monitors=monitors)
     tfloop.launch_train_with_config(train_config, tfloop.SimpleTrainer())

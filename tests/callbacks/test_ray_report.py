@@ -10,7 +10,7 @@ import signal
 import numpy as np
 import pytest
 import ray_support
-from support import scaled_timeout, train_linear
+from support import LinearModel, scaled_timeout, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -39,7 +39,7 @@ def test_ray_checkpoint_dir_outside_ray_says_where_it_runs():
 
 def test_resume_dir_must_be_a_directory(tmp_path):
     with pytest.raises(ValueError, match=r"resume_dir='.*nowhere' is not a directory"):
-        tfloop.AutoResumeTrainConfig(model=ray_support.Linear(), data=ray_support.dataset(8),
+        tfloop.AutoResumeTrainConfig(model=LinearModel(), data=ray_support.dataset(8),
                                      resume_dir=str(tmp_path / "nowhere"))
 
 
@@ -96,7 +96,7 @@ def _single_process_weights(max_epoch):
     """w after ``max_epoch`` epochs in one process on the batches of 16 that the two workers take
     together (worker i: batch 2s + i of 8 at step s)."""
     keep = KeepWeights()
-    config = tfloop.TrainConfig(model=ray_support.Linear(), data=ray_support.dataset(16),
+    config = tfloop.TrainConfig(model=LinearModel(), data=ray_support.dataset(16),
                                 steps_per_epoch=ray_support.STEPS_PER_EPOCH, max_epoch=max_epoch,
                                 callbacks=[keep], extra_callbacks=[], monitors=[])
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
