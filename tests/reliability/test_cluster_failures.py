@@ -41,8 +41,10 @@ def test_a_worker_that_did_not_resume_with_the_chief_is_told_what_to_do(tmp_path
     assert second["worker0"]["exitcode"] == second["ps0"]["exitcode"] == 1, second
     assert re.match(r"/job:ps/task:0: worker 1 reported that its training failed",
                     second["ps0"]["error"]), second["ps0"]
-    # The chief fails in a callback's own session call (not a step), with what happened.
+    # The chief fails with what happened: in a callback's own session call before its first
+    # step, or in that step when it got there before the ps stopped (a race of the processes).
     chief = second["worker0"]
     assert chief["error_type"] == "ClusterError", chief
-    assert re.match(r"/job:worker/task:0: a session call at global step 6 failed: another task "
-                    r"of the cluster died, hung or stopped responding", chief["error"]), chief
+    assert re.match(r"/job:worker/task:0: (a session call at global step 6|step 7) failed: "
+                    r"another task of the cluster died, hung or stopped responding",
+                    chief["error"]), chief
