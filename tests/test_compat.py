@@ -29,8 +29,9 @@ except ImportError as e:
 def test_import_without_tensorflow_names_the_extra():
     out = subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW], capture_output=True, text=True,
                          timeout=scaled_timeout(20))
-    assert "MESSAGE: tfloop needs TensorFlow, which is not installed: run `pip install " \
-           "tfloop[cpu]`" in out.stdout, out.stdout + out.stderr
+    assert ("MESSAGE: tfloop needs TensorFlow, which is not installed: run `pip install "
+            "'tfloop-train[cpu]'` (or `pip install 'tfloop-train[gpu]'` for CUDA).\n"
+            in out.stdout), out.stdout + out.stderr
 
 
 def test_training_keeps_eager_execution_on():

@@ -1,4 +1,6 @@
 """tensorpack's small helpers and aliases under tfloop: what each returns or is."""
+import re
+
 import tfloop
 from tfloop.compat import tf
 
@@ -8,6 +10,7 @@ def test_version_and_env_info():
     assert tfloop.get_tf_version_tuple() == tuple(int(p) for p in tf.__version__.split(".")[:2])
     info = tfloop.collect_env_info()
     assert "Python" in info and "numpy" in info and "tensorflow" in info
+    assert re.search(rf"^tfloop +{re.escape(tfloop.__version__)}$", info, re.M), info
 
 
 def test_default_session_config_with_a_memory_fraction():

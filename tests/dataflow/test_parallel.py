@@ -2,6 +2,7 @@
 import os
 import signal
 import subprocess
+import sys
 import time
 import traceback
 
@@ -109,6 +110,17 @@ def test_close_stops_the_workers(make_runner):
     assert all(alive(p) for p in pids)
     df.close()
     assert wait_gone(pids)
+
+
+def test_zmq_runner_without_pyzmq_names_the_packages_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "zmq", None)  # what `import zmq` sees when it is missing
+    runner = MultiProcessRunnerZMQ(FakeData([[1]], size=2), num_proc=1)
+    with pytest.raises(ImportError) as error:
+        runner.reset_state()
+    assert str(error.value) == (
+        "MultiProcessRunnerZMQ needs pyzmq: `pip install pyzmq` (or `pip install "
+        "'tfloop-train[dataflow]'`). MultiProcessRunner, MultiThreadRunner and MultiThreadMapData "
+        "work without it.")
 
 
 def test_arguments_are_checked():

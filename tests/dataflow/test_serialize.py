@@ -1,4 +1,6 @@
 """Saving DataFlows to LMDB, npz and TFRecord files and reading them back."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,15 @@ def assert_same(datapoints, n=7):
     assert len(datapoints) == n
     for i, dp in enumerate(sorted(datapoints, key=lambda dp: dp[1])):
         assert np.array_equal(dp[0], np.full((2, 2), i, np.float32)) and dp[1:] == [i, f"s{i}"]
+
+
+def test_lmdb_missing_names_the_packages_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "lmdb", None)  # what `import lmdb` sees when it is missing
+    with pytest.raises(ImportError) as error:
+        LMDBSerializer.save(source(), str(tmp_path / "data.lmdb"))
+    assert str(error.value) == ("LMDBSerializer needs the lmdb package: `pip install lmdb` (or "
+                                "`pip install 'tfloop-train[dataflow]'`).")
+    assert not (tmp_path / "data.lmdb").exists()
 
 
 def test_lmdb_round_trip_as_a_file_and_in_a_directory(tmp_path):

@@ -10,5 +10,5 @@ def test_require_returns_the_module():
 
 def test_require_names_the_extra_when_missing():
     with pytest.raises(ImportError, match=r"HDF5Serializer needs the optional package "
-                                          r"'no_such_pkg'.*pip install 'tfloop\[hdf5\]'"):
+                                          r"'no_such_pkg'.*pip install 'tfloop-train\[hdf5\]'"):
         require("no_such_pkg.sub", "hdf5", "HDF5Serializer")

@@ -25,7 +25,7 @@ class OptunaPruningCallback(Callback):
     first epoch is reported: as an error when a stat of a close name was put (a misspelling),
     else as a warning.
 
-    Needs ``pip install tfloop[optuna]``.
+    Needs ``pip install 'tfloop-train[optuna]'``.
 
     Args:
         trial (optuna.trial.Trial): the trial given to the objective function.

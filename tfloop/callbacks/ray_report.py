@@ -118,7 +118,7 @@ class RayReportCallback(Callback):
     that reason; then ``launch_train_with_config`` raises Ray's ``SystemExit(0)`` again, which
     ends the trial as Ray expects.
 
-    Needs ``pip install tfloop[ray]``.
+    Needs ``pip install 'tfloop-train[ray]'``.
 
     Example:
         >>> def train_loop_per_worker(config):

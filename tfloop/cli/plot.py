@@ -12,6 +12,7 @@ import sys
 
 from tfloop.cli.logdir import load_runs, stat_names
 from tfloop.cli.stats import compile_pattern
+from tfloop.utils.extras import install_command
 
 __all__ = ["add_arguments", "run", "collect_series", "smooth", "write_html", "write_image",
            "make_figure"]
@@ -145,7 +146,7 @@ def _matplotlib():
         import matplotlib
     except ImportError:
         raise SystemExit("tfloop plot needs matplotlib for .png/.svg/.pdf output: "
-                         "pip install matplotlib (or pip install 'tfloop[plot]'), or write an "
+                         f"pip install matplotlib (or {install_command('plot')}), or write an "
                          ".html file, which needs nothing.") from None
     matplotlib.use("Agg")
     from matplotlib import pyplot

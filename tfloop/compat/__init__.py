@@ -5,14 +5,16 @@ Importing this module does not change any global TensorFlow behaviour: tfloop bu
 an explicit ``tf.Graph`` of its own, so a user's eager code keeps working beside it.
 """
 
+from tfloop.utils.extras import install_command
+
 MIN_TF_VERSION = (2, 16)
 
 try:
     import tensorflow as tf
 except ImportError:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
-        "tfloop needs TensorFlow, which is not installed: run `pip install tfloop[cpu]` "
-        "(or `pip install tfloop[gpu]` for CUDA).") from None
+        f"tfloop needs TensorFlow, which is not installed: run `{install_command('cpu')}` "
+        f"(or `{install_command('gpu')}` for CUDA).") from None
 
 
 def _parse_version(version):
@@ -27,7 +29,7 @@ TF_VERSION = _parse_version(tf.__version__)
 if TF_VERSION < MIN_TF_VERSION:
     raise ImportError(
         f"tfloop needs TensorFlow >= {MIN_TF_VERSION[0]}.{MIN_TF_VERSION[1]}, found "
-        f"{tf.__version__}: run `pip install -U tfloop[cpu]`.")
+        f"{tf.__version__}: run `{install_command('cpu', upgrade=True)}`.")
 
 tfv1 = tf.compat.v1
 

@@ -30,6 +30,7 @@ import weakref
 
 from tfloop.dataflow.base import DataFlowTerminated
 from tfloop.utils import rng
+from tfloop.utils.extras import install_command
 
 __all__ = ["DataFlowWorkerError"]
 
@@ -201,7 +202,7 @@ def import_zmq(owner):
         import zmq
     except ImportError:
         raise ImportError(
-            f"{owner} needs pyzmq: `pip install pyzmq` (or `pip install tfloop[dataflow]`). "
+            f"{owner} needs pyzmq: `pip install pyzmq` (or `{install_command('dataflow')}`). "
             "MultiProcessRunner, MultiThreadRunner and MultiThreadMapData work without it."
         ) from None
     return zmq

@@ -1,5 +1,5 @@
 """HDF5 files as DataFlows (tensorpack's ``HDF5Data`` and ``HDF5Serializer``); needs h5py
-(``pip install 'tfloop[hdf5]'``). The whole file is read into memory."""
+(``pip install 'tfloop-train[hdf5]'``). The whole file is read into memory."""
 import os
 import uuid
 

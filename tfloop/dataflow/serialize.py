@@ -14,6 +14,7 @@ from tfloop.dataflow.common import FixedSizeData, MapData
 from tfloop.dataflow.hdf5 import HDF5Serializer
 from tfloop.dataflow.raw import DataFromGenerator, DataFromList
 from tfloop.utils import logger
+from tfloop.utils.extras import install_command
 
 __all__ = ["LMDBData", "LMDBDataDecoder", "LMDBSerializer", "NumpySerializer",
            "TFRecordSerializer", "HDF5Serializer"]
@@ -44,7 +45,7 @@ def _import_lmdb():
         import lmdb
     except ImportError:
         raise ImportError("LMDBSerializer needs the lmdb package: `pip install lmdb` (or "
-                          "`pip install tfloop[dataflow]`).") from None
+                          f"`{install_command('dataflow')}`).") from None
     return lmdb
 
 

@@ -70,7 +70,7 @@ class MLflowMonitor(MonitorBase):
     A scalar name MLflow refuses (``acc@1``, ``PeakMemory(MB)/gpu:0``) is logged under a legal
     form (``acc_1``), or not at all when it has none, with one warning naming it.
 
-    Runs on the chief worker only. Needs ``pip install tfloop[mlflow]``.
+    Runs on the chief worker only. Needs ``pip install 'tfloop-train[mlflow]'``.
 
     Args:
         tracking_uri (str): e.g. ``"http://127.0.0.1:5000"`` or ``"sqlite:///mlflow.db"``; MLflow's

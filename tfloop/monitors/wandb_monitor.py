@@ -43,7 +43,7 @@ class WandbMonitor(MonitorBase):
     the last one logged, so no step is logged twice. ``WANDB_MODE=offline`` works as usual
     (``wandb sync`` uploads the runs later).
 
-    Runs on the chief worker only. Needs ``pip install tfloop[wandb]``.
+    Runs on the chief worker only. Needs ``pip install 'tfloop-train[wandb]'``.
 
     Args:
         project (str): the W&B project (W&B's default when None).

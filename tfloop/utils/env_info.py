@@ -6,9 +6,12 @@ import sys
 
 from tabulate import tabulate
 
+from tfloop.version import __version__
+
 __all__ = ["collect_env_info"]
 
-_PACKAGES = ["tfloop", "tensorflow", "tensorflow-cpu", "keras", "numpy", "tensorpack", "pyzmq",
+# tfloop's own row is the version of the code that runs, whatever distribution installed it.
+_PACKAGES = ["tensorflow", "tensorflow-cpu", "keras", "numpy", "tensorpack", "pyzmq",
              "opencv-python-headless", "opencv-python", "lmdb"]
 
 
@@ -21,7 +24,8 @@ def collect_env_info() -> str:
     """
     rows = [("sys.platform", sys.platform), ("Python", sys.version.replace("\n", " ")),
             ("platform", platform.platform()), ("CPU count", os.cpu_count()),
-            ("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))]
+            ("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "unset")),
+            ("tfloop", __version__)]
     for package in _PACKAGES:
         try:
             rows.append((package, importlib.metadata.version(package)))

@@ -1,6 +1,8 @@
 """Import an optional dependency, or fail with the pip command that installs it."""
 import importlib
 
+from tfloop.utils.extras import install_command
+
 __all__ = ["require"]
 
 
@@ -20,4 +22,4 @@ def require(module, extra, user):
     except ImportError as e:
         package = module.split(".")[0]
         raise ImportError(f"{user} needs the optional package {package!r}, which is not installed "
-                          f"({e}): run `pip install 'tfloop[{extra}]'`.") from None
+                          f"({e}): run `{install_command(extra)}`.") from None

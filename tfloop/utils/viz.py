@@ -1,7 +1,7 @@
 """Image visualization helpers (tensorpack's ``utils.viz``): grids of patches, heatmaps, boxes.
 
 Images are numpy arrays in [0, 255], BGR as OpenCV reads them. Drawing needs OpenCV and
-``intensity_to_rgb`` needs matplotlib: ``pip install 'tfloop[viz]'``.
+``intensity_to_rgb`` needs matplotlib: ``pip install 'tfloop-train[viz]'``.
 """
 import os
 import sys

@@ -49,8 +49,8 @@ class ImageLabelData(RNGDataFlow):
 
 class ImageFileLabelData(RNGDataFlow):
     """``[image, label]`` datapoints of ``self.imglist``, ``(image path, label)`` pairs set by a
-    subclass: uint8 HxWx3 BGR images read with OpenCV (``pip install 'tfloop[datasets]'``), in a
-    new random order at every pass when ``self.shuffle``."""
+    subclass: uint8 HxWx3 BGR images read with OpenCV (``pip install 'tfloop-train[datasets]'``),
+    in a new random order at every pass when ``self.shuffle``."""
 
     def __len__(self):
         return len(self.imglist)

@@ -32,7 +32,7 @@ class BSDS500(ImageLabelData):
         data_dir (str): the directory holding ``BSR/``; by default ``$TFLOOP_DATASET/bsds500_data``.
         shuffle (bool): a new order at each pass.
 
-    Needs scipy and OpenCV (``pip install 'tfloop[datasets]'``).
+    Needs scipy and OpenCV (``pip install 'tfloop-train[datasets]'``).
 
     Example:
         >>> ds = BSDS500("train")  # doctest: +SKIP

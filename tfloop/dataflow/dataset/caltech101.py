@@ -21,7 +21,7 @@ class Caltech101Silhouettes(ImageLabelData):
             https://people.cs.umass.edu/~marlin/data/); by default
             ``$TFLOOP_DATASET/caltech101_data``.
 
-    Reading the ``.mat`` file needs scipy (``pip install 'tfloop[datasets]'``).
+    Reading the ``.mat`` file needs scipy (``pip install 'tfloop-train[datasets]'``).
 
     Example:
         >>> train = BatchData(Caltech101Silhouettes("train"), 64)  # doctest: +SKIP

@@ -163,7 +163,7 @@ class ILSVRC12(ILSVRC12Files):
     """``[image, label]`` of an ILSVRC12 split: uint8 HxWx3 BGR images and labels in [0, 1000).
 
     Takes the arguments of :class:`ILSVRC12Files`; decoding needs OpenCV
-    (``pip install 'tfloop[datasets]'``).
+    (``pip install 'tfloop-train[datasets]'``).
 
     Example:
         >>> ds = ILSVRC12("~/imagenet", "train")  # doctest: +SKIP
@@ -189,7 +189,7 @@ class TinyImageNet(ImageFileLabelData):
     ``dir`` is the unzipped ``tiny-imagenet-200``: ``wnids.txt``,
     ``train/<wnid>/images/*.JPEG``, and ``val/val_annotations.txt`` (``<image> <wnid> ...`` per
     line) with ``val/images/*.JPEG``. Reading the images needs OpenCV
-    (``pip install 'tfloop[datasets]'``).
+    (``pip install 'tfloop-train[datasets]'``).
 
     Args:
         dir (str): the dataset directory.

@@ -16,7 +16,7 @@ class Places365Standard(ImageFileLabelData):
     ``dir`` holds ``train.txt`` / ``val.txt``, one image path per line relative to ``dir`` whose
     second component is the class (``train/airfield/00000001.jpg``), and the images (the "easy
     directory structure" of http://places2.csail.mit.edu/download.html). Reading the images needs
-    OpenCV (``pip install 'tfloop[datasets]'``).
+    OpenCV (``pip install 'tfloop-train[datasets]'``).
 
     Args:
         dir (str): the dataset directory.

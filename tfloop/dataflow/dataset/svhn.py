@@ -21,7 +21,7 @@ class SVHNDigit(ImageLabelData):
             http://ufldl.stanford.edu/housenumbers/); by default ``$TFLOOP_DATASET/svhn_data``.
         shuffle (bool): a new order at each pass.
 
-    Reading the ``.mat`` files needs scipy (``pip install 'tfloop[datasets]'``); each split is
+    Reading the ``.mat`` files needs scipy (``pip install 'tfloop-train[datasets]'``); each split is
     read once per process.
 
     Example:
