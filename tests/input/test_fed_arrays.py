@@ -43,10 +43,8 @@ def test_the_events_file_and_the_meta_graph_hold_no_fed_array(tmp_path, built):
     data = make_dataset if built == "in a function" else make_dataset()
     fed = tfloop.DatasetInput(data, feed_arrays_from=FROM)
     _train_and_save(str(tmp_path / "fed"), fed)
-    # In a function, y goes with x (one from_tensor_slices call); eagerly, the constants of 64
-    # bytes and more are fed.
-    expected = [X, Y] if built == "in a function" else [X]
-    assert [a.tobytes() for a in fed.feeds.feed_dict.values()] == [a.tobytes() for a in expected]
+    # y (48 bytes) goes with x, from the same from_tensor_slices.
+    assert [a.tobytes() for a in fed.feeds.feed_dict.values()] == [X.tobytes(), Y.tobytes()]
     assert _files_holding(str(tmp_path / "fed"), X.tobytes()) == []
     # The same run with the arrays in the graph: the graph is written twice.
     stored = tfloop.DatasetInput(data if built == "in a function" else make_dataset(),
@@ -68,7 +66,7 @@ def test_fed_arrays_train_exactly_as_arrays_in_the_graph(tmp_path, built):
 
     fed, fed_steps = run("fed", FROM)
     stored, stored_steps = run("stored", None)
-    assert fed.feeds.nbytes() == X.nbytes + (Y.nbytes if built == "in a function" else 0)
+    assert fed.feeds.nbytes() == X.nbytes + Y.nbytes
     assert not stored.feeds
     assert sorted(fed_steps) == list(range(1, 3 * STEPS_PER_EPOCH + 1))
     assert fed_steps == stored_steps
@@ -162,7 +160,7 @@ def test_an_aligned_array_is_fed_as_is_and_another_is_copied_once_aligned():
     start = (-buffer.ctypes.data % 64) // 4
     aligned, unaligned = buffer[start:start + 1000], buffer[start + 1:start + 1001]
     with tf.Graph().as_default():
-        first, second = feeds._substitute((aligned, unaligned))
+        first, second = feeds.substitute((aligned, unaligned))
     assert feeds.feed_dict[first] is aligned
     copy = feeds.feed_dict[second]
     assert copy.ctypes.data % 64 == 0 and not np.shares_memory(copy, buffer)
@@ -185,7 +183,7 @@ def test_the_aligned_copy_is_made_in_a_thread_and_shapes_are_known_before_it_end
     start = (-buffer.ctypes.data % 64) // 4 + 1
     unaligned = buffer[start:start + 1000].reshape(250, 4)
     with tf.Graph().as_default():
-        placeholder, = feeds._substitute((unaligned,))
+        placeholder, = feeds.substitute((unaligned,))
     # The graph goes on being built while the copy is held.
     stand_in = feeds.stand_ins()[placeholder]
     assert copying and copying[0].startswith("tfloop-align-arrays")
@@ -208,7 +206,7 @@ def test_a_failed_copy_is_raised_where_the_arrays_are_fed(monkeypatch):
     if unaligned.ctypes.data % 64 == 0:
         unaligned = np.arange(1002, dtype=np.float32)[2:]
     with tf.Graph().as_default():
-        feeds._substitute((unaligned,))
+        feeds.substitute((unaligned,))
     with pytest.raises(MemoryError, match="4000 bytes"):
         assert feeds.feed_dict is None
 

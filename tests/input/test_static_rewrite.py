@@ -1,6 +1,8 @@
 """A plain pipeline over large fed arrays skips tf.data's static rewrite (which would copy the
 arrays at every initialization), gets the prefetch the rewrite would add, and trains and resumes
 exactly as before; any other pipeline is left to tf.data."""
+import glob
+
 import pytest
 from resume_support import STEPS_PER_EPOCH, make_dataset, train_resumable
 from support import make_regression_data
@@ -56,6 +58,27 @@ def test_a_plain_pipeline_over_large_fed_arrays_skips_the_rewrite_and_gets_its_p
     # dataset, then the user's pipeline.
     assert types[:3] == ["OptionsDataset", "PrefetchDataset", "RepeatDataset"]
     assert types[3] == "BatchDatasetV2" and types[4].startswith("ShuffleDataset")
+
+
+@pytest.mark.parametrize("where", ["in memory", "to a file"])
+def test_a_cached_pipeline_built_in_the_graph_skips_the_rewrite_and_trains_as_with_it(
+        small_threshold, tmp_path, where):
+    def source(name, feed_arrays_from=100):
+        filename = "" if where == "in memory" else str(tmp_path / name)
+
+        def cached():   # the cache op of a graph: CacheDataset (eagerly: CacheDatasetV2)
+            return tf.data.Dataset.from_tensor_slices((X, Y)).cache(filename).shuffle(
+                12, seed=7).batch(4)
+        return tfloop.DatasetInput(cached, feed_arrays_from=feed_arrays_from)
+
+    # The arrays in the graph: nothing fed, the rewrite on.
+    _, reference = train_resumable(str(tmp_path / "reference"), source("reference.cache", None))
+    skipped = source("skipped.cache")
+    _, got = train_resumable(str(tmp_path / "log"), skipped)
+    assert "CacheDataset" in [op.type for op in _pipeline_ops(skipped)]
+    assert _rewrite_off(skipped)
+    assert got == reference
+    assert bool(glob.glob(str(tmp_path / "skipped.cache*.index"))) == (where == "to a file")
 
 
 def _mapped():

@@ -5,11 +5,7 @@ from tfloop.input.base import InputSource, UnsavedPosition
 from tfloop.input.dataflow_dataset import dataflow_to_dataset
 from tfloop.input.element_check import conform_tensor, match_element_spec
 from tfloop.input.fed_arrays import DEFAULT_MIN_BYTES, ArrayFeeds
-from tfloop.input.graph_dataset import (
-    SerializedDataset,
-    as_graph_dataset,
-    built_eagerly,
-)
+from tfloop.input.graph_dataset import as_graph_dataset, built_eagerly, eager_definition
 from tfloop.input.iterator_state import IteratorState
 from tfloop.input.static_rewrite import without_static_rewrite
 
@@ -52,10 +48,9 @@ class DatasetInput(InputSource):
             raises ``tf.errors.OutOfRangeError`` after one pass, and must be re-initialized
             (:meth:`initialize`) for the next one; the dataset must be finite.
         feed_arrays_from (int or None): numpy arrays of at least this many bytes handed to
-            ``from_tensor_slices`` / ``from_tensors`` (in the function building the dataset), and
-            large constants of an eagerly built dataset, are fed when the iterator is initialized
-            instead of stored in the graph (see :mod:`tfloop.input.fed_arrays`); None stores
-            them in the graph.
+            ``from_tensor_slices`` / ``from_tensors`` (in the function building the dataset, or
+            eagerly), are fed when the iterator is initialized instead of stored in the graph
+            (see :mod:`tfloop.input.fed_arrays`); None stores them in the graph.
 
     Attributes:
         feeds (ArrayFeeds): the fed arrays, once set up (``feeds.feed_dict``, ``feeds.nbytes()``).
@@ -71,8 +66,9 @@ class DatasetInput(InputSource):
                             f"got {dataset!r}.")
         self.feeds = ArrayFeeds(feed_arrays_from)
         if isinstance(dataset, tf.data.Dataset) and built_eagerly(dataset):
-            # Serialized now, so that a dataset TensorFlow cannot serialize is refused at once.
-            dataset = SerializedDataset(dataset, "DatasetInput")
+            # Read now (its stages, or its serialized definition), so that a dataset TensorFlow
+            # cannot serialize is refused at once.
+            dataset = eager_definition(dataset, "DatasetInput")
         self._dataset_or_fn = dataset
         self.repeat = bool(repeat)
         self._size = None

@@ -7,7 +7,8 @@ ones out: while the data function runs, numpy arrays of at least ``min_bytes`` h
 ``from_tensor_slices`` (with the other numeric arrays of the same call) or ``from_tensors``
 become placeholders of the same dtype, and the arrays are fed whenever the pipeline runs (the
 iterator's initialization, the size and state checks). A dataset built eagerly is brought in the
-same way: its large constants become placeholders, fed with their values.
+same way: its arrays (:mod:`tfloop.input.eager_pipeline`), or the large constants of its
+serialized definition, become placeholders, fed with their values.
 
 The pipeline is the same one: same elements, same order, same ``element_spec``. An array is fed
 without a copy (see :func:`_aligned`).
@@ -98,7 +99,7 @@ def _wrap(constructor_name, original):
     def constructor(tensors, name=None):
         feeds = _capturing()
         if feeds is not None:
-            tensors = feeds._substitute(tensors, sliced)
+            tensors = feeds.substitute(tensors, sliced)
         return function(tensors, name=name)
 
     constructor.__doc__ = function.__doc__
@@ -204,7 +205,7 @@ class ArrayFeeds:
         self.add(placeholder, array)
         return placeholder
 
-    def _substitute(self, structure, sliced=True):
+    def substitute(self, structure, sliced=True):
         """``structure`` with its large arrays replaced by placeholders (tuples, named tuples and
         dicts are walked; a list is one tensor to tf.data, so it is left as is).
 

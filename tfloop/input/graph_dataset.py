@@ -2,23 +2,27 @@
 
 tfloop trains in a ``tf.compat.v1`` graph of its own, but most datasets are built eagerly
 (``tf.data.Dataset.from_tensor_slices(...).shuffle(...).batch(...)``, ``tensorflow_datasets``).
-An eager dataset is a definition TensorFlow can serialize: :class:`SerializedDataset` takes that
-definition (its own graph, with the data and the functions of ``map``, ``interleave`` ...) and
-rebuilds the same pipeline in tfloop's graph, with the same ``element_spec``. The rebuilt pipeline
-runs inside tfloop's session like one written in that graph, so its iterator position can be
-saved for resuming.
+An eager dataset is brought into tfloop's graph in one of two ways, both giving the same pipeline
+(same elements, same order, same ``element_spec``), which runs inside tfloop's session like one
+written in that graph, so that its iterator position can be saved for resuming:
+
+- :class:`~tfloop.input.eager_pipeline.EagerPipeline`, when tfloop knows every stage of the
+  pipeline (arrays in memory under ``batch``, ``shuffle``, ``map``, ``cache`` ...): the stages are
+  made again in tfloop's graph, and the arrays fed rather than copied;
+- :class:`SerializedDataset`, for any other: TensorFlow serializes the dataset's definition (its
+  own graph, with the data and the functions of ``map``, ``interleave`` ...), which tfloop imports.
 
 Pipelines on Python functions (``from_generator``, ``py_function``, ``numpy_function``) are
-rebuilt too: their ops call back into this process's Python functions, which
-:class:`SerializedDataset` keeps alive by holding the dataset.
+brought in too: their ops call back into this process's Python functions, which are kept alive
+with the graph (:func:`~tfloop.input.eager_pipeline.keep_with_graph`).
 """
 import contextlib
-import weakref
 
 from tfloop.compat import tf, tfv1
+from tfloop.input.eager_pipeline import EagerPipeline, UnknownStage, keep_with_graph
 from tfloop.utils import logger
 
-__all__ = ["SerializedDataset", "as_graph_dataset", "built_eagerly"]
+__all__ = ["SerializedDataset", "as_graph_dataset", "built_eagerly", "eager_definition"]
 
 # tf.data.experimental.ExternalStatePolicy.IGNORE: state outside the pipeline (a Python function,
 # a random seed generator) is referenced, not copied; this process still owns it.
@@ -26,9 +30,6 @@ _IGNORE_EXTERNAL_STATE = 1
 
 # The size of a serialized definition from which bringing the dataset in is slow enough to say so.
 LARGE_DEFINITION_BYTES = 64 << 20
-
-# graph -> the eager datasets rebuilt in it, kept alive with the graph for their Python functions.
-_REBUILT_IN = weakref.WeakKeyDictionary()
 
 
 def built_eagerly(dataset):
@@ -79,6 +80,9 @@ class SerializedDataset:
     Args:
         dataset (tf.data.Dataset): a dataset built eagerly.
         owner (str): who asks, for error messages (``DatasetInput``, ``InferenceRunner`` ...).
+        unknown_stage (str): why tfloop does not make the pipeline's stages again itself (see
+            :class:`~tfloop.input.eager_pipeline.UnknownStage`), for the warning about a large
+            definition.
 
     Raises:
         ValueError: TensorFlow cannot serialize the dataset; the message says to pass the function
@@ -90,10 +94,11 @@ class SerializedDataset:
         ...     dataset = serialized.build()
     """
 
-    def __init__(self, dataset, owner="as_graph_dataset"):
+    def __init__(self, dataset, owner="as_graph_dataset", unknown_stage=None):
         self.dataset = dataset
         self.element_spec = dataset.element_spec
         self.owner = owner
+        self.unknown_stage = unknown_stage
         self._graph_def = self._serialize()
 
     def _serialize(self):
@@ -109,10 +114,13 @@ class SerializedDataset:
                     f"graph, because TensorFlow cannot serialize it ({reason}): pass the function "
                     f"that builds the dataset instead, e.g. {self.owner}(make_dataset).") from None
         if len(serialized) >= LARGE_DEFINITION_BYTES:
+            why = "" if self.unknown_stage is None else (
+                f": tfloop brings in the arrays of an eager pipeline without this copy only when "
+                f"it knows every stage, and this one has {self.unknown_stage}")
             logger.warning(
                 f"{self.owner}: this eagerly built tf.data.Dataset holds "
                 f"{len(serialized) / 2 ** 20:.0f} MB of data, which TensorFlow copies several "
-                f"times to bring it into the training graph (about 1 s per 100 MB). Pass the "
+                f"times to bring it into the training graph (about 1 s per 100 MB){why}. Pass the "
                 f"function that builds it instead, and its arrays are fed without a copy: e.g. "
                 f"data=lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(32).")
         return _without_devices(serialized)
@@ -126,7 +134,7 @@ class SerializedDataset:
                 be initialized with ``feeds.feed_dict``.
         """
         graph_def, self._graph_def = self._graph_def or self._serialize(), None
-        _REBUILT_IN.setdefault(tfv1.get_default_graph(), []).append(self.dataset)
+        keep_with_graph(tfv1.get_default_graph(), self.dataset)
         variant = None if feeds is None else _import_with_feeds(graph_def, feeds)
         if variant is None:
             with tf.name_scope("eager_dataset"):
@@ -136,6 +144,27 @@ class SerializedDataset:
                     input=tf.constant(graph_def.SerializeToString()))
                 variant = tf.raw_ops.DatasetFromGraph(graph_def=definition)
         return tf.data.experimental.from_variant(variant, self.element_spec)
+
+
+def eager_definition(dataset, owner="as_graph_dataset"):
+    """What tfloop keeps of an eagerly built dataset to make it again in any graph (both have
+    ``build(feeds)``): its stages, when tfloop knows them all (an
+    :class:`~tfloop.input.eager_pipeline.EagerPipeline`), else its serialized definition (a
+    :class:`SerializedDataset`).
+
+    Raises:
+        ValueError: the dataset has a stage tfloop does not know, and TensorFlow cannot serialize
+            it.
+
+    Example:
+        >>> definition = eager_definition(tf.data.Dataset.from_tensor_slices(x).batch(32))
+        >>> with tf.Graph().as_default():
+        ...     dataset = definition.build(ArrayFeeds())
+    """
+    try:
+        return EagerPipeline(dataset)
+    except UnknownStage as unknown:
+        return SerializedDataset(dataset, owner, unknown_stage=str(unknown))
 
 
 def as_graph_dataset(dataset, owner="as_graph_dataset", feeds=None):
@@ -164,7 +193,7 @@ def as_graph_dataset(dataset, owner="as_graph_dataset", feeds=None):
         >>> with tf.Graph().as_default():
         ...     iterator = tf.compat.v1.data.make_initializable_iterator(as_graph_dataset(ds))
     """
-    if isinstance(dataset, SerializedDataset):
+    if isinstance(dataset, (SerializedDataset, EagerPipeline)):
         return dataset.build(feeds)
     if not isinstance(dataset, tf.data.Dataset):
         if not callable(dataset):
@@ -177,7 +206,7 @@ def as_graph_dataset(dataset, owner="as_graph_dataset", feeds=None):
                             f"tf.data.Dataset.")
         dataset = made
     if built_eagerly(dataset):
-        return SerializedDataset(dataset, owner).build(feeds)
+        return eager_definition(dataset, owner).build(feeds)
     if dataset._variant_tensor.graph is not tfv1.get_default_graph():
         raise ValueError(
             f"{owner} got a tf.data.Dataset built in another graph than tfloop's: build it "

@@ -9,8 +9,8 @@ array the pipeline holds: about 1 ns per byte at every initialization, 0.35 s fo
 
 For a pipeline over fed arrays (:mod:`tfloop.input.fed_arrays`) of at least
 :data:`SKIP_FROM_BYTES` whose stages are all plain data movement (slices, ``batch``, ``shuffle``
-not right before ``repeat``, ``repeat``, ``take``, ``skip``, ``prefetch`` ...), the rewrite would
-only add a final ``prefetch`` and copy each batch's rows in parallel:
+not right before ``repeat``, ``repeat``, ``take``, ``skip``, ``cache``, ``prefetch`` ...), the
+rewrite would only add a final ``prefetch`` and copy each batch's rows in parallel:
 :func:`without_static_rewrite` adds that prefetch itself and turns the rewrite off (batches are
 then copied by one thread). A pipeline with a ``map``, ``filter``, ``interleave`` or any other
 stage, or whose options name an optimization, is left to tf.data.
@@ -29,7 +29,9 @@ _PLAIN_STAGES = frozenset({
     "TensorSliceDataset", "TensorDataset", "RangeDataset", "BatchDatasetV2",
     "PaddedBatchDatasetV2", "ShuffleDataset", "ShuffleDatasetV2", "ShuffleDatasetV3",
     "RepeatDataset", "PrefetchDataset", "TakeDataset", "SkipDataset", "ZipDataset",
-    "ConcatenateDataset", "ShardDataset", "CacheDatasetV2", "OptionsDataset",
+    "ConcatenateDataset", "ShardDataset", "OptionsDataset",
+    # cache(), in memory or to a file: built in a graph, CacheDataset; eagerly, CacheDatasetV2.
+    "CacheDataset", "CacheDatasetV2",
 })
 _SHUFFLES = frozenset({"ShuffleDataset", "ShuffleDatasetV2", "ShuffleDatasetV3"})
 

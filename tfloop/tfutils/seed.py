@@ -54,25 +54,40 @@ def _const_int(nodes, name):
     return int(values[0]) if values.size == 1 else None
 
 
+def _graph_const_int(tensor):
+    if tensor.op.type != "Const":
+        return None
+    values = tf.make_ndarray(tensor.op.get_attr("value")).reshape(-1)
+    return int(values[0]) if values.size == 1 else None
+
+
+def _unseeded_in_definition(op):
+    """The shuffles without a seed in the serialized definition that ``op`` (a
+    ``DatasetFromGraph``) imports."""
+    definition = op.inputs[0]
+    while definition.op.type != "Const" and definition.op.inputs:
+        definition = definition.op.inputs[0]
+    if definition.op.type != "Const":
+        return []
+    serialized = tf.make_ndarray(definition.op.get_attr("value")).reshape(-1)[0]
+    graph_def = tfv1.GraphDef.FromString(serialized)
+    nodes = {node.name: node for node in graph_def.node}
+    return [node.name.split("/")[0] for node in graph_def.node
+            if node.op in _SHUFFLE_OPS
+            and all(_const_int(nodes, node.input[i]) == 0 for i in _SHUFFLE_OPS[node.op])]
+
+
 def unseeded_eager_shuffles(graph):
     """The names of the shuffles without a seed in the eager datasets brought into ``graph``
-    (their order differs on every run, whatever the graph's seed)."""
+    (their order differs on every run, whatever the graph's seed): made again in it, or imported
+    as a definition. A shuffle built in a seeded graph always has a seed."""
     found = []
     for op in graph.get_operations():
-        if op.type != "DatasetFromGraph":
-            continue
-        definition = op.inputs[0]
-        while definition.op.type != "Const" and definition.op.inputs:
-            definition = definition.op.inputs[0]
-        if definition.op.type != "Const":
-            continue
-        serialized = tf.make_ndarray(definition.op.get_attr("value")).reshape(-1)[0]
-        graph_def = tfv1.GraphDef.FromString(serialized)
-        nodes = {node.name: node for node in graph_def.node}
-        for node in graph_def.node:
-            seeds = _SHUFFLE_OPS.get(node.op)
-            if seeds and all(_const_int(nodes, node.input[i]) == 0 for i in seeds):
-                found.append(node.name.split("/")[0])
+        if op.type in _SHUFFLE_OPS and all(_graph_const_int(op.inputs[i]) == 0
+                                           for i in _SHUFFLE_OPS[op.type]):
+            found.append(op.type)
+        elif op.type == "DatasetFromGraph":
+            found.extend(_unseeded_in_definition(op))
     return found
 
 
