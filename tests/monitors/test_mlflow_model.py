@@ -59,6 +59,8 @@ def test_the_monitor_logs_and_registers_the_final_model(registry, logdir):
     assert monitor.model_uri.startswith("models:/m-")
     [version] = client.search_model_versions("name='final'")
     assert version.run_id == run.info.run_id
+    model_id = monitor.model_uri[len("models:/"):]
+    assert client.get_logged_model(model_id).experiment_id == run.info.experiment_id
     x, _ = make_regression_data(4, seed=5)
     model = mlflow.pyfunc.load_model("models:/final/1")
     np.testing.assert_allclose(model.predict(x), x @ linear_weights(trainer), rtol=1e-6)

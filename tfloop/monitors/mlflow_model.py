@@ -166,10 +166,11 @@ class ModelLogging:
         MLflow's tracking URI set to ``tracking_uri`` meanwhile; returns the model's URI."""
         module = ServingModule(exported)
         flavour = mlflow.tensorflow
-        with _tracking_uri_set(mlflow, tracking_uri):
+        # The run is made active in this thread (MLflow's run stack is per thread) so that the
+        # model goes to its experiment; leaving it ends it FINISHED, as training did.
+        with _tracking_uri_set(mlflow, tracking_uri), mlflow.start_run(run_id=run_id):
             info = flavour.log_model(
-                module, name="model", run_id=run_id,
-                registered_model_name=self.registered_model_name,
+                module, name="model", registered_model_name=self.registered_model_name,
                 signature=_mlflow_signature(module) or False,
                 pip_requirements=flavour.get_default_pip_requirements())
         return info.model_uri
