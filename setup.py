@@ -23,7 +23,9 @@ setup(
         "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
                  "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna",
-                 "h5py", "nbclient", "nbformat", "ipykernel", "ray[train,tune]"],
+                 "h5py", "nbclient", "nbformat", "ipykernel", "ray[train,tune]",
+                 # Converting exports in the tests: ONNX and its runtime.
+                 "tf2onnx", "onnxruntime"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.
