@@ -41,8 +41,9 @@ setup(
                  "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
                  "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna",
                  "h5py", "nbclient", "nbformat", "ipykernel", "ray[train,tune]",
-                 # tests/test_packaging.py builds the wheel without network (no build isolation).
-                 "build", "setuptools>=77"],
+                 # tests/test_packaging.py builds the wheel without network (no build isolation);
+                 # converting exports in the tests: ONNX and its runtime.
+                 "build", "setuptools>=77", "tf2onnx", "onnxruntime"],
         "examples": ["scikit-learn", "ipython", "tensorboard", "matplotlib"],
         "plot": ["matplotlib"],
         # tensorpack's FasterRCNN example: COCO annotations and scoring, mask pasting, images.

@@ -63,14 +63,19 @@ directory to write this page.
 """
 
 EXPORT = ("export", "Exports a log directory's best checkpoint (kept by `MinSaver`/`MaxSaver`), or "
-                     "its latest, for serving: a SavedModel, or a frozen graph with `--format "
-                     "compact`. It is the one command that imports TensorFlow, and only to export "
-                     "(`tfloop export --help` does not). `--model` is found the way `python -m` "
-                     "finds a module, here from the repository's root; an output name that is not "
-                     "in the graph is answered with close matches or the model's named results. "
-                     "See [predict.md](predict.md) for the options and the Python API:",
+                     "its latest, for serving: a SavedModel (here in TF Serving's layout, "
+                     "`--model-version next` numbering the version directory), a frozen graph "
+                     "with `--format compact`, or a TFLite model with `--format tflite`. The "
+                     "signature takes the inputs the outputs depend on (the label is left out) "
+                     "unless `--input-names` says otherwise. It is the one command that imports "
+                     "TensorFlow, and only to export (`tfloop export --help` does not). `--model` "
+                     "is found the way `python -m` finds a module, here from the repository's "
+                     "root; an output name that is not in the graph is answered with close "
+                     "matches or the model's named results. See [predict.md](predict.md) for the "
+                     "options and the Python API, [deploying.md](deploying.md) for TF Serving, "
+                     "TFLite, ONNX and MLflow:",
           ["export", LOGDIR, "--model", "examples.mnist_convnet:Model", "--output-names", "prob",
-           "--output", "export/mnist_convnet/1"])
+           "--output", "export/mnist_convnet", "--model-version", "next"])
 
 
 def run(argv, cwd, env):

@@ -679,6 +679,43 @@ def _(tmp):
         str(tmp / "file" / "1"))
 
 
+@case("export-input-missing")
+def _(tmp):
+    tfloop.ModelExporter(tfloop.PredictConfig(
+        model=LinearModel(), session_init={"w": np.zeros([3, 1])}, input_names=["y"],
+        output_names=["pred"])).export_serving(str(tmp / "export"))
+
+
+@case("export-tags")
+def _(tmp):
+    tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving(
+        str(tmp / "export"), tags=["train"])
+
+
+@case("export-version")
+def _(tmp):
+    tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving_version(
+        str(tmp / "export"), version="3")
+
+
+@case("serving-module-signature")
+def _(tmp):
+    tfloop.ModelExporter(_predict_config({"w": np.zeros([3, 1])})).export_serving(
+        str(tmp / "export"))
+    tfloop.ServingModule(str(tmp / "export"), signature_name="predict")
+
+
+@case("mlflow-log-model")
+def _(tmp):
+    tfloop.MLflowMonitor(f"sqlite:///{tmp}/mlflow.db", log_model="last",
+                         model_output_names=["pred"])
+
+
+@case("mlflow-model-options")
+def _(tmp):
+    tfloop.MLflowMonitor(f"sqlite:///{tmp}/mlflow.db", model_output_names=["pred"])
+
+
 @case("cluster-task-index")
 def _(tmp):
     from tfloop.train.cluster import ClusterTask

@@ -77,11 +77,57 @@ def test_compact_export_with_the_models_inputs_some_unused(run_dir, tmp_path):
     (["--model", "support:LinearModel", "--stat", "acc"], "No best checkpoint for the stat 'acc'"),
     (["--model", "support:LinearModel", "--model-args", "[1]"], "must be a JSON object"),
     (["--model", "support:LinearModel", "--output-names", "prd"], "no tensor named 'prd'"),
+    (["--model", "support:LinearModel", "--input-names", "y"],
+     "tfloop export: export_serving: the output 'pred' depends on the input 'x', which is not "
+     "among input_names"),
+    (["--model", "support:LinearModel", "--format", "compact", "--model-version", "1"],
+     "--model-version applies to --format serving"),
+    (["--model", "support:LinearModel", "--model-version", "v2"],
+     "--model-version must be a version number"),
+    (["--model", "support:LinearModel", "--select-tf-ops"],
+     "--select-tf-ops applies to --format tflite only"),
 ])
 def test_bad_arguments_exit_with_the_reason(run_dir, tmp_path, extra, match):
     args = ["export", run_dir, "--output", str(tmp_path / "out"), "--output-names", "pred"]
     with pytest.raises(SystemExit, match=match):
         main(args + extra)
+
+
+def signature_inputs(directory):
+    loaded = tf.saved_model.load(str(directory))
+    return sorted(loaded.signatures["serving_default"].structured_input_signature[1])
+
+
+def test_versions_of_what_serving_sends(run_dir, tmp_path, capsys):
+    # The model's inputs are x and y; pred does not read y: the signature takes x alone.
+    args = ["export", run_dir, "--model", "support:LinearModel", "--output-names", "pred",
+            "--output", str(tmp_path / "lin"), "--model-version", "next"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"as a SavedModel to {tmp_path / 'lin' / '1'}." in out
+    assert ("Left out of the signature: the input(s) y, which no output depends on "
+            "(--input-names keeps them).") in out
+    assert signature_inputs(tmp_path / "lin" / "1") == ["x"]
+    x, _ = make_regression_data(4, seed=2)
+    loaded = tf.saved_model.load(str(tmp_path / "lin" / "1"))
+    np.testing.assert_allclose(loaded.serve(x)["pred"].numpy(), expected(run_dir, "model-3", x),
+                               rtol=1e-6)
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args[:-1] + ["5", "--input-names", "x", "y"]) == 0
+    assert "Left out" not in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path / "lin")) == ["1", "2", "5"]
+    assert signature_inputs(tmp_path / "lin" / "5") == ["x", "y"]
+
+
+def test_a_tflite_model(run_dir, tmp_path, capsys):
+    assert main(["export", run_dir, "--model", "support:LinearModel", "--output-names", "pred",
+                 "--format", "tflite", "--output", str(tmp_path / "lin.tflite")]) == 0
+    assert f"as a TFLite model to {tmp_path / 'lin.tflite'}." in capsys.readouterr().out
+    x, _ = make_regression_data(4, seed=2)
+    runner = tf.lite.Interpreter(model_path=str(tmp_path / "lin.tflite")).get_signature_runner(
+        "serving_default")
+    np.testing.assert_allclose(runner(x=x)["pred"], expected(run_dir, "model-3", x), rtol=1e-5)
 
 
 def test_not_empty_output_and_no_best(tmp_path, logdir):

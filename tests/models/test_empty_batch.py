@@ -93,3 +93,45 @@ def test_an_empty_batch_gives_an_empty_result_with_onednn_on_and_off(onednn):
                             text=True, timeout=scaled_timeout(120))
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == EXPECTED
+
+
+def guard_rounding():
+    """A Conv2D with bias and ReLU built with the guard (unknown batch) and without (batch 8):
+    the largest relative difference of its output and of its kernel and bias gradients."""
+    rng = np.random.RandomState(0)
+    images = rng.randn(8, 16, 16, 3).astype(np.float32)
+    kernel = rng.randn(3, 3, 3, 8).astype(np.float32)
+    results = []
+    for batch in (None, 8):
+        with tf.Graph().as_default():
+            x = tfv1.placeholder(tf.float32, [batch, 16, 16, 3])
+            y = Conv2D("conv", x, 8, 3, activation=tf.nn.relu,
+                       kernel_initializer=tfv1.constant_initializer(kernel),
+                       bias_initializer=tfv1.constant_initializer(0.1))
+            grads = tf.gradients(tf.reduce_sum(y * y), [y.variables.W, y.variables.b])
+            with tfv1.Session() as sess:
+                sess.run(tfv1.global_variables_initializer())
+                results.append(sess.run([y] + grads, {x: images}))
+    return {name: float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-30)))
+            for name, a, b in zip(["output", "kernel_grad", "bias_grad"], *results)}
+
+
+@pytest.mark.slow
+def test_the_guard_changes_a_convolution_at_rounding_level_with_onednn():
+    """What guard_empty_batch's docstring says: under oneDNN the guard costs the bias gradient
+    its fusion with the filter gradient, and nothing beyond rounding."""
+    script = textwrap.dedent("""
+        import json
+        import test_empty_batch as t
+        from tfloop.compat import onednn_enabled
+        assert onednn_enabled()
+        print(json.dumps(t.guard_rounding()))
+    """)
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1", TF_CPP_MIN_LOG_LEVEL="3",
+               PYTHONPATH=os.pathsep.join(filter(None, [TESTS, os.path.join(TESTS, "models"),
+                                                        os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=scaled_timeout(120))
+    assert result.returncode == 0, result.stderr[-3000:]
+    differences = json.loads(result.stdout.strip().splitlines()[-1])
+    assert all(value <= 1e-5 for value in differences.values()), differences

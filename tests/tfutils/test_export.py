@@ -9,7 +9,6 @@ import textwrap
 
 import numpy as np
 import pytest
-from forked_python import run_python
 from support import make_regression_data, scaled_timeout
 
 import tfloop
@@ -59,8 +58,10 @@ with tf.compat.v1.Session(graph=graph) as sess:
 loaded = tf.saved_model.load(saved, tags=tag.split(","))
 fn = loaded.signatures[signature]
 out = fn(x=tf.constant(x))
+served = loaded.serve(x)
 json.dump({"compact": [a.tolist() for a in compact],
            "serving": [out["prob"].numpy().tolist(), out["logits"].numpy().tolist()],
+           "serve": [served["prob"].numpy().tolist(), served["logits"].numpy().tolist()],
            "inputs": sorted(fn.structured_input_signature[1]),
            "ops": sorted({n.op for n in graph_def.node}),
            "tfloop_imported": any(m.startswith("tfloop") for m in sys.modules)}, sys.stdout)
@@ -76,7 +77,8 @@ def test_both_exports_match_the_predictor_in_a_process_without_tfloop(tmp_path):
     exporter.export_compact(str(tmp_path / "out" / "model.pb"))
     exporter.export_serving(str(tmp_path / "serving" / "1"), signature_name="predict",
                             tags=["serve", "gpu"])
-    assert sorted(os.listdir(tmp_path / "serving" / "1")) == ["saved_model.pb", "variables"]
+    assert sorted(os.listdir(tmp_path / "serving" / "1")) == [
+        "assets", "fingerprint.pb", "saved_model.pb", "variables"]
     out = subprocess.run(
         [sys.executable, "-c", LOADER, str(tmp_path / "out" / "model.pb"),
          str(tmp_path / "serving" / "1"), "predict", "serve,gpu", str(tmp_path / "x.npy")],
@@ -86,7 +88,7 @@ def test_both_exports_match_the_predictor_in_a_process_without_tfloop(tmp_path):
     result = json.loads(out.stdout)
     assert result["tfloop_imported"] is False
     assert result["inputs"] == ["x"]
-    for got in (result["compact"], result["serving"]):
+    for got in (result["compact"], result["serving"], result["serve"]):
         for g, want in zip(got, expected):
             np.testing.assert_allclose(np.array(g), want, rtol=1e-6, atol=1e-6)
     # Frozen and folded: no variables, no training branch, the constant scale computed away.
@@ -226,26 +228,36 @@ class Model(tfloop.ModelDesc):
         tf.matmul(x, tfv1.get_variable("w", [3, 2]), name="out")
         return tf.reduce_mean(x)
 
-save = tfv1.saved_model.Builder.save
+def signalled_after(save):
+    def save_then_a_sigterm(*args, **kwargs):
+        result = save(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return result
+    return save_then_a_sigterm
 
-def save_after_a_sigterm(self, *args, **kwargs):
-    # The variables are written: the signal comes while saved_model.pb is.
-    os.kill(os.getpid(), signal.SIGTERM)
-    return save(self, *args, **kwargs)
-
-tfv1.saved_model.Builder.save = save_after_a_sigterm
+PATCH
 tfloop.ModelExporter(tfloop.PredictConfig(
     model=Model(), session_init={"w": np.ones((3, 2), np.float32)}, input_names=["x"],
     output_names=["out"])).export_serving("export/1")
 print("not reached")
 """
+# Where the signal comes: once TF1's SavedModel is written in the scratch directory, or once
+# TF2's is written in the hidden directory; either way before the export is renamed into place.
+PATCHES = {"tf1": "tfv1.saved_model.Builder.save = signalled_after(tfv1.saved_model.Builder.save)",
+           "tf2": "tf.saved_model.save = signalled_after(tf.saved_model.save)"}
 
 
 @pytest.mark.slow
-def test_sigterm_during_an_export_leaves_no_partial_directory(tmp_path):
+@pytest.mark.parametrize("stage", sorted(PATCHES))
+def test_sigterm_during_an_export_leaves_no_partial_directory(tmp_path, stage):
     (tmp_path / "export").mkdir()
-    done = run_python(["-c", textwrap.dedent(SIGTERM_DURING_EXPORT)], tmp_path, os.environ,
-                      scaled_timeout(60))
+    (tmp_path / "tmp").mkdir()
+    script = textwrap.dedent(SIGTERM_DURING_EXPORT).replace("PATCH", PATCHES[stage])
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=scaled_timeout(60),
+                          env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")))
     assert done.returncode == -signal.SIGTERM, done.stderr[-3000:]
     assert "not reached" not in done.stdout
     assert os.listdir(tmp_path / "export") == []
+    # Nor the scratch TF1 SavedModel (TensorFlow's own autograph files may stay).
+    assert [name for name in os.listdir(tmp_path / "tmp") if name.startswith("tfloop")] == []

@@ -29,6 +29,7 @@ from tfloop import (
     OfflinePredictor,
     PeriodicTrigger,
     PredictConfig,
+    ServingModule,
     SimpleTrainer,
     TrainConfig,
     launch_train_with_config,
@@ -166,6 +167,9 @@ def predict_and_export(x: np.ndarray) -> np.ndarray:
     exporter = ModelExporter(config)
     exporter.export_compact("export/model.pb")
     exporter.export_serving("export/typing/1", signature_name="serving_default")
+    version_dir: str = exporter.export_serving_version("export/typing_versions")
+    served = ServingModule(version_dir)(x[:4])
+    np.testing.assert_allclose(served.numpy(), prob, atol=1e-6)
     return prob
 
 

@@ -1,8 +1,9 @@
 """``tfloop export LOGDIR --model MODULE:CLASS ...``: export a log directory's best or latest
-checkpoint as a SavedModel (for TF Serving and ``tf.saved_model.load``) or a frozen graph.
+checkpoint as a SavedModel (for TF Serving and ``tf.saved_model.load``), a frozen graph or a
+TFLite model.
 
     tfloop export train_log/mnist --model mnist_convnet:Model --output-names prob \\
-        --output export/mnist/1
+        --output export/mnist --model-version next
     tfloop export train_log/mnist --model examples.mnist_convnet:Model --output-names prob \\
         --checkpoint latest --format compact --output mnist.pb
 
@@ -33,18 +34,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-args", default="{}",
                         help="keyword arguments of the model's constructor, as JSON")
     parser.add_argument("--output", required=True,
-                        help="the SavedModel directory (new or empty) or the .pb file")
+                        help="the SavedModel directory (new or empty; with --model-version, the "
+                             "model's base directory), the .pb file or the .tflite file")
     parser.add_argument("--output-names", nargs="+", required=True,
                         help="the tensors to export as outputs (an unknown name is answered "
                              "with the graph's close matches)")
     parser.add_argument("--input-names", nargs="+",
-                        help="the tensors to feed (default: the model's inputs)")
+                        help="the tensors to feed (default: the model's inputs; a SavedModel's "
+                             "signature takes those the outputs depend on)")
     parser.add_argument("--checkpoint", default="auto",
                         help="'best' (kept by MinSaver/MaxSaver), 'latest', 'auto' (best when "
                              "kept, else latest; the default), or a checkpoint path")
     parser.add_argument("--stat", help="with several best checkpoints: the stat to choose by")
-    parser.add_argument("--format", choices=["serving", "compact"], default="serving",
-                        help="a SavedModel (default) or a frozen GraphDef")
+    parser.add_argument("--format", choices=["serving", "compact", "tflite"], default="serving",
+                        help="a SavedModel (default), a frozen GraphDef or a TFLite model")
+    parser.add_argument("--model-version", metavar="N|next",
+                        help="with --format serving: write OUTPUT/N, TF Serving's layout "
+                             "(OUTPUT is the model's base path); 'next': one above the highest "
+                             "version in OUTPUT")
+    parser.add_argument("--select-tf-ops", action="store_true",
+                        help="with --format tflite: keep TensorFlow ops TFLite lacks (run by its "
+                             "Flex delegate)")
     parser.add_argument("--signature-name", default="serving_default",
                         help="the SavedModel's signature key")
     parser.add_argument("--tags", nargs="+", default=["serve"], help="the SavedModel's tags")
@@ -181,6 +191,34 @@ def run(args: argparse.Namespace) -> int:
         tfloop_logger.setLevel(level)
 
 
+def _model_version(args):
+    """``--model-version`` as an int, ``"next"`` or None (checking ``--select-tf-ops`` too)."""
+    if args.select_tf_ops and args.format != "tflite":
+        raise SystemExit("--select-tf-ops applies to --format tflite only.")
+    if args.model_version is None:
+        return None
+    if args.format != "serving":
+        raise SystemExit(f"--model-version applies to --format serving (TF Serving's layout), "
+                         f"not --format {args.format}.")
+    if args.model_version == "next":
+        return "next"
+    if not args.model_version.isdigit():
+        raise SystemExit(f"--model-version must be a version number (0, 1, 2, ...) or 'next', "
+                         f"got {args.model_version!r}.")
+    return int(args.model_version)
+
+
+def _export_tflite(exporter, output, select_tf_ops):
+    """``exporter.export_tflite``; TFLite's ``ConverterError`` (its message names the ops it
+    cannot convert and their layers) is said as the command's error."""
+    try:
+        exporter.export_tflite(output, select_tf_ops=select_tf_ops)
+    except Exception as e:
+        if type(e).__name__ != "ConverterError":
+            raise
+        raise SystemExit(f"tfloop export: {e}") from None
+
+
 def _run(args):
     try:
         kwargs = json.loads(args.model_args)
@@ -188,6 +226,7 @@ def _run(args):
         raise SystemExit(f"--model-args must be a JSON object: {e}.") from None
     if not isinstance(kwargs, dict):
         raise SystemExit(f"--model-args must be a JSON object, got {args.model_args!r}.")
+    version = _model_version(args)
     checkpoint, description = find_checkpoint(args.logdir, args.checkpoint, args.stat)
     model = load_model(args.model, kwargs)
     from tfloop.predict.config import PredictConfig
@@ -195,10 +234,20 @@ def _run(args):
     config = PredictConfig(model=model, session_init=checkpoint, input_names=args.input_names,
                            output_names=args.output_names)
     exporter = ModelExporter(config)
+    output = args.output
     if args.format == "compact":
-        exporter.export_compact(args.output)
+        exporter.export_compact(output)
+    elif args.format == "tflite":
+        _export_tflite(exporter, output, args.select_tf_ops)
+    elif version is not None:
+        output = exporter.export_serving_version(args.output, None if version == "next" else
+                                                 version, tags=args.tags,
+                                                 signature_name=args.signature_name)
     else:
-        exporter.export_serving(args.output, tags=args.tags, signature_name=args.signature_name)
-    kind = "frozen graph" if args.format == "compact" else "SavedModel"
-    print(f"Exported {description} as a {kind} to {args.output}.")
+        exporter.export_serving(output, tags=args.tags, signature_name=args.signature_name)
+    kind = {"compact": "frozen graph", "serving": "SavedModel", "tflite": "TFLite model"}
+    print(f"Exported {description} as a {kind[args.format]} to {output}.")
+    if exporter.left_out_inputs:
+        print(f"Left out of the signature: the input(s) {', '.join(exporter.left_out_inputs)}, "
+              "which no output depends on (--input-names keeps them).")
     return 0

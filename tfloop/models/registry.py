@@ -11,6 +11,7 @@ import weakref
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.argscope import get_arg_scope, shape_str
+from tfloop.tfutils.layer_scopes import record_layer_scope
 from tfloop.utils import logger
 
 __all__ = ["VariableHolder", "disable_layer_logging", "get_registered_layer", "layer_register"]
@@ -174,6 +175,7 @@ def layer_register(log_shape=False, use_scope=True):
             if name is None:
                 return func(inputs, *args, **actual)
             with tfv1.variable_scope(name) as scope:
+                record_layer_scope(layer)
                 logged = _LOGGED.setdefault(tfv1.get_default_graph(), set())
                 key = _TOWER_PREFIX.sub("", scope.name)
                 log = log_shape and not _LOGGING_DISABLED and key not in logged

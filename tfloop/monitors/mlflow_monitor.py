@@ -6,6 +6,7 @@ import urllib.error
 import urllib.request
 
 from tfloop.monitors.base import MonitorBase
+from tfloop.monitors.mlflow_model import ModelLogging
 from tfloop.monitors.mlflow_names import check_params, key_problem, legal_key
 from tfloop.monitors.mlflow_sender import MetricSender
 from tfloop.monitors.outcome import training_outcome
@@ -48,6 +49,21 @@ def check_reachable(uri, timeout=5.0):
                              "tracking_uri=.")
 
 
+def _model_logging(log_model, output_names, stat, registered_model_name):
+    """The model logging ``log_model`` asks for, or None; model options without it are an
+    error."""
+    if log_model is not None:
+        return ModelLogging(log_model, output_names, stat, registered_model_name)
+    given = [name for name, value in (("model_output_names", output_names),
+                                      ("model_stat", stat),
+                                      ("registered_model_name", registered_model_name))
+             if value is not None]
+    if given:
+        raise TypeError(f"MLflowMonitor: {', '.join(given)} apply to the model logged with "
+                        "log_model='final' or 'best', which is not given.")
+    return None
+
+
 class MLflowMonitor(MonitorBase):
     """Log every scalar as an MLflow metric at the global step, into one MLflow run.
 
@@ -70,6 +86,16 @@ class MLflowMonitor(MonitorBase):
     A scalar name MLflow refuses (``acc@1``, ``PeakMemory(MB)/gpu:0``) is logged under a legal
     form (``acc_1``), or not at all when it has none, with one warning naming it.
 
+    With ``log_model``, the model is logged into the run when training finishes (or a callback
+    stops it cleanly; not when it fails or is killed), with MLflow's ``tensorflow`` flavour: the
+    export ``ModelExporter`` writes, wrapped in a :class:`ServingModule`, with an MLflow
+    signature, and registered in the model registry under ``registered_model_name`` when given.
+    ``mlflow.pyfunc.load_model(monitor.model_uri).predict(array)`` then predicts as the exported
+    model does. The outputs are checked against the model before training; the end of training
+    waits at most ``flush_timeout`` seconds for the upload, and a model that cannot be exported
+    or logged is a warning: it never fails the training. While it is logged (in a daemon thread),
+    MLflow's process-wide tracking URI is the monitor's.
+
     Runs on the chief worker only. Needs ``pip install 'tfloop-train[mlflow]'``.
 
     Args:
@@ -80,20 +106,31 @@ class MLflowMonitor(MonitorBase):
         run_name (str): the run's name (MLflow makes one up when None).
         params (dict): hyper-parameters to log once, e.g. ``{"lr": 0.01}``; a name MLflow refuses
             is a ``ValueError`` here.
-        flush_timeout (float): seconds the end of training waits at most for the server.
+        flush_timeout (float): seconds the end of training waits at most for the server (for
+            the metrics and the run's status, and as long again for the model).
+        log_model (str): None (no model), ``"final"`` (the weights training ended with) or
+            ``"best"`` (the best checkpoint a MinSaver/MaxSaver kept in the log directory).
+        model_output_names (list[str]): with ``log_model``: the tensors the model outputs (its
+            inputs are those they depend on).
+        model_stat (str): with ``log_model="best"`` and several kept stats: the stat to choose by.
+        registered_model_name (str): with ``log_model``: register the model under this name.
 
     Attributes:
         run_id (str): the MLflow run's id, from ``before_train`` on.
+        model_uri (str): the logged model's URI (``models:/m-...``), once logged; else None.
 
     Example:
         >>> monitors = DEFAULT_MONITORS() + [MLflowMonitor("sqlite:///mlflow.db", "mnist",
         ...                                                params={"lr": 0.01})]
+        >>> MLflowMonitor("http://127.0.0.1:5000", "mnist", log_model="best",
+        ...               model_output_names=["prob"], registered_model_name="mnist")
     """
 
     _chief_only = True
 
     def __init__(self, tracking_uri=None, experiment_name=None, run_name=None, params=None,
-                 flush_timeout=60.0):
+                 flush_timeout=60.0, log_model=None, model_output_names=None, model_stat=None,
+                 registered_model_name=None):
         for value, name in ((tracking_uri, "tracking_uri"), (experiment_name, "experiment_name"),
                             (run_name, "run_name")):
             _check_optional_str(value, name)
@@ -103,6 +140,10 @@ class MLflowMonitor(MonitorBase):
         self._mlflow = import_extra("mlflow", "mlflow", "MLflowMonitor")
         self._entities = import_extra("mlflow.entities", "mlflow", "MLflowMonitor")
         self._tracking = import_extra("mlflow.tracking", "mlflow", "MLflowMonitor")
+        self._model_logging = _model_logging(log_model, model_output_names, model_stat,
+                                             registered_model_name)
+        if self._model_logging is not None:
+            import_extra("mlflow.tensorflow", "mlflow", "MLflowMonitor(log_model=...)")
         self._tracking_uri = tracking_uri
         self._experiment_name = experiment_name
         self._run_name = run_name
@@ -113,6 +154,11 @@ class MLflowMonitor(MonitorBase):
         self._keys = {}            # scalar name -> its MLflow key (None: not logged)
         self._logged_through = {}  # MLflow key -> the last step the resumed run had
         self._restored = []        # [key, value, timestamp, step] unconfirmed at the checkpoint
+
+    @property
+    def model_uri(self):
+        """The logged model's URI, once logged at the end of training; else None."""
+        return self._model_logging.model_uri if self._model_logging is not None else None
 
     @property
     def tracking_uri(self):
@@ -133,6 +179,8 @@ class MLflowMonitor(MonitorBase):
             raise RuntimeError(f"MLflowMonitor: cannot use the experiment {name!r} of the "
                                f"tracking store {self._tracking_uri}: {type(e).__name__}: {e}") \
                 from None
+        if self._model_logging is not None:
+            self._model_logging.setup(self.trainer)
 
     def _before_train(self):
         logdir = self.trainer.logdir
@@ -257,6 +305,13 @@ class MLflowMonitor(MonitorBase):
         outcome = training_outcome(self.trainer)
         status = _STATUS[outcome.status]
         reason = self.trainer.stop_reason
+        if self._model_logging is not None:
+            if outcome.status == "finished":
+                self._model_logging.log(self.trainer, self._mlflow, self._tracking_uri,
+                                        self.run_id, self.flush_timeout)
+            else:
+                logger.info(f"MLflowMonitor: training {outcome.status}; the model is not "
+                            "logged.")
 
         def terminate():
             if reason is not None and outcome.status == "finished":

@@ -19,6 +19,7 @@ from tfloop.predict.multiprocess import MultiProcessDatasetPredictor
 from tfloop.predict.offline import OfflinePredictor
 from tfloop.tfutils.export import ModelExporter
 from tfloop.tfutils.predictor import OnlinePredictor, PredictorBase
+from tfloop.tfutils.serving_module import ServingModule
 
 __all__ = [
     "PredictCallback", "StopPrediction", "CollectOutputs", "PredictThroughput",
@@ -26,4 +27,5 @@ __all__ = [
     "MultiTowerDatasetPredictor", "DataParallelOfflinePredictor", "MultiTowerOfflinePredictor",
     "OfflinePredictor", "ModelExporter", "OnlinePredictor", "PredictorBase", "AsyncPredictorBase",
     "MultiThreadAsyncPredictor", "FeedfreePredictor", "MultiProcessDatasetPredictor",
+    "ServingModule",
 ]

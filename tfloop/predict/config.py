@@ -71,6 +71,8 @@ class PredictConfig:
         input_signature (list[tf.TensorSpec]): the inputs of a plain ``tower_func``.
         input_names (list[str]): the tensors to feed, in call order: the model's inputs by
             default; any tensor of the predict graph may be fed (e.g. an intermediate feature).
+            Left out, a serving export (``ModelExporter.export_serving``) takes only the model
+            inputs its outputs depend on.
         output_names (list[str]): the tensors to fetch, in output order (required).
         session_creator (NewSessionCreator): creates the session; tfloop's default config.
         session_init: what to load, anything the trainer accepts: a ``SessionInit``
@@ -83,6 +85,10 @@ class PredictConfig:
             rewrite ``TrainConfig`` uses for training (``docs/performance.md``); inputs, outputs
             and the loaded variables stay float32.
         xla (bool): compile the prediction with XLA auto-clustering.
+
+    Attributes:
+        input_names_given (bool): whether ``input_names`` were given (else they are the model's
+            inputs).
 
     Example:
         >>> config = PredictConfig(model=MyModel(), session_init="train_log/mnist",
@@ -103,6 +109,7 @@ class PredictConfig:
         self.output_names = _name_list(output_names, "output_names")
         if not self.output_names:
             raise ValueError("PredictConfig: output_names is empty; name at least one tensor.")
+        self.input_names_given = input_names is not None
         if input_names is None:
             input_names = [s.name for s in self.input_signature]
         self.input_names = _name_list(input_names, "input_names")

@@ -1,11 +1,14 @@
-"""Describing a model's variables."""
+"""Describing and reading a model's variables."""
+from typing import Any
+
 import numpy as np
 from tabulate import tabulate
 
 from tfloop.compat import tfv1
+from tfloop.tfutils.varmanip import is_optimizer_slot
 from tfloop.utils import logger
 
-__all__ = ["describe_trainable_vars"]
+__all__ = ["describe_trainable_vars", "read_model_weights"]
 
 
 def describe_trainable_vars(graph=None):
@@ -28,3 +31,17 @@ def describe_trainable_vars(graph=None):
                f"Number of parameters: {total_size} ({total_bytes / 2.0 ** 20:.2f} MB)")
     logger.detail("Trainable variables:\n" + table + "\n" + summary)
     return table
+
+
+def _is_numeric(variable):
+    dtype = variable.dtype.base_dtype
+    return dtype.is_floating or dtype.is_integer or dtype.is_bool
+
+
+def read_model_weights(sess: Any, graph: Any) -> dict[str, np.ndarray]:
+    """``{variable name: value}`` of the graph's global variables, as a checkpoint names them,
+    without the optimizer's slots (``w/Adam``, ``beta1_power``), which no prediction reads."""
+    variables = [v for v in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
+                 if _is_numeric(v) and not is_optimizer_slot(v.op.name)]
+    values = sess.run(variables)
+    return {v.op.name: np.asarray(value) for v, value in zip(variables, values)}

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.model_utils import read_model_weights
 from tfloop.tfutils.predict_tower import (
     build_predict_tower,
     lookup_tensors,
@@ -21,24 +22,9 @@ from tfloop.tfutils.predict_tower import (
 )
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.tower import TowerFunc
-from tfloop.tfutils.varmanip import is_optimizer_slot
 from tfloop.utils import logger
 
 __all__ = ["FinalWeightsOwner", "FinalWeightsGraph", "read_model_weights"]
-
-
-def _is_numeric(variable):
-    dtype = variable.dtype.base_dtype
-    return dtype.is_floating or dtype.is_integer or dtype.is_bool
-
-
-def read_model_weights(sess: Any, graph: Any) -> dict[str, np.ndarray]:
-    """``{variable name: value}`` of the graph's global variables, as a checkpoint names them,
-    without the optimizer's slots (``w/Adam``, ``beta1_power``), which no prediction reads."""
-    variables = [v for v in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)
-                 if _is_numeric(v) and not is_optimizer_slot(v.op.name)]
-    values = sess.run(variables)
-    return {v.op.name: np.asarray(value) for v, value in zip(variables, values)}
 
 
 def _assign_ops(graph, weights):
