@@ -18,6 +18,7 @@ from tfloop.train.cluster import (
 )
 from tfloop.train.devices import check_session_devices
 from tfloop.utils import files, logger
+from tfloop.utils.exit_status import is_clean_exit
 
 __all__ = ["ClusterTrainerMixin", "ExitBarrier"]
 
@@ -143,8 +144,8 @@ class ClusterTrainerMixin:
         session) is reported to the other tasks too, so that none waits for this worker."""
         try:
             super().train(*args, **kwargs)
-        except BaseException:
-            self._end(failed=True)
+        except BaseException as e:
+            self._end(failed=not is_clean_exit(e))
             raise
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
@@ -160,8 +161,8 @@ class ClusterTrainerMixin:
                 f"{self.task.device()}: a session call at global step {self.global_step} "
                 f"failed: another task of the cluster died, hung or stopped responding "
                 f"(timeout {self.timeout_s:g} s): {_failure_cause(self.task, e)}") from e
-        except BaseException:
-            self._end(failed=True)
+        except BaseException as e:
+            self._end(failed=not is_clean_exit(e))   # sys.exit(0): a clean stop
             raise
         self._end(failed=False)
 
