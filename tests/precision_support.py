@@ -3,6 +3,7 @@ and XLA nodes of a real step, and digits accuracy after a fixed number of steps.
 import collections
 
 import numpy as np
+from op_types_support import count_op_types, op_types
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -57,26 +58,28 @@ class TinyResNet(ConvNet):
 
 class StepGraph(tfloop.Callback):
     """Runs one more training step at the end of training with partition graphs recorded, and
-    counts reduced-precision and XLA nodes in what ran (``reduced``; by op in ``reduced_ops``),
-    its Cast nodes and the dtypes the optimizer's updates take; records the variables' dtypes."""
+    counts reduced-precision and XLA nodes in what ran (``reduced``; by op type in
+    ``reduced_ops``), every op type of the step (``ops``), its Cast nodes and the dtypes the
+    optimizer's updates take; records the variables' dtypes. Op types are TensorFlow's, whatever
+    oneDNN runs them as (:func:`op_types_support.op_types`)."""
 
     def _after_train(self):
         metadata = tfv1.RunMetadata()
         self.trainer.sess.run(self.trainer.train_op,
                               options=tfv1.RunOptions(output_partition_graphs=True),
                               run_metadata=metadata)
-        self.reduced, self.reduced_ops, self.xla = collections.Counter(), collections.Counter(), 0
+        self.reduced, self.reduced_ops = collections.Counter(), collections.Counter()
         nodes = [node for graph in metadata.partition_graphs for node in graph.node]
         for node in nodes:
             for key in ("T", "DstT", "dtype"):
                 if key in node.attr and node.attr[key].type in REDUCED:
                     self.reduced[REDUCED[node.attr[key].type]] += 1
-                    self.reduced_ops[node.op] += 1
+                    self.reduced_ops.update(op_types(node))
                     break
-            self.xla += node.op == "_XlaCompile"
-        self.casts = sum(node.op == "Cast" for node in nodes)
+        self.ops = count_op_types(nodes)
+        self.xla, self.casts = self.ops["_XlaCompile"], self.ops["Cast"]
         self.update_dtypes = {tf.as_dtype(node.attr["T"].type) for node in nodes
-                              if node.op.startswith("ResourceApply")}
+                              if any(op.startswith("ResourceApply") for op in op_types(node))}
         self.dtypes = {v.dtype.base_dtype for v in tfv1.global_variables()}
         found = {v.op.name: v for v in tfv1.global_variables()}
         scale, skipped = found.get("loss_scale/scale"), found.get("loss_scale/skipped_steps")

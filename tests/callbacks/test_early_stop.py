@@ -1,13 +1,17 @@
 """EarlyStopping: the exact epoch it stops at for scripted stat sequences, in either list order."""
 import json
+import os
 
 import numpy as np
 import pytest
 from keras_support import keras_fit_with_values
-from support import LRModel, RecordingCallback, train_linear
+from resume_support import WeightLog, make_dataset
+from support import LinearModel, LRModel, RecordingCallback, train_linear
 
 import tfloop
 from tfloop.callbacks.early_stop import model_weights
+from tfloop.compat import tf
+from tfloop.resume.state import read_resume_state
 
 
 class ScriptedStat(tfloop.Callback):
@@ -20,21 +24,27 @@ class ScriptedStat(tfloop.Callback):
         self.trainer.monitors.put_scalar("val", self.values.pop(0))
 
 
-def run(early_stopping, values, stat_first=True, max_epoch=8):
-    """Train with a scripted stat; returns the trainer and the epochs whose steps all ran."""
+def run(early_stopping, values, stat_first=True, max_epoch=8, begun=None):
+    """Train with a scripted stat; returns the trainer and the epochs whose steps all ran
+    (``begun``: a list that gets the epochs a callback listed first began)."""
     log = []
     stat = ScriptedStat(values)
     cbs = [stat, early_stopping] if stat_first else [early_stopping, stat]
     trainer = train_linear([RecordingCallback("r", log)] + cbs, max_epoch=max_epoch)
+    if begun is not None:
+        begun.extend(e[2] for e in log if e[1] == "before_epoch")
     return trainer, [e[2] for e in log if e[1] == "after_epoch"]
 
 
 @pytest.mark.parametrize("stat_first", [True, False], ids=["stat-first", "stopper-first"])
 def test_stops_when_patience_is_reached(stat_first, log_lines):
     values = [0.5, 0.4, 0.45, 0.41, 0.42, 0.1, 0.1, 0.1]
-    trainer, epochs = run(tfloop.EarlyStopping("val", patience=2), values, stat_first)
+    begun = []
+    trainer, epochs = run(tfloop.EarlyStopping("val", patience=2), values, stat_first,
+                          begun=begun)
     assert epochs == [1, 2, 3, 4]                  # the 4th value is the 2nd without improvement
     assert trainer.global_step == 12               # no step after the value that stopped it
+    assert begun == [1, 2, 3, 4] and trainer.epoch_num == 4     # no callback began a 5th
     message = [line for line in log_lines if line.startswith("Training stopped")][0]
     assert "'val'" in message and "best 0.4 (global step 6)" in message
     assert "patience=2" in message and "0.41 at global step 12" in message
@@ -193,3 +203,49 @@ def test_model_weights_are_those_keras_get_weights_would_hold():
 def test_bad_keras_arguments(kwargs, match):
     with pytest.raises((TypeError, ValueError), match=match):
         tfloop.EarlyStopping("val", **kwargs)
+
+
+def _train_restoring_the_best(logdir, values, patience):
+    """Train with EarlyStopping(restore_best_weights=True) listed before a ModelSaver of every
+    epoch, resumably; returns the trainer, the stopper and ``{global step: w after it}``."""
+    weights = WeightLog()
+    stopper = tfloop.EarlyStopping("val", patience=patience, restore_best_weights=True)
+    config = tfloop.AutoResumeTrainConfig(
+        model=LinearModel(), data=tfloop.DatasetInput(make_dataset), monitors=[],
+        callbacks=[ScriptedStat(values), stopper, tfloop.ModelSaver(max_to_keep=None), weights],
+        extra_callbacks=[], max_epoch=len(values))
+    trainer = tfloop.SimpleTrainer()
+    tfloop.launch_train_with_config(config, trainer)
+    return trainer, stopper, {step: np.frombuffer(w, np.float32) for step, w in weights.after_step}
+
+
+def _w_of(prefix):
+    return tf.train.load_variable(prefix, "w").ravel()
+
+
+@pytest.mark.parametrize("patience, last_step", [(9, 12), (2, 12)], ids=["max-epoch", "stopped"])
+def test_restoring_the_best_weights_leaves_each_checkpoint_the_weights_of_its_step(
+        logdir, patience, last_step):
+    # The best value is the 2nd (global step 6); patience 2 stops at the 4th value (step 12),
+    # patience 9 trains all 4 epochs. Either way the last checkpoint is step 12's, with step
+    # 12's weights and resume state; the weights training ends with are step 6's, and so are
+    # those of the checkpoint the stopper names.
+    trainer, stopper, w_after = _train_restoring_the_best(logdir, [0.5, 0.3, 0.4, 0.45], patience)
+    assert trainer.global_step == last_step and stopper.best_step == 6
+    latest = tf.train.latest_checkpoint(logdir)
+    assert latest == os.path.join(logdir, f"model-{last_step}")
+    np.testing.assert_array_equal(_w_of(latest), w_after[last_step])
+    state = read_resume_state(latest)
+    assert (state["global_step"], state["epoch"], state["local_step"]) == (last_step, 5, 0)
+    np.testing.assert_array_equal(trainer.final_weights["w"].ravel(), w_after[6])
+    assert stopper.best_checkpoint == os.path.join(logdir, "model-6")
+    np.testing.assert_array_equal(_w_of(stopper.best_checkpoint), w_after[6])
+    assert not np.array_equal(w_after[6], w_after[last_step])
+
+
+def test_the_restored_weights_name_no_checkpoint_when_none_holds_them(log_lines):
+    stopper = tfloop.EarlyStopping("val", patience=2, restore_best_weights=True)
+    train_linear([ScriptedStat([0.5, 0.3, 0.4, 0.45]), stopper], max_epoch=4)
+    assert stopper.best_checkpoint is None
+    assert any("no checkpoint of this run holds them (MinSaver('val') keeps the best one)" in line
+               for line in log_lines)

@@ -6,9 +6,11 @@ import keras
 import numpy as np
 import pytest
 from keras_support import keras_fit_with_logs, keras_fit_with_values
-from support import LRModel, LRRecorder, train_linear
+from support import LRModel, LRRecorder, batches, make_regression_data, train_linear
 
 import tfloop
+from tfloop.compat import tf
+from tfloop.utils.logdir_format import read_run_status
 
 DATA = [(np.zeros((1, 3), np.float32), np.zeros((1,), np.float32))]
 
@@ -52,6 +54,46 @@ def test_keras_early_stopping_stops_at_the_epoch_fit_stops_at(kwargs):
     trainer, lrs = train_lr([keras.callbacks.EarlyStopping("val", mode="min", **kwargs)], values)
     assert len(lrs) == keras_epochs < len(values)
     assert trainer.global_step == 3 * keras_epochs
+
+
+class EpochHooks(keras.callbacks.Callback):
+    """The epoch hooks Keras called, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.calls.append(("begin", epoch))
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.calls.append(("end", epoch, dict(logs)))
+
+    def on_train_end(self, logs=None):
+        self.calls.append(("train_end",))
+
+
+@pytest.mark.parametrize("stat_first", [True, False], ids=["stat-first", "stat-last"])
+def test_keras_early_stopping_given_to_train_config_ends_training_where_fit_does(
+        logdir, stat_first):
+    values = [0.5, 0.4, 0.45, 0.41, 0.42, 0.3]
+    before, after = EpochHooks(), EpochHooks()
+    stopper = keras.callbacks.EarlyStopping("val", mode="min", patience=2)
+    _, keras_epochs = keras_fit_with_values([before, stopper, after], values)
+    expected = before.calls
+    assert after.calls == expected and keras_epochs == 4
+    before, after = EpochHooks(), EpochHooks()
+    stopper = keras.callbacks.EarlyStopping("val", mode="min", patience=2)
+    stat = [ScriptedStat(values)]
+    trainer = train_linear((stat if stat_first else []) + [before, stopper, after] +
+                           ([] if stat_first else stat), model=LRModel(0.1),
+                           max_epoch=len(values))
+    # No callback begins a 5th epoch; every one ends the 4th; the run ends in epoch 4.
+    assert before.calls == expected and after.calls == expected
+    assert (trainer.global_step, trainer.epoch_num) == (3 * keras_epochs, keras_epochs)
+    assert read_run_status(logdir).record["epoch_num"] == keras_epochs
+    assert trainer.stop_reason == ("KerasCallback(EarlyStopping) set model.stop_training at the "
+                                   "end of epoch 4.")
 
 
 def test_keras_early_stopping_restores_the_best_weights_through_the_session():
@@ -251,10 +293,33 @@ def test_history_and_lambda_callback_see_the_epochs_logs():
     assert ends == [(0, {"val": 0.5}), (1, {"val": 0.4})]
 
 
-def test_keras_terminate_on_nan_stops_after_the_first_nan_loss():
-    class Diverging(LRModel):
-        def build_graph(self, x, y):
-            return super().build_graph(x, y) * np.float32("nan")
+@pytest.mark.parametrize("terminate", [lambda: keras.callbacks.TerminateOnNaN(),
+                                       lambda: tfloop.TerminateOnNaN()],
+                         ids=["keras", "tfloop"])
+def test_terminate_on_nan_fails_and_keeps_the_last_good_checkpoint(logdir, terminate):
+    # A NaN in the batch of step 5: its loss is NaN and so are the weights after it. Keras'
+    # TerminateOnNaN through the adapter ends as tfloop's own does: failed, no checkpoint of
+    # the diverged weights, so the latest one (what AutoResume would resume from) is step 3's.
+    x, y = make_regression_data(24)
+    x[17, 0] = np.nan
+    with pytest.raises(tfloop.NaNLossError) as info:
+        train_linear([terminate(), tfloop.ModelSaver()], data=tfloop.FeedInput(batches(x, y, 4)),
+                     steps_per_epoch=3, max_epoch=3)
+    assert info.value.global_step == 5 and info.value.names == ["cost:0"]
+    assert "global step 5 (epoch 2)" in str(info.value) and "cost:0 is" in str(info.value)
+    latest = tf.train.latest_checkpoint(logdir)
+    assert latest.endswith("model-3")
+    assert np.isfinite(tf.train.load_variable(latest, "w")).all()
+    assert read_run_status(logdir).state == "failed"
 
-    trainer = train_linear([keras.callbacks.TerminateOnNaN()], model=Diverging(), max_epoch=3)
-    assert trainer.global_step == 1
+
+def test_a_stop_from_a_batch_hook_after_a_finite_loss_is_a_clean_stop(logdir):
+    class StopAtStep2(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 1:
+                self.model.stop_training = True
+
+    trainer = train_linear([StopAtStep2(), tfloop.ModelSaver()], max_epoch=3)
+    assert trainer.global_step == 2 and trainer.training_error is None
+    assert tf.train.latest_checkpoint(logdir).endswith("model-2")
+    assert read_run_status(logdir).state == "stopped"

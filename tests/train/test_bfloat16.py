@@ -37,25 +37,34 @@ def _with_onednn(code, cpu_flags=None):
 
 
 STEP = ("p = t.train_convnet(model=t.TinyResNet(), mixed_precision='bfloat16'); "
+        "f = t.train_convnet(model=t.TinyResNet()); "
         "print('RESULT', json.dumps({'ops': dict(p.reduced_ops), 'casts': p.casts, "
-        "'updates': sorted(d.name for d in p.update_dtypes), "
+        "'float32_ops': dict(f.ops), 'updates': sorted(d.name for d in p.update_dtypes), "
         "'variables': sorted(d.name for d in p.dtypes)}))")
+# What a step computes, by op type: the same in the float32 step whatever names oneDNN runs it
+# under on this CPU (op_types_support), and in bfloat16 in the bfloat16 step.
+COMPUTE = ("Conv2D", "FusedBatchNormV3", "FusedBatchNormGradV3", "Relu", "ReluGrad", "MatMul",
+           "BiasAdd")
+GRADIENTS = ("Conv2DBackpropFilter", "Conv2DBackpropInput")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hardware", [True, False])
 def test_bfloat16_step_of_a_small_resnet(hardware):
     step = _with_onednn(STEP, ["avx512_bf16"] if hardware else [])
-    ops = step["ops"]
+    ops, float32 = step["ops"], step["float32_ops"]
     # Every convolution (twice: both branches of oneDNN's empty-batch guard), batch norm (one
-    # fused op each way) and ReLU runs in bfloat16 ...
-    assert ops["Conv2D"] == 6 and ops["FusedBatchNormV3"] == 3
-    assert ops["FusedBatchNormGradV3"] == 3 and ops["Relu"] == 3 and ops["MatMul"] >= 1
+    # fused op each way), ReLU and matmul of the float32 step runs in bfloat16 ...
+    assert float32["Conv2D"] == 6 and float32["FusedBatchNormV3"] == 3
+    assert float32["FusedBatchNormGradV3"] == 3 and float32["Relu"] == 3
+    assert {op: ops.get(op, 0) for op in COMPUTE} == {op: float32[op] for op in COMPUTE}
     # ... with no batch-norm arithmetic left outside the fused ops.
     assert not {"SquaredDifference", "Rsqrt", "Sub"} & set(ops), ops
-    # The convolutions' gradients in bfloat16 only where the CPU has bfloat16 arithmetic.
-    gradients = {"Conv2DBackpropFilter", "Conv2DBackpropInput"} & set(ops)
-    assert gradients == ({"Conv2DBackpropFilter", "Conv2DBackpropInput"} if hardware else set())
+    # All the convolutions' gradients in bfloat16 where the CPU has bfloat16 arithmetic, else
+    # none.
+    assert {op: ops.get(op, 0) for op in GRADIENTS} == \
+        {op: float32[op] if hardware else 0 for op in GRADIENTS}
+    assert float32["Conv2DBackpropFilter"] == 6
     # Casts: 59 when BatchNorm was unfused float32 arithmetic; now the image, the kernels and
     # their gradients, the logits (26); without the hardware also the inputs and outputs of the
     # convolutions' float32 gradients (37).
@@ -112,7 +121,9 @@ def test_bfloat16_2d_batch_norm_computes_in_float32_and_answers_in_bfloat16():
 
 @pytest.mark.parametrize("flags, expected", [
     (set(), "Mine,Conv2DBackpropFilter,Conv2DBackpropInput"),
+    ({"avx2", "avx512f"}, "Mine,Conv2DBackpropFilter,Conv2DBackpropInput"),
     ({"avx512_bf16"}, "Mine"),
+    ({"amx_bf16", "amx_tile"}, "Mine"),
 ])
 def test_convolution_gradients_stay_float32_only_on_cpus_without_bfloat16(
         monkeypatch, flags, expected):
@@ -122,6 +133,18 @@ def test_convolution_gradients_stay_float32_only_on_cpus_without_bfloat16(
     Precision("bfloat16").apply(config)                    # a second run adds nothing twice
     assert os.environ[REMOVE] == expected
     assert config.graph_options.rewrite_options.auto_mixed_precision_onednn_bfloat16 == 1
+
+
+@pytest.mark.parametrize("flags, emulated", [
+    (set(), True), ({"avx2", "avx512f"}, True), ({"avx512_bf16"}, False), ({"amx_bf16"}, False),
+])
+def test_bfloat16_warns_of_emulation_only_on_cpus_without_bfloat16(
+        caplog, monkeypatch, flags, emulated):
+    monkeypatch.setattr(precision, "_cpu_flags", lambda: flags)
+    monkeypatch.setattr(precision, "_onednn_enabled", lambda: True)
+    Precision("bfloat16").check_hardware()
+    assert ("neither AMX nor AVX512-BF16" in caplog.text) == emulated
+    assert "stays float32" not in caplog.text
 
 
 def test_float32_tiny_resnet_trains_with_fused_batch_norm():

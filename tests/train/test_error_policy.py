@@ -1,5 +1,6 @@
 """TrainingErrorPolicy: how training ends, what is logged, what after_train sees and what is
-raised, for a clean end, StopTraining, Ctrl-C, an error, and an input that runs out."""
+raised, for a clean end, StopTraining, sys.exit, Ctrl-C, an error, and an input that runs out;
+the loop-end listeners before every after_train."""
 import logging
 
 import pytest
@@ -7,6 +8,7 @@ from support import train_linear
 
 import tfloop
 from tfloop.compat import tf
+from tfloop.utils.logdir_format import read_run_status
 
 
 class Boom(Exception):
@@ -153,3 +155,97 @@ def test_out_of_range_outside_the_steps_is_not_taken_for_the_input():
     with pytest.raises(tf.errors.OutOfRangeError) as info:
         train_linear([RaiseAt(out_of_range, in_trigger=True), end], max_epoch=3)
     assert end.seen == [info.value]
+
+
+class SeesTheOutcome(tfloop.Callback):
+    """Records, in after_train, how the experiment trackers would record the run's end."""
+
+    _chief_only = False
+
+    def _after_train(self):
+        from tfloop.monitors.outcome import training_outcome
+        self.outcome = training_outcome(self.trainer)
+
+
+def _exits(code):
+    def make():
+        raise SystemExit(code) if code != "no argument" else SystemExit()
+    return make
+
+
+@pytest.mark.parametrize("code", [0, None, False, "no argument"])
+def test_a_system_exit_of_status_0_is_a_clean_stop_then_exits_as_asked(logdir, caplog, code):
+    # sys.exit(0) in a callback, or Ray Tune ending a trial from inside tune.report.
+    end, outcome = SeesTheEnd(), SeesTheOutcome()
+    with pytest.raises(SystemExit) as info:
+        train_linear([RaiseAt(_exits(code)), tfloop.ModelSaver(), end, outcome], max_epoch=3)
+    trainer = end.trainer
+    assert info.value.code == (None if code == "no argument" else code)
+    assert end.seen == [None] and trainer.training_error is None
+    assert outcome.outcome == ("finished", 0)
+    reason = f"SystemExit({info.value.code!r}) at global step 2, a clean exit (status 0)"
+    assert ending_lines(caplog) == [f"Training stopped: {reason}"]
+    status = read_run_status(logdir)
+    assert (status.state, status.reason, status.record["global_step"]) == ("stopped", reason, 2)
+    assert tf.train.latest_checkpoint(logdir).endswith("model-2")    # the final checkpoint
+    assert trainer.final_weights is not None
+
+
+@pytest.mark.parametrize("code", [3, "bye"])
+def test_a_system_exit_of_another_status_is_a_failure(logdir, caplog, code):
+    end, outcome = SeesTheEnd(), SeesTheOutcome()
+    with pytest.raises(SystemExit) as info:
+        train_linear([RaiseAt(_exits(code)), tfloop.ModelSaver(), end, outcome], max_epoch=3)
+    assert end.seen == [info.value]
+    assert outcome.outcome == ("failed", 3 if code == 3 else 1)
+    assert ending_lines(caplog) == [f"Training failed at global step 2: SystemExit: {code}"]
+    assert read_run_status(logdir).state == "failed"
+    assert tf.train.latest_checkpoint(logdir) is None           # no checkpoint of a failed run
+
+
+class Order(tfloop.Callback):
+    """Adds to ``calls`` when the loop-end listeners and after_train run."""
+
+    _chief_only = False
+
+    def __init__(self, calls, name):
+        self.calls, self.name = calls, name
+
+    def _setup_graph(self):
+        self.trainer.loop_end_listeners.append(lambda: self.calls.append(("loop end", self.name)))
+
+    def _after_train(self):
+        self.calls.append(("after_train", self.name))
+
+
+@pytest.mark.parametrize("make_error, listeners_run", [
+    (None, True), (lambda: tfloop.StopTraining("enough"), True), (lambda: Boom("b"), False),
+    (KeyboardInterrupt, False),
+])
+def test_loop_end_listeners_run_after_a_clean_end_before_every_after_train(make_error,
+                                                                            listeners_run):
+    calls = []
+    callbacks = [Order(calls, "a"), Order(calls, "b")]
+    if make_error is not None:
+        callbacks.insert(1, RaiseAt(make_error))
+    try:
+        train_linear(callbacks, max_epoch=2)
+    except (Boom, KeyboardInterrupt):
+        pass
+    ends = [("after_train", "a"), ("after_train", "b")]
+    assert calls == ([("loop end", "a"), ("loop end", "b")] if listeners_run else []) + ends
+
+
+def test_a_loop_end_listener_that_fails_lets_every_other_listener_and_after_train_run():
+    calls = []
+
+    class FailsAtLoopEnd(tfloop.Callback):
+        def _setup_graph(self):
+            self.trainer.loop_end_listeners.append(self._fail)
+
+        def _fail(self):
+            raise Boom("listener")
+
+    with pytest.raises(Boom, match="listener"):
+        train_linear([FailsAtLoopEnd(), Order(calls, "a")], max_epoch=1)
+    assert calls == [("loop end", "a"), ("after_train", "a")]

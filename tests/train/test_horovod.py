@@ -12,6 +12,7 @@ from distributed_support import (
     task_log,
     train_script,
 )
+from sockets_support import non_loopback_listeners
 
 import tfloop
 from tfloop.compat import tf
@@ -48,6 +49,28 @@ def test_two_processes_that_sum_their_gradients_step_twice_as_far(tmp_path):
     reference = train_script(tfloop.SimpleTrainer(), save=False, optimizer="momentum:0.2").values
     results = launch(make_cluster(workers=2), str(tmp_path), horovod_average=False)
     _check_trains_like(results, str(tmp_path), reference)
+
+
+class Listeners(tfloop.Callback):
+    """The addresses other machines could reach this process at, during training."""
+
+    def _before_train(self):
+        self.during = non_loopback_listeners()
+
+
+@pytest.mark.parametrize("trainer_class", [tfloop.HorovodTrainer, tfloop.BytePSTrainer])
+def test_alone_it_trains_as_one_process_and_listens_on_no_network(monkeypatch, trainer_class):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    before, listeners = non_loopback_listeners(), Listeners()
+    trainer = trainer_class()
+    values = train_script(trainer, save=False, callbacks=[listeners]).values
+    assert listeners.during <= before and non_loopback_listeners() <= before
+    assert trainer.server is None and trainer.task is None
+    assert (trainer.rank, trainer.num_workers, trainer.local_rank, trainer.is_chief) == \
+        (0, 1, 0, True)
+    reference = train_script(tfloop.SimpleTrainer(), save=False).values
+    for var in MODEL_VARIABLES:
+        np.testing.assert_allclose(values[var], reference[var], rtol=RTOL, atol=ATOL)
 
 
 def test_horovods_compression_is_refused_naming_the_fix():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from tfloop.callbacks.base import StopTraining
+from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
 from tfloop.tfutils.varmanip import is_optimizer_slot
@@ -50,10 +51,10 @@ class EarlyStopping(StatMonitorCallback):
     improvement (values 0.5, 0.4, 0.45, 0.41 stop training at the fourth, as in Keras ``fit``),
     and ``patience=0`` at the first.
 
-    New values are looked for at each trigger (every epoch by default) and right before each epoch,
-    so a value put later in the same trigger round (by an ``InferenceRunner`` listed after this
-    callback) stops training before any further step. A value that was not put again since the last
-    check does not count twice.
+    New values are looked for at each trigger (every epoch by default) and once the epoch's trigger
+    round is over, so a value put later in the same round (by an ``InferenceRunner`` listed after
+    this callback) stops training after that epoch, before any callback begins the next. A value
+    that was not put again since the last check does not count twice.
 
     Where it differs from Keras: a NaN never improves (Keras takes a first NaN as the best);
     ``start_from_epoch`` and ``verbose`` do not exist (the stop is always logged); the weights kept
@@ -71,11 +72,19 @@ class EarlyStopping(StatMonitorCallback):
             baseline.
         restore_best_weights (bool): at the end of training, load the weights (see
             :func:`model_weights`) that the model had when the best value was seen, as Keras does
-            (also when training ends without this callback stopping it).
+            (also when training ends without this callback stopping it): they are the weights
+            training ends with (``trainer.final_weights``, ``get_predictor`` after training,
+            what the ``after_train`` of callbacks listed after this one see). The checkpoints
+            are not changed: each ``model-N`` holds the weights of step N, the final one too
+            (saved before any ``after_train``), so a resumed run continues the run as it went;
+            :attr:`best_checkpoint` names the checkpoint holding the restored weights.
 
     Attributes:
         wait (int): values since the last one that reset the count.
         best (float), best_step (int): the best value and the global step it was put at.
+        best_checkpoint (str): after training with ``restore_best_weights``, the prefix of a
+            checkpoint of this run holding the restored weights (the one a ``ModelSaver`` saved
+            at the step they were taken, while it keeps it), or None.
 
     Example:
         >>> callbacks = [InferenceRunner(data_val, [ScalarStats("cost", prefix="val")]),
@@ -94,6 +103,8 @@ class EarlyStopping(StatMonitorCallback):
                                                "EarlyStopping: restore_best_weights")
         self.wait = 0
         self.best_weights: list | None = None
+        self.best_checkpoint: str | None = None
+        self._best_weights_step: int | None = None
         self._weights: list = []
 
     def _setup_graph(self):
@@ -105,6 +116,7 @@ class EarlyStopping(StatMonitorCallback):
         if improved:
             if self.restore_best_weights:
                 self.best_weights = self.trainer.sess.run(self._weights)
+                self._best_weights_step = self.global_step
             if self.baseline is None or self.is_improvement(value, self.baseline):
                 self.wait = 0
             return
@@ -122,8 +134,21 @@ class EarlyStopping(StatMonitorCallback):
         if not self.restore_best_weights or self.best_weights is None:
             return
         load_weights(self.trainer.sess, self._weights, self.best_weights)
+        self.best_checkpoint = self._checkpoint_at(self._best_weights_step)
+        where = (f"checkpoint {self.best_checkpoint} holds them" if self.best_checkpoint else
+                 f"no checkpoint of this run holds them (MinSaver({self.monitor_stat!r}) keeps "
+                 "the best one)")
         logger.info(f"EarlyStopping: restored the weights from global step {self.best_step}, "
-                    f"where {self.monitor_stat!r} was best ({self.best}).")
+                    f"where {self.monitor_stat!r} was best ({self.best}): training ends with "
+                    f"them (trainer.final_weights); {where}.")
+
+    def _checkpoint_at(self, step):
+        """A checkpoint a ModelSaver of this run saved at global step ``step`` and still keeps."""
+        for cb in (inner for listed in self.trainer.callbacks for inner in listed.walk()):
+            path = cb.checkpoint_at(step) if isinstance(cb, ModelSaver) else None
+            if path is not None:
+                return path
+        return None
 
     def _state_dict(self):
         state = super()._state_dict()

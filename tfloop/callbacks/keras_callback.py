@@ -2,11 +2,13 @@
 ``stop_training``, the learning rate and the weights they expect from ``fit``."""
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.early_stop import load_weights, model_weights
+from tfloop.callbacks.nan import NaNLossError
 from tfloop.callbacks.param import GraphVarParam
 from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf
@@ -126,14 +128,18 @@ class KerasCallback(Callback):
     hold the latest value of every scalar put to the monitors during the epoch and its trigger
     round, under tfloop's names (``"cost"``, ``"val_cost"`` from
     ``ScalarStats("cost", prefix="val")``); ``on_epoch_end`` runs once every callback's trigger
-    round is over (right before the next epoch, or at the end of training), so an
-    ``InferenceRunner`` listed anywhere has put its results. Its ``self.model`` is a
+    round is over (the trainer's ``epoch_end_listeners``), so an ``InferenceRunner`` listed
+    anywhere has put its results, and a stop it asks for ends training after that epoch, as in
+    ``fit``: no callback begins the next one. Its ``self.model`` is a
     :class:`TrainerModel`: ``stop_training`` ends training, ``optimizer.learning_rate`` is the
     graph variable ``learning_rate`` (what ``ReduceLROnPlateau`` and ``LearningRateScheduler``
     change is what the train op uses; each change is put as a scalar), and
     ``get_weights``/``set_weights`` (``EarlyStopping(restore_best_weights=True)``) go through the
     session. Keras' ``ModelCheckpoint``, ``TensorBoard`` and ``BackupAndRestore`` are refused,
-    naming tfloop's counterpart.
+    naming tfloop's counterpart. A stop asked from a batch hook after a step whose loss is NaN
+    or Inf (Keras' ``TerminateOnNaN``) is a failure, as with tfloop's ``TerminateOnNaN``: it
+    raises :class:`~tfloop.callbacks.nan.NaNLossError`, and no checkpoint of the diverged
+    weights is saved.
 
     Args:
         keras_callback (keras.callbacks.Callback): the callback.
@@ -189,6 +195,7 @@ class KerasCallback(Callback):
                 raise type(e)(f"{self}: {e}") from None
         if self._batch_hooks:
             self._cost = self._find_cost()
+        self.trainer.epoch_end_listeners.append(self._epoch_round_over)
         with _eager():
             self.keras_callback.set_model(self.model)
 
@@ -217,7 +224,6 @@ class KerasCallback(Callback):
             self.keras_callback.on_train_begin({})
 
     def _before_epoch(self):
-        self._end_pending_epoch()
         self._epoch_start = self.global_step
         with _eager():
             self.keras_callback.on_epoch_begin(self.epoch_num - 1, {})
@@ -233,15 +239,34 @@ class KerasCallback(Callback):
         with _eager():
             self.keras_callback.on_train_batch_end(self.local_step, logs)
         if self.model.stop_training:
+            if self._cost is not None and not math.isfinite(logs["loss"]):
+                self._fail_on_non_finite_loss(self._cost.name, logs["loss"])
             self._pending_epoch = self.epoch_num
             ctx.request_stop()
+
+    def _fail_on_non_finite_loss(self, name, loss):
+        """A stop after a step whose loss is NaN or Inf: the weights diverged with it, so
+        training fails, as with tfloop's ``TerminateOnNaN`` (no final checkpoint of them)."""
+        raise NaNLossError(f"{self} set model.stop_training after global step {self.global_step} "
+                           f"(epoch {self.epoch_num}), whose loss {name} is {loss}: training "
+                           "failed. Lower the learning rate, check the input data or clip the "
+                           "gradients.", [name], self.global_step)
 
     def _trigger_epoch(self):
         self._pending_epoch = self.epoch_num
 
+    def _epoch_round_over(self):
+        """The trainer's epoch-end listener: Keras' ``on_epoch_end`` of the epoch just triggered;
+        a stop it asks for is requested from the trainer, so that every Keras callback's
+        ``on_epoch_end`` still runs, as in ``fit``."""
+        self._end_pending_epoch()
+        if self.model.stop_training:
+            self.trainer.request_stop(f"{self} set model.stop_training at the end of epoch "
+                                      f"{self.epoch_num}.")
+
     def _after_train(self):
         if self.trainer.training_error is None:
-            self._end_pending_epoch(stop=False)
+            self._end_pending_epoch()
         with _eager():
             self.keras_callback.on_train_end(dict(self._last_logs))
 
@@ -255,7 +280,7 @@ class KerasCallback(Callback):
                 logs[name] = value
         return logs
 
-    def _end_pending_epoch(self, stop=True):
+    def _end_pending_epoch(self):
         epoch, self._pending_epoch = self._pending_epoch, None
         if epoch is None:
             return
@@ -263,8 +288,6 @@ class KerasCallback(Callback):
         with _eager():
             self.keras_callback.on_epoch_end(epoch - 1, logs)
         self._last_logs = logs
-        if stop:
-            self._stop_if_asked(f"at the end of epoch {epoch}, before epoch")
 
     def _stop_if_asked(self, when):
         if self.model.stop_training:

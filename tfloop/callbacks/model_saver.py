@@ -61,7 +61,9 @@ class ModelSaver(Callback):
     ``graph-<global_step>.meta``, at the first save (a file of its own, so that deleting old
     checkpoints never deletes it). At the end of training one more checkpoint is saved when steps
     ran since the last one, unless training failed (e.g. a NaN loss): the latest checkpoint then
-    stays the last good one.
+    stays the last good one. It is saved as the main loop ends, before any callback's
+    ``after_train`` (the trainer's ``loop_end_listeners``), so it holds the weights of its step
+    even when an ``after_train`` then loads others (``EarlyStopping(restore_best_weights=True)``).
 
     By default (``background=True``) a save stops training only for a snapshot of the variables
     (one session call that copies them into host buffers kept between saves: the host memory of
@@ -161,6 +163,7 @@ class ModelSaver(Callback):
         self.saver = tfv1.train.Saver(var_list=variables, **kwargs)
         if self._background:
             self._snapshot = VariableSnapshot(variables, **kwargs)
+        self.trainer.loop_end_listeners.append(self._save_final)
 
     def _writing_saver(self):
         return self._snapshot.saver if self._background else self.saver
@@ -220,6 +223,12 @@ class ModelSaver(Callback):
         if self.global_step not in self._saved:
             self._save()
 
+    def _save_final(self):
+        """The checkpoint of the last step, when none was saved at it (training ended cleanly)."""
+        self._writer.wait()     # a write under way covers its step once it has finished
+        if self.global_step > self._covered_step:
+            self._save()
+
     def _after_train(self):
         try:
             self._writer.wait()
@@ -227,8 +236,6 @@ class ModelSaver(Callback):
                 latest = self.last_checkpoint or "none from this run"
                 logger.info(f"ModelSaver: training failed, so no final checkpoint; the latest one "
                             f"is {latest}.")
-            elif self.global_step > self._covered_step:
-                self._save()
         finally:
             self._writer.wait()
         self._raise_write_error()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 import math
 
-from tfloop.callbacks.base import Callback
+from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_number, check_one_of
 
@@ -19,10 +19,11 @@ class StatMonitorCallback(Callback):
     The base finds the stat, reads the values put since it last looked, decides for each whether
     it improves on the best so far, keeps that best (and the global step it was put at) in its
     state, and calls :meth:`_on_new_value` once per value, oldest first. A subclass implements
-    only that method. Values are looked for at each trigger and right before each epoch, so a
-    value put later in the same trigger round (by an ``InferenceRunner`` listed after this
-    callback) is seen before any further step. Values put at the same global step count once
-    (the latest), and a resumed run does not see its earlier run's values again.
+    only that method. Values are looked for at each trigger, once the epoch's trigger round is
+    over (the trainer's ``epoch_end_listeners``) and right before each epoch, so a value put
+    later in the same round (by an ``InferenceRunner`` listed after this callback) is seen in
+    that epoch, and a stop it causes ends training after it. Values put at the same global step
+    count once (the latest), and a resumed run does not see its earlier run's values again.
 
     A value improves when it beats the best so far by more than ``min_delta`` (smaller with
     ``mode="min"``, larger with ``mode="max"``); the first value always improves and NaN never
@@ -115,10 +116,20 @@ class StatMonitorCallback(Callback):
     # ---- when values are looked for ------------------------------------------------------------
     def _before_train(self):
         self.skip_values_before(self.global_step)
+        self.trainer.epoch_end_listeners.append(self._epoch_round_over)
 
     def _trigger(self):
         self._triggered = True
         self.poll(warn_missing=False)
+
+    def _epoch_round_over(self):
+        """The trainer's epoch-end listener: the values put after this callback's trigger in the
+        epoch's round; a ``StopTraining`` they raise becomes a stop request, so training ends
+        after this epoch once every other listener has run."""
+        try:
+            self.poll(warn_missing=False)
+        except StopTraining as stop:
+            self.trainer.request_stop(str(stop) or type(stop).__name__)
 
     def _before_epoch(self):
         self.poll(warn_missing=self._triggered)

@@ -99,6 +99,15 @@ class TrainerView(Protocol):
 
     def request_stop(self, reason: str) -> None: ...
 
+    @property
+    def epoch_end_listeners(self) -> list[Callable[[], None]]:
+        """Called once every callback's ``trigger_epoch`` of an epoch ran; a stop one requests
+        ends training after that epoch."""
+
+    @property
+    def loop_end_listeners(self) -> list[Callable[[], None]]:
+        """Called when the main loop ended cleanly, before any ``after_train``."""
+
     # ---- checkpoints and the run's state -------------------------------------------------------
     @property
     def checkpoint_listeners(self) -> list[Callable[[str], None]]: ...

@@ -92,8 +92,9 @@ class DataServiceCluster:
 
     Args:
         num_workers (int): how many workers.
-        host (str): the address the servers give to their clients (``localhost`` keeps
-            everything on loopback).
+        host (str): the host name the servers give to their clients. The servers themselves
+            listen on every interface whatever it is (TensorFlow binds ``0.0.0.0`` and has no
+            option for loopback only): run them on a trusted network (``docs/security.md``).
         port (int): the dispatcher's port; 0 picks a free one.
         processes (bool): run the servers as child processes.
         timeout (float): seconds to wait for the servers to start.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
@@ -81,6 +81,14 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             :attr:`logdir`).
         final_weights (dict): the model's weights when :meth:`train` returned, which
             ``get_predictor`` predicts with after training (see :class:`FinalWeightsOwner`).
+        epoch_end_listeners (list): functions of no argument called once every callback's
+            ``trigger_epoch`` of an epoch ran, so they see all the round put (e.g. an
+            ``InferenceRunner`` listed anywhere); one that calls :meth:`request_stop` ends
+            training after that epoch, before any callback begins the next.
+        loop_end_listeners (list): functions of no argument called when the main loop ended
+            cleanly (it finished, or stopped), before any ``after_train``: ``ModelSaver`` saves
+            its final checkpoint there, so it holds the weights of the last step whatever an
+            ``after_train`` loads afterwards.
 
     Example:
         >>> trainer = SimpleTrainer()
@@ -107,6 +115,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         self._optimizer: Any = None
         self._registered: list[Callback] = []
         self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
+        self.epoch_end_listeners: list[Callable[[], None]] = []
+        self.loop_end_listeners: list[Callable[[], None]] = []
         self._init_run_state()
         self._init_options()
         self._init_final_weights()
@@ -266,7 +276,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
+        ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners)
         with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
@@ -278,6 +288,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 logger.detail(f"Epoch {loop.epoch_num} (global step {loop.global_step}) finished, "
                               f"time: {time.perf_counter() - start:.2f} s.")
                 callbacks.trigger_epoch()
+                for listener in self.epoch_end_listeners:
+                    listener()
                 if loop.stop_requested:     # asked during the epoch's end: no further step
                     raise StopTraining(loop.stop_reason)
             logger.info("Training has finished.")

@@ -18,6 +18,7 @@ from tfloop.train.cluster import (
 )
 from tfloop.train.devices import check_session_devices
 from tfloop.utils import files, logger
+from tfloop.utils.exit_status import is_clean_exit
 
 __all__ = ["ClusterTrainerMixin", "ExitBarrier"]
 
@@ -42,24 +43,37 @@ class _ClusterSessionCreator:
 
 
 class ClusterTrainerMixin:
-    """What both distributed trainers share: the task, devices, sessions, errors, the end."""
+    """What both distributed trainers share: the task, devices, sessions, errors, the end.
+
+    A trainer whose class sets ``_may_train_alone`` takes ``server=None``: the process trains
+    alone, as a trainer of one machine does (no task, a local session, no server: nothing
+    listens on the network)."""
+
+    _may_train_alone = False
 
     def _init_cluster(self, server, startup_timeout_s):
         self.server = server
+        self.startup_timeout_s = float(startup_timeout_s)
+        self.local_devices = self.devices
+        self._ended = False
+        if server is None and self._may_train_alone:
+            return
         self.task = ClusterTask.from_server(server)
         if self.task.job_name != "worker":
             raise ValueError(f"{type(self).__name__} runs on worker tasks; {self.task.device()} "
                              "is a ps task: call run_parameter_server(server) there.")
         self.is_chief = self.task.is_chief
-        self.startup_timeout_s = float(startup_timeout_s)
         self.timeout_s = server.server_def.default_session_config.operation_timeout_in_ms / 1000.0
         if self.timeout_s == 0:
             logger.warning(f"{type(self).__name__}: the server has no operation timeout, so a dead "
                            "task makes the others wait forever: create it with "
                            "tfloop.train.cluster.create_server.")
-        self.local_devices = self.devices
         self.devices = [self.task.device() + d for d in self.local_devices]
-        self._ended = False
+
+    @property
+    def trains_alone(self):
+        """Whether this process trains alone: no cluster, no server."""
+        return self.server is None
 
     def _owns_variable(self, variable):
         return True
@@ -73,11 +87,15 @@ class ClusterTrainerMixin:
 
     def setup_callbacks(self, callbacks, monitors):
         """As in :class:`Trainer`, with the graph on this worker's device."""
+        if self.trains_alone:
+            return super().setup_callbacks(callbacks, monitors)
         with self.graph.as_default(), tfv1.device(self.task.device()):
             super().setup_callbacks(callbacks, monitors)
 
     def initialize(self, session_creator=None, session_init=None):
         """Wait for the tasks this worker needs, create its session, and sync the start."""
+        if self.trains_alone:
+            return super().initialize(session_creator, session_init)
         if session_init is not None and not isinstance(session_init, JustCurrentSession) and \
                 not self.is_chief:
             logger.info(f"{self.task.device()}: session_init {session_init} is applied on the "
@@ -111,6 +129,8 @@ class ClusterTrainerMixin:
                                f"{describe_cluster_error(e)}") from e
 
     def run_step(self):
+        if self.trains_alone:
+            return super().run_step()
         try:
             self.hooked_sess.run(self.train_op)
         except CLUSTER_ERRORS as e:
@@ -124,11 +144,13 @@ class ClusterTrainerMixin:
         session) is reported to the other tasks too, so that none waits for this worker."""
         try:
             super().train(*args, **kwargs)
-        except BaseException:
-            self._end(failed=True)
+        except BaseException as e:
+            self._end(failed=not is_clean_exit(e))
             raise
 
     def main_loop(self, steps_per_epoch, starting_epoch, max_epoch):
+        if self.trains_alone:
+            return super().main_loop(steps_per_epoch, starting_epoch, max_epoch)
         try:
             if not self.is_chief:
                 self._check_same_start(steps_per_epoch, starting_epoch)
@@ -139,8 +161,8 @@ class ClusterTrainerMixin:
                 f"{self.task.device()}: a session call at global step {self.global_step} "
                 f"failed: another task of the cluster died, hung or stopped responding "
                 f"(timeout {self.timeout_s:g} s): {_failure_cause(self.task, e)}") from e
-        except BaseException:
-            self._end(failed=True)
+        except BaseException as e:
+            self._end(failed=not is_clean_exit(e))   # sys.exit(0): a clean stop
             raise
         self._end(failed=False)
 

@@ -51,7 +51,9 @@ class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerRepli
     Args:
         gpus: the towers of each worker: an int N, GPU indices, or device strings.
         server (tf.distribute.Server): this worker's server, from
-            :func:`tfloop.train.cluster.create_server`.
+            :func:`tfloop.train.cluster.create_server`; None: this process trains alone, on its
+            own towers in a local session, with no server (as :class:`HorovodTrainer` does
+            without ``TF_CONFIG``).
         startup_timeout_s (float): how long to wait for the other workers at the start.
 
     Example:
@@ -60,18 +62,22 @@ class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerRepli
         >>> launch_train_with_config(config, trainer)
     """
 
+    _may_train_alone = True
+
     def __init__(self, gpus, server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S):
         SyncMultiGPUTrainerReplicated.__init__(self, gpus, average=True, mode="collective")
         self._init_cluster(server, startup_timeout_s)
+        gpu_only = all("GPU" in d for d in self.devices)
+        self._group = CollectiveGroup(self.num_towers * self.num_workers,
+                                      communication_hint="nccl" if gpu_only else "auto")
+        if server is None:
+            return
         leader = server.server_def.default_session_config.experimental.collective_group_leader
         if not leader:
             raise ValueError("DistributedTrainerReplicated needs a server whose config sets "
                              "experimental.collective_group_leader (else collective ops across "
                              "workers wait forever): create it with "
                              "tfloop.train.cluster.create_server.")
-        gpu_only = all("GPU" in d for d in self.devices)
-        self._group = CollectiveGroup(self.num_towers * self.task.num_workers,
-                                      communication_hint="nccl" if gpu_only else "auto")
 
     def _needed_tasks(self):
         return [("worker", 0)]
@@ -80,6 +86,8 @@ class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerRepli
         return sorted({self.task.device(), self.task.device("worker", 0)})
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):
+        if self.trains_alone:
+            return super()._setup_graph(input, get_cost_fn, get_opt_fn)
         with tfv1.device(self.task.device()):
             train_op = super()._setup_graph(input, get_cost_fn, get_opt_fn)
             self.register_callback(ExitBarrier(self.task))
@@ -103,6 +111,8 @@ class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerRepli
         self._broadcast_op = collective_broadcast(members, self.is_chief, self._group)
 
     def _after_initialize(self):
+        if self.trains_alone:
+            return super()._after_initialize()
         self._run_startup(self._broadcast_op, "the broadcast of the chief's variables to every "
                                               "worker")
         self.check_replicas()

@@ -1,6 +1,7 @@
 """How a training ends: the trainer's error policy around its main loop, in one place."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from tfloop.callbacks.base import StopTraining
@@ -9,6 +10,7 @@ from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
+from tfloop.utils.exit_status import is_clean_exit
 
 __all__ = ["TrainingErrorPolicy"]
 
@@ -18,6 +20,9 @@ class TrainingErrorPolicy:
 
     - ``StopTraining`` (raised by a callback, or by the loop when a hook requested a stop) ends
       training cleanly: logged, not re-raised.
+    - ``SystemExit`` with exit status 0 (``sys.exit()``, ``sys.exit(0)``, Ray Tune ending a trial
+      from ``tune.report``) ends training cleanly too, and is re-raised once every
+      ``after_train`` ran, so that the process exits as it asked. A nonzero status is a failure.
     - ``KeyboardInterrupt`` (Ctrl-C) and any other exception are logged with the global step and
       re-raised once every ``after_train`` ran.
     - A ``tf.errors.OutOfRangeError`` raised during an epoch's steps means the input ran out before
@@ -25,13 +30,18 @@ class TrainingErrorPolicy:
     - ``loop.training_error`` (``trainer.training_error``) is set to the error that ended
       training (None for a clean end) before ``after_train`` runs, so callbacks can tell a
       failed run from a finished one.
-    - ``after_train`` of every callback always runs. When it raises after a clean end, that error
-      propagates; after a failed run it is logged and the first error is re-raised.
+    - After a clean end, ``loop_end_listeners`` are called before any ``after_train`` (a
+      ``ModelSaver`` saves its final checkpoint there, before an ``after_train`` may load other
+      weights). ``after_train`` of every callback always runs. When it (or a listener) raises
+      after a clean end, that error propagates; after a failed run it is logged and the first
+      error is re-raised.
 
     Args:
         loop (TrainLoop): the loop whose position it logs and whose ``training_error`` it sets.
         callbacks (Callbacks): the group of the trainer's callbacks, whose ``after_train`` it runs.
         input_source (InputSource): the trainer's input, named when it runs out.
+        loop_end_listeners (list): functions of no argument called after a clean end, before
+            ``after_train``.
 
     Example:
         >>> policy = TrainingErrorPolicy(loop, callbacks, input_source)
@@ -41,11 +51,12 @@ class TrainingErrorPolicy:
         ...         ...
     """
 
-    def __init__(self, loop: TrainLoop, callbacks: Callbacks,
-                 input_source: InputSource | None) -> None:
+    def __init__(self, loop: TrainLoop, callbacks: Callbacks, input_source: InputSource | None,
+                 loop_end_listeners: Sequence[Callable[[], None]] = ()) -> None:
         self.loop = loop
         self.callbacks = callbacks
         self.input_source = input_source
+        self.loop_end_listeners = loop_end_listeners
 
     def __enter__(self) -> TrainingErrorPolicy:
         return self
@@ -55,15 +66,29 @@ class TrainingErrorPolicy:
         error = self._error_to_raise(exc)
         self.loop.training_error = error
         try:
-            self.callbacks.after_train()
+            self._end(clean=error is None)
         except BaseException as after_train_error:
             if error is None:
                 raise after_train_error from None  # not "during handling of StopTraining"
             logger.error(f"after_train also failed: {type(after_train_error).__name__}: "
                          f"{after_train_error}")
-        if error is None or error is exc:
-            return error is None
+        if error is None:
+            return not is_clean_exit(exc)   # a clean SystemExit still exits the process
+        if error is exc:
+            return False
         raise error from None
+
+    def _end(self, clean):
+        """Every loop-end listener (after a clean end), then every ``after_train``, however any
+        of them fails; the first error is raised afterwards."""
+        first_error = None
+        for end in [*(self.loop_end_listeners if clean else ()), self.callbacks.after_train]:
+            try:
+                end()
+            except BaseException as e:
+                first_error = first_error or e
+        if first_error is not None:
+            raise first_error
 
     def _error_to_raise(self, exc):
         """Log how training ended; return the error to raise after ``after_train`` (None for a
@@ -73,6 +98,11 @@ class TrainingErrorPolicy:
             return None
         if isinstance(exc, StopTraining):
             loop.request_stop(str(exc) or type(exc).__name__)
+            logger.info(f"Training stopped: {loop.stop_reason}")
+            return None
+        if is_clean_exit(exc):
+            loop.request_stop(f"SystemExit({exc.code!r}) at global step {loop.global_step}, a "
+                              "clean exit (status 0)")
             logger.info(f"Training stopped: {loop.stop_reason}")
             return None
         if isinstance(exc, KeyboardInterrupt):

@@ -8,8 +8,6 @@ TensorFlow's collective all-reduce across the processes of a ``TF_CONFIG`` clust
 of ``hvd`` it asks of the trainer: ``hvd.rank()`` is ``trainer.rank``, ``hvd.size()`` is
 ``trainer.num_workers``, ``hvd.local_rank()`` is ``trainer.local_rank``.
 """
-import socket
-
 from tfloop.callbacks.base import CallbackFactory
 from tfloop.compat import tf
 from tfloop.train.cluster import DEFAULT_STARTUP_TIMEOUT_S, ClusterTask, create_server
@@ -28,7 +26,8 @@ class HorovodTrainer(DistributedTrainerReplicated):
     task. Every process builds one tower, on its local GPU (``local_rank``) or its CPU; the
     gradients are all-reduced with TensorFlow's collective ops and the variables start from the
     chief's (rank 0) values. Without ``TF_CONFIG`` the script trains alone, as a one-process
-    Horovod run does.
+    Horovod run does: one tower in a local session, with no TensorFlow server (nothing listens
+    on the network).
 
     Args:
         average (bool): average the gradients over the processes (True) or sum them.
@@ -58,15 +57,19 @@ class HorovodTrainer(DistributedTrainerReplicated):
                 "all-reduces with TensorFlow's collective ops, which send gradients as they are: "
                 "leave compression=None (or train in float16 with mixed_precision='float16').")
         task = _task_of_this_process()
-        self._local_rank = _local_rank(task)
+        self._local_rank = 0 if task is None else _local_rank(task)
         gpus = tf.config.list_physical_devices("GPU")
         kwargs = {} if timeout_s is None else {"timeout_s": timeout_s}
-        server = create_server(task, **kwargs)
+        server = None if task is None else create_server(task, **kwargs)
         super().__init__([self._local_rank] if gpus else 1, server,
                          startup_timeout_s=startup_timeout_s)
         self.average = bool(average)
         self.BROADCAST_EVERY_EPOCH = True
-        if self.is_chief:
+        if task is None:
+            logger.info(f"{type(self).__name__}: Horovod is not used; without TF_CONFIG this "
+                        "process trains alone, with no server (docs/distributed.md, 'From "
+                        "Horovod').")
+        elif self.is_chief:
             logger.info(f"{type(self).__name__}: Horovod is not used; the {task.num_workers} "
                         "process(es) of the TF_CONFIG cluster all-reduce their gradients with "
                         "TensorFlow's collective ops (docs/distributed.md, 'From Horovod').")
@@ -101,16 +104,13 @@ class BytePSTrainer(HorovodTrainer):
 
 
 def _task_of_this_process():
-    """This process's task from ``TF_CONFIG``; without it, a cluster of this process alone."""
+    """This process's task from ``TF_CONFIG``; without it None: the process trains alone."""
     try:
         return ClusterTask.from_tf_config()
     except ValueError as e:
         if "TF_CONFIG is not set" not in str(e):
             raise
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return ClusterTask({"worker": [f"127.0.0.1:{port}"]}, "worker", 0)
+    return None
 
 
 def _local_rank(task):

@@ -7,6 +7,7 @@ from typing import Any
 
 from tfloop.callbacks.param_base import HyperParamSetter
 from tfloop.utils import logger
+from tfloop.utils.exit_status import is_clean_exit
 from tfloop.utils.logdir_format import FAILED, FINISHED, RUNNING, STOPPED, write_run_status
 
 __all__ = ["RunStatusRecorder", "training_outcome"]
@@ -24,11 +25,15 @@ def training_outcome(exc: BaseException | None, stop_reason: str | None,
     Example:
         >>> training_outcome(None, "EarlyStopping: ...", 40)
         ('stopped', 'EarlyStopping: ...')
+        >>> training_outcome(SystemExit(0), None, 40)
+        ('stopped', 'SystemExit(0) at global step 40')
     """
     if exc is None or getattr(exc, "_tfloop_clean_stop", False):
         # An exception marked _tfloop_clean_stop reports a clean end to the caller (Optuna's
         # TrialPruned, Ray Tune's SystemExit(0)); the run stopped or finished, it did not fail.
         return (STOPPED, stop_reason) if stop_reason is not None else (FINISHED, None)
+    if is_clean_exit(exc):   # sys.exit(0): exit status 0 is a clean stop
+        return STOPPED, stop_reason or f"SystemExit({exc.code!r}) at global step {global_step}"
     if isinstance(exc, KeyboardInterrupt):
         return STOPPED, f"Ctrl-C (SIGINT) at global step {global_step}"
     if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code > 128:
