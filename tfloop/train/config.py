@@ -109,7 +109,7 @@ class TrainConfig:
             (``tf.config.experimental.enable_op_determinism()``, for the whole process).
         mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
             loss scaling); variables, checkpoints and exports stay float32. See
-            :mod:`tfloop.train.precision` and ``docs/performance.md``.
+            :mod:`tfloop.tfutils.precision` and ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
         logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
             as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
@@ -159,9 +159,6 @@ class TrainConfig:
             deterministic=check_bool(deterministic, "TrainConfig: deterministic"),
             mixed_precision=mixed_precision, xla=xla, steps_per_run=steps_per_run)
         self.options.precision.check_session_creator(session_creator)
-        if session_init is not None and not isinstance(session_init, SessionInit):
-            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got "
-                            f"{session_init!r}.")
         self.session_init = session_init
         if steps_per_epoch is None:
             steps_per_epoch = self.data.size() if self.data is not None else None
