@@ -19,15 +19,13 @@ PACKAGE_DIR = os.path.dirname(tfloop.__file__)
 # Lowest first; must agree with the diagram in docs/design.md.
 LAYERS = [
     ("tfloop.version",),
-    ("tfloop.libinfo",),
     ("tfloop.utils",),
     ("tfloop.dataflow",),
     ("tfloop.compat",),
     ("tfloop.tfutils",),
-    ("tfloop.callbacks.base", "tfloop.callbacks.run_args", "tfloop.callbacks.sendstat",
-     "tfloop.callbacks.trainer_view", "tfloop.callbacks.schedule"),
+    ("tfloop.callbacks.base", "tfloop.callbacks.lifecycle", "tfloop.callbacks.run_args",
+     "tfloop.callbacks.sendstat", "tfloop.callbacks.trainer_view", "tfloop.callbacks.schedule"),
     ("tfloop.input",),
-    ("tfloop.input_source",),
     ("tfloop.model_desc",),
     ("tfloop.graph_builder",),
     ("tfloop.models",),
@@ -38,6 +36,7 @@ LAYERS = [
     ("tfloop.contrib",),
     ("tfloop.cli",),
     ("tfloop.__main__",),
+    ("tfloop.tensorpack_paths",),
     ("tfloop",),
 ]
 BESIDE = {frozenset(("tfloop.predict", "tfloop.train"))}

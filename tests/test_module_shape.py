@@ -1,5 +1,6 @@
 """The house rules that a module's text shows (docs/design.md, STYLE.md): no module over 400
-lines, no import of another module's private name, and a short main loop."""
+lines, no function over 60, no import of another module's private name, and a short main
+loop."""
 import ast
 import inspect
 
@@ -9,6 +10,7 @@ from test_layers import MODULES
 import tfloop.train.base
 
 MAX_LINES = 400
+MAX_FUNCTION_LINES = 60
 MAX_MAIN_LOOP_LINES = 25
 
 # Private names that another module imports, each with why it cannot be made public now.
@@ -46,6 +48,47 @@ def test_no_module_is_over_400_lines(module):
     assert lines <= MAX_LINES, (
         f"{module} has {lines} lines (at most {MAX_LINES}): a module that long usually holds two "
         "concerns; split it where they meet.")
+
+
+def function_lengths(path):
+    """``(qualified name, first line, lines)`` of every function and method of a file, nested
+    ones too: from its ``def`` line to its last line, its docstring not counted."""
+    found = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = child.end_lineno - child.lineno + 1
+                doc = child.body[0]
+                if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and \
+                        isinstance(doc.value.value, str):
+                    lines -= doc.end_lineno - doc.lineno + 1
+                found.append((prefix + child.name, child.lineno, lines))
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(open(path, encoding="utf-8").read(), path), "")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_function_is_over_60_lines(module):
+    long = [(name, line, lines) for name, line, lines in function_lengths(MODULES[module])
+            if lines > MAX_FUNCTION_LINES]
+    assert long == [], (
+        f"{module}: functions over {MAX_FUNCTION_LINES} lines (name, line, lines without the "
+        f"docstring): {long}. Split each where its steps change concept.")
+
+
+def test_a_functions_lines_count_its_signature_and_body_but_not_its_docstring(tmp_path):
+    path = tmp_path / "fake.py"
+    path.write_text('class A:\n    def f(self,\n          x):\n        """Doc\n\n        more."""\n'
+                    '        def g():\n            return x\n        return g\n\n\n'
+                    '@decorated\nasync def h():\n    pass\n')
+    assert function_lengths(str(path)) == [("A.f", 2, 5), ("A.f.g", 7, 2), ("h", 13, 2)]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

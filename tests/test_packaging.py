@@ -94,7 +94,7 @@ def test_the_wheel_holds_the_package_its_licence_and_metadata_only(built):
     source, _, wheel = built
     package = {path.relative_to(source).as_posix() for path in (source / "tfloop").rglob("*")
                if path.is_file() and "__pycache__" not in path.parts}
-    assert "tfloop/py.typed" in package and "tfloop/train/trainers.py" in package
+    assert "tfloop/py.typed" in package and "tfloop/callbacks/base.py" in package
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         licence = archive.read(f"{_DIST_INFO}/licenses/LICENSE").decode()

@@ -10,14 +10,19 @@ start without importing TensorFlow; the first public name asked for loads them a
 import importlib
 from typing import TYPE_CHECKING
 
+from tfloop import tensorpack_paths
 from tfloop.version import __version__  # noqa: F401  (tfloop.__version__)
+
+tensorpack_paths.install()  # tensorpack's paths without a module of their own (tfloop.libinfo)
 
 if TYPE_CHECKING:  # what a type checker sees; at run time __getattr__ loads the same names
     from tfloop.callbacks import *  # noqa: F403
     from tfloop.compat import *  # noqa: F403
     from tfloop.dataflow import *  # noqa: F403
     from tfloop.input import *  # noqa: F403
-    from tfloop.input_source import *  # noqa: F403
+    from tfloop.input.dataset import DatasetInput as TFDatasetInput  # noqa: F401
+    from tfloop.input.remap import *  # noqa: F403
+    from tfloop.input.tensor_input import *  # noqa: F403
     from tfloop.model_desc import *  # noqa: F403
     from tfloop.models import *  # noqa: F403
     from tfloop.monitors import *  # noqa: F403
@@ -29,7 +34,9 @@ if TYPE_CHECKING:  # what a type checker sees; at run time __getattr__ loads the
     from tfloop.utils import logger  # noqa: F401
 
 # The modules whose __all__ make up the flat API, in the order a star import of each would bind
-# them (a later module's name wins).
+# them (a later module's name wins). tfloop.input_source is tensorpack's path (a row of
+# tensorpack_paths.PATHS), read here as `from tensorpack import *` reads it: the input sources
+# with tensorpack's names for some (TFDatasetInput).
 _API_MODULES = ("tfloop.utils", "tfloop.compat", "tfloop.callbacks", "tfloop.dataflow",
                 "tfloop.input", "tfloop.input_source",
                 "tfloop.model_desc", "tfloop.models", "tfloop.monitors", "tfloop.predict",

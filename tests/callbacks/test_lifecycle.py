@@ -13,6 +13,7 @@ from support import (
 )
 
 import tfloop
+from tfloop.callbacks.lifecycle import HOOKS, RUN_HOOKS, STEP_HOOKS
 from tfloop.compat import tf, tfv1
 
 
@@ -162,3 +163,13 @@ def test_epoch_numbers(starting_epoch, max_epoch):
     cb = tfloop.CallbackFactory(trigger=lambda self: epochs.append(self.epoch_num))
     train_linear([cb], starting_epoch=starting_epoch, max_epoch=max_epoch)
     assert epochs == list(range(starting_epoch, max_epoch + 1))
+
+
+def test_hooks_table_lists_every_public_hook_of_callback_after_setup_graph():
+    methods = {name for name, value in vars(tfloop.Callback).items() if callable(value)}
+    hooks = {name for name in methods if not name.startswith("_") and f"_{name}" in methods}
+    assert set(HOOKS) == hooks - {"setup_graph"}
+    assert set(RUN_HOOKS) == {h for h, when in HOOKS.items() if when == "run"} | \
+        {f"_{h}" for h, when in HOOKS.items() if when == "run"}
+    assert set(STEP_HOOKS) == {h for h, when in HOOKS.items() if when == "step"} | \
+        {f"_{h}" for h, when in HOOKS.items() if when == "step"}

@@ -12,7 +12,7 @@ from support import LinearModel, make_regression_data
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.train.precision import Precision, merge_session_configs
+from tfloop.tfutils.precision import Precision, merge_session_configs
 
 X, Y = make_regression_data(24)
 

@@ -16,20 +16,11 @@ from tfloop.callbacks.inference import (
     Inferencer,
     ScalarStats,
 )
+from tfloop.callbacks.inference_loop import InferenceRunner, InferenceRunnerBase
 from tfloop.callbacks.inference_parallel import DataParallelInferenceRunner
-from tfloop.callbacks.inference_runner import InferenceRunner, InferenceRunnerBase
 from tfloop.callbacks.keras_callback import KerasCallback
 from tfloop.callbacks.memory import GPUMemoryTracker, HostMemoryTracker, PeakMemoryTracker
 from tfloop.callbacks.model_saver import ModelSaver
-from tfloop.callbacks.monitor import (
-    CometMLMonitor,
-    JSONWriter,
-    MonitorBase,
-    Monitors,
-    ScalarPrinter,
-    SendMonitorData,
-    TFEventWriter,
-)
 from tfloop.callbacks.nan import CheckNumerics, NaNLossError, NonFiniteError, TerminateOnNaN
 from tfloop.callbacks.optuna_pruning import OptunaPruningCallback
 from tfloop.callbacks.param_base import GraphVarParam, HyperParam, HyperParamSetter, ObjAttrParam
@@ -53,6 +44,15 @@ from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
+from tfloop.monitors import (
+    CometMLMonitor,
+    JSONWriter,
+    MonitorBase,
+    Monitors,
+    ScalarPrinter,
+    SendMonitorData,
+    TFEventWriter,
+)
 
 __all__ = [
     "Callback", "CallbackFactory", "ProxyCallback", "StopTraining", "StopEpoch", "SkipUpdateWhen",

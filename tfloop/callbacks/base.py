@@ -1,21 +1,12 @@
-"""The Callback base class: every hook of the training lifecycle, documented once.
+"""The Callback base class: every hook of the training lifecycle, documented once, and the two
+callbacks built on it that tensorpack keeps here, ``ProxyCallback`` and ``CallbackFactory``.
 
 The trainer calls the public hooks (``before_run`` ...), which call the underscore ones
 (``_before_run`` ...) that a callback defines; a callback may define a public hook instead, as in
 Keras, with the same meaning. Per-step hooks are called only for the callbacks whose classes define
 them and whose schedules (``cb.when``, :mod:`tfloop.callbacks.schedule`) keep them
-(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of calls::
-
-    setup_graph                      (graph not finalized yet: create ops here, and only here)
-    before_train
-    for each epoch:
-        before_epoch
-        for each step:
-            before_run -> the one session.run of the step -> after_run
-            trigger_step
-        after_epoch
-        trigger_epoch                (calls trigger() by default)
-    after_train                      (always, even when training raised; all in list order)
+(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of the calls and
+when each hook runs: :mod:`tfloop.callbacks.lifecycle`.
 """
 from __future__ import annotations
 
@@ -23,29 +14,16 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tfloop.callbacks.lifecycle import HOOKS, RUN_HOOKS, STEP_HOOKS
 from tfloop.callbacks.run_args import answering_as_run_args, as_run_args
 from tfloop.callbacks.schedule import EVERY_EPOCH, Schedule
 from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
-from tfloop.utils import logger
 
-__all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining", "HOOKS"]
+__all__ = ["Callback", "ProxyCallback", "CallbackFactory", "StopTraining"]
 
 _Hook = Callable[["CallbackFactory"], object]  # a CallbackFactory function: fn(self)
-_RUN_HOOKS = ("_before_run", "_after_run", "before_run", "after_run")
-_STEP_HOOKS = ("_trigger_step", "trigger_step")
-
-# Every public hook after ``setup_graph``, and when it runs: "train" once, "epoch" once per epoch
-# (``trigger`` too: by default from ``trigger_epoch``), "run" with the step's session run, "step"
-# after each step, "state" at a checkpoint. The wrappers forward and gate hooks from this table.
-HOOKS = {
-    "before_train": "train", "after_train": "train",
-    "before_epoch": "epoch", "after_epoch": "epoch", "trigger_epoch": "epoch", "trigger": "epoch",
-    "before_run": "run", "after_run": "run",
-    "trigger_step": "step",
-    "state_dict": "state", "load_state_dict": "state",
-}
 
 
 def _attaching_first(setup_graph: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,19 +44,6 @@ class StopTraining(Exception):
         ...     if self.trainer.monitors.get_latest("val-error") < 0.01:
         ...         raise StopTraining("validation error below 1%")
     """
-
-
-def annotate_exception(exc: BaseException, callback: Callback, hook: str) -> None:
-    """Log which callback and hook raised ``exc`` (once), and attach it as a note to the
-    exception. Only the :class:`~tfloop.callbacks.group.Callbacks` dispatcher calls it, and never
-    for :class:`StopTraining`, which is a clean stop."""
-    if getattr(exc, "_tfloop_annotated", False):
-        return
-    exc._tfloop_annotated = True  # type: ignore[attr-defined]
-    where = f"{callback}.{hook}"
-    if hasattr(exc, "add_note"):
-        exc.add_note(f"(raised in callback {where})")
-    logger.error(f"Exception in callback {where}: {type(exc).__name__}: {exc}")
 
 
 class Callback:
@@ -241,13 +206,13 @@ class Callback:
         """Whether the callback takes part in the step's ``session.run``: whether it, or one it
         wraps, defines ``_before_run`` or ``_after_run`` (or their public forms) and its schedule
         keeps them (``when.fetches``). The group asks once, after ``setup_graph``."""
-        return any(cb.when.fetches and cb._works_in(_RUN_HOOKS) for cb in self.walk())
+        return any(cb.when.fetches and cb._works_in(RUN_HOOKS) for cb in self.walk())
 
     def uses_step_hook(self) -> bool:
         """Whether the callback is called at ``trigger_step`` after each step: whether it, or a
         callback it wraps, defines ``_trigger_step`` (or ``trigger_step``) and its schedule keeps
         it (``when.step_hook``)."""
-        return any(cb.when.step_hook and cb._works_in(_STEP_HOOKS) for cb in self.walk())
+        return any(cb.when.step_hook and cb._works_in(STEP_HOOKS) for cb in self.walk())
 
     @property
     def step_period(self) -> int | None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tfloop.callbacks.base import Callback, StopTraining, annotate_exception
+from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.flow import STOP_EPOCH_HOOK, StopEpoch, misplaced_stop_epoch
+from tfloop.callbacks.lifecycle import annotate_exception
 from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.utils import logger

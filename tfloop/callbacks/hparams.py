@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from tfloop.callbacks.base import Callback
-from tfloop.callbacks.param import HyperParamSetter
+from tfloop.callbacks.param_base import HyperParamSetter
 
 __all__ = ["HyperParams"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.early_stop import load_weights, model_weights
 from tfloop.callbacks.nan import NaNLossError
-from tfloop.callbacks.param import GraphVarParam
+from tfloop.callbacks.param_base import GraphVarParam
 from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf
 from tfloop.tfutils.common import UnknownNameError

@@ -2,7 +2,8 @@
 
 Each sets its schedule (``when``, :class:`~tfloop.callbacks.schedule.Schedule`) and follows it.
 """
-from tfloop.callbacks.base import HOOKS, ProxyCallback
+from tfloop.callbacks.base import ProxyCallback
+from tfloop.callbacks.lifecycle import HOOKS
 from tfloop.callbacks.schedule import Schedule
 from tfloop.utils.checks import check_callable, check_positive_number
 from tfloop.utils.timer import Clock

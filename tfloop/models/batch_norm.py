@@ -121,16 +121,8 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
     if not training:
         virtual_batch_size = None
     ndims = inputs.shape.rank
-    if ndims not in (2, 4):
-        raise ValueError(f"BatchNorm needs a 2D or 4D input, got shape {inputs.shape}.")
+    axis, channel_axis, red_axes, channels, shape = _input_layout(inputs, axis, data_format)
     sync_statistics = _check_options(ema_update, sync_statistics, virtual_batch_size)
-    data_format = data_format_of(data_format, "BatchNorm")
-    axis = _channel_axis(axis, ndims, data_format)
-    channel_axis, red_axes, broadcast = _layout(ndims, axis, data_format)
-    channels = inputs.shape[channel_axis]
-    if channels is None:
-        raise ValueError(f"BatchNorm needs a known number of channels (axis {channel_axis}), got "
-                         f"shape {inputs.shape}.")
     sync_towers = sync_tower_count(sync_statistics, ctx) \
         if training and sync_statistics is not None else 1
     ema_update = "collection" if ema_update == "default" else ema_update
@@ -142,7 +134,6 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
                                 dtype)
     moving_mean = _statistic("mean/EMA", channels, dtype, 0.0, ctx)
     moving_var = _statistic("variance/EMA", channels, dtype, 1.0, ctx)
-    shape = broadcast(channels)
 
     def normalize(x, mean, var):
         r = (lambda t: tf.reshape(t, shape)) if axis == 1 and ndims == 4 else (lambda t: t)
@@ -211,6 +202,23 @@ def _channel_axis(axis, ndims, data_format):
         raise ValueError(f"BatchNorm: axis must be {'1' if ndims == 2 else '1 or 3'} for a "
                          f"{ndims}D input, got {axis!r}.")
     return axis
+
+
+def _input_layout(inputs, axis, data_format):
+    """Where BatchNorm's input has its channels: ``(axis, channel axis, reduction axes, number
+    of channels, shape of a parameter broadcast to the input)``, with the input checked to be 2D
+    or 4D with a known number of channels, and ``axis`` and ``data_format`` checked."""
+    ndims = inputs.shape.rank
+    if ndims not in (2, 4):
+        raise ValueError(f"BatchNorm needs a 2D or 4D input, got shape {inputs.shape}.")
+    data_format = data_format_of(data_format, "BatchNorm")
+    axis = _channel_axis(axis, ndims, data_format)
+    channel_axis, red_axes, broadcast = _layout(ndims, axis, data_format)
+    channels = inputs.shape[channel_axis]
+    if channels is None:
+        raise ValueError(f"BatchNorm needs a known number of channels (axis {channel_axis}), got "
+                         f"shape {inputs.shape}.")
+    return axis, channel_axis, red_axes, channels, broadcast(channels)
 
 
 def _warn_frozen():

@@ -8,7 +8,7 @@ from tfloop.predict.callbacks import (
 )
 from tfloop.predict.concurrency import AsyncPredictorBase, MultiThreadAsyncPredictor
 from tfloop.predict.config import PredictConfig
-from tfloop.predict.dataset import (
+from tfloop.predict.dataset_base import (
     DatasetPredictorBase,
     MultiTowerDatasetPredictor,
     SimpleDatasetPredictor,

@@ -12,7 +12,7 @@ import os
 import signal
 import threading
 
-from tfloop.callbacks.saver import ModelSaver
+from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.compat import tfv1
 from tfloop.utils import files, logger
 from tfloop.utils.logdir_format import CHECKPOINT_PREFIX

@@ -5,7 +5,7 @@ import json
 import os
 
 from tfloop.callbacks.base import Callback
-from tfloop.callbacks.saver import ModelSaver
+from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.compat import tf
 from tfloop.input.base import UnsavedPosition
 from tfloop.resume.state import (

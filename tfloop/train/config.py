@@ -64,6 +64,24 @@ def _integral_float_as_int(value, name):
     return value
 
 
+def _check_session_args(session_creator, session_config, session_init):
+    """Check TrainConfig's arguments about the session: how it is created (a creator or a
+    config, not both) and what initializes its variables."""
+    if session_creator is not None and session_config is not None:
+        raise ValueError("Give either session_creator= or session_config=, not both.")
+    if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):
+        raise TypeError("session_config must be a tf.compat.v1.ConfigProto, got "
+                        f"{session_config!r}; e.g. tf.compat.v1.ConfigProto("
+                        "gpu_options=tf.compat.v1.GPUOptions(allow_growth=True)).")
+    if session_creator is not None and not callable(getattr(session_creator, "create_session",
+                                                            None)):
+        raise TypeError("session_creator must have a create_session(graph) method (e.g. "
+                        f"NewSessionCreator(config=...)), got {session_creator!r}.")
+    if session_init is not None and not isinstance(session_init, SessionInit):
+        raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got "
+                        f"{session_init!r}.")
+
+
 class TrainConfig:
     """The configuration of one training run.
 
@@ -91,7 +109,7 @@ class TrainConfig:
             (``tf.config.experimental.enable_op_determinism()``, for the whole process).
         mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
             loss scaling); variables, checkpoints and exports stay float32. See
-            :mod:`tfloop.train.precision` and ``docs/performance.md``.
+            :mod:`tfloop.tfutils.precision` and ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
         logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
             as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
@@ -133,16 +151,7 @@ class TrainConfig:
         self.extra_callbacks = check_list_of(wrap_keras_callbacks(extra_callbacks),
                                              "extra_callbacks", Callback)
         self.monitors = check_list_of(monitors, "monitors", MonitorBase, one=Callback)
-        if session_creator is not None and session_config is not None:
-            raise ValueError("Give either session_creator= or session_config=, not both.")
-        if session_config is not None and not isinstance(session_config, tfv1.ConfigProto):
-            raise TypeError("session_config must be a tf.compat.v1.ConfigProto, got "
-                            f"{session_config!r}; e.g. tf.compat.v1.ConfigProto("
-                            "gpu_options=tf.compat.v1.GPUOptions(allow_growth=True)).")
-        if session_creator is not None and not callable(getattr(session_creator, "create_session",
-                                                                None)):
-            raise TypeError("session_creator must have a create_session(graph) method (e.g. "
-                            f"NewSessionCreator(config=...)), got {session_creator!r}.")
+        _check_session_args(session_creator, session_config, session_init)
         self.session_creator = session_creator
         self.session_config = session_config
         self.options = RunOptions(
@@ -150,9 +159,6 @@ class TrainConfig:
             deterministic=check_bool(deterministic, "TrainConfig: deterministic"),
             mixed_precision=mixed_precision, xla=xla, steps_per_run=steps_per_run)
         self.options.precision.check_session_creator(session_creator)
-        if session_init is not None and not isinstance(session_init, SessionInit):
-            raise TypeError("session_init must be a SessionInit (e.g. SaverRestore(path)), got "
-                            f"{session_init!r}.")
         self.session_init = session_init
         if steps_per_epoch is None:
             steps_per_epoch = self.data.size() if self.data is not None else None

@@ -1,7 +1,7 @@
 """launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
+from tfloop.tfutils.precision import merge_session_configs
 from tfloop.tfutils.sesscreate import NewSessionCreator
 from tfloop.train.config import TrainConfig
-from tfloop.train.precision import merge_session_configs
 from tfloop.train.tower import TowerTrainer
 
 __all__ = ["launch_train_with_config"]

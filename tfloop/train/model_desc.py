@@ -1,5 +1,0 @@
-"""tensorpack's ``train.model_desc``: ``ModelDesc`` and ``ModelDescBase``
-(:mod:`tfloop.model_desc`)."""
-from tfloop.model_desc import ModelDesc, ModelDescBase
-
-__all__ = ["ModelDesc", "ModelDescBase"]
