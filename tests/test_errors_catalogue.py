@@ -116,6 +116,19 @@ def _(tmp):
     train_linear(model=_Model(inputs=lambda self: [([None, 3], tf.float32)]))
 
 
+@case("model-inputs-tensor")
+def _(tmp):
+    train_linear(model=_Model(inputs=lambda self: [tf.zeros([2, 3], name="x"),
+                                                   tfv1.placeholder(tf.float32, [None], "y")]))
+
+
+@case("model-eager-variable")
+def _(tmp):
+    learning_rate = tfv1.get_variable("learning_rate", initializer=0.1, trainable=False)
+    train_linear(model=_Model(
+        optimizer=lambda self: tfv1.train.GradientDescentOptimizer(learning_rate)))
+
+
 @case("model-inputs-duplicate")
 def _(tmp):
     train_linear(model=_Model(inputs=lambda self: [tf.TensorSpec([None, 3], tf.float32, "x"),
