@@ -380,9 +380,9 @@ def _(tmp):
 
 
 # ---- schedules and hyper-parameter files -------------------------------------------------------
-@case("schedule-order")
+@case("schedule-duplicate")
 def _(tmp):
-    tfloop.ScheduledHyperParamSetter("learning_rate", [(10, 0.1), (5, 0.01)])
+    tfloop.ScheduledHyperParamSetter("learning_rate", [(5, 0.1), ("5", 0.01)])
 
 
 @case("schedule-pair")

@@ -8,6 +8,7 @@ from tfloop.dataflow.batch import BatchData, BatchDataByShape
 from tfloop.dataflow.combine import ConcatData, JoinData, RandomChooseData, RandomMixData
 from tfloop.dataflow.debug import PrintData, TestDataSpeed
 from tfloop.utils.checks import check_callable, check_int, check_positive_int
+from tfloop.utils.coerce import tensorpack_int
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
@@ -38,7 +39,8 @@ class FixedSizeData(ProxyDataFlow):
             keep_state (bool): continue the iteration of ``ds`` across passes.
         """
         super().__init__(ds)
-        self._size = check_positive_int(size, "FixedSizeData: size")
+        self._size = check_positive_int(tensorpack_int(size, "FixedSizeData: size"),
+                                        "FixedSizeData: size")
         self.itr = None
         self._keep = keep_state
         self._guard = DataFlowReentrantGuard()
@@ -191,7 +193,8 @@ class RepeatedDataPoint(ProxyDataFlow):
             ds (DataFlow): the input.
             num (int): times to repeat each datapoint.
         """
-        self.num = check_positive_int(num, "RepeatedDataPoint: num")
+        self.num = check_positive_int(tensorpack_int(num, "RepeatedDataPoint: num"),
+                                      "RepeatedDataPoint: num")
         super().__init__(ds)
 
     def __len__(self):

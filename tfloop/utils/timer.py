@@ -4,6 +4,7 @@ from contextlib import contextmanager
 
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["Clock", "timed_operation", "IterSpeedCounter", "Timer"]
 
@@ -55,7 +56,9 @@ class IterSpeedCounter:
     """
 
     def __init__(self, print_every, name=None, clock=time.perf_counter):
-        self.print_every = check_positive_int(print_every, "IterSpeedCounter: print_every")
+        self.print_every = check_positive_int(
+            tensorpack_int(print_every, "IterSpeedCounter: print_every"),
+            "IterSpeedCounter: print_every")
         self.name = name or "IterSpeed"
         self.count = 0
         self._clock = clock
