@@ -10,7 +10,14 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, raise_if_failure
+from tfloop.dataflow._workers import (
+    WorkerFailure,
+    ZMQConsumer,
+    check_hwm,
+    dumps,
+    loads,
+    raise_if_failure,
+)
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int
@@ -167,11 +174,11 @@ class MultiProcessRunnerZMQ(ZMQConsumer, ReentrantOnce, DataFlow):
         Args:
             ds (DataFlow): the DataFlow to run.
             num_proc (int): number of processes.
-            hwm (int): ZMQ high-water mark: datapoints queued per pipe end.
+            hwm (int): ZMQ high-water mark: datapoints queued per pipe end (0: no limit).
         """
         self.ds = ds
         self.num_proc = check_positive_int(num_proc, "MultiProcessRunnerZMQ: num_proc")
-        self._hwm = check_positive_int(hwm, "MultiProcessRunnerZMQ: hwm")
+        self._hwm = check_hwm(hwm, "MultiProcessRunnerZMQ: hwm")
         self._size = _length(ds)
         _note_copies("MultiProcessRunnerZMQ", num_proc)
 
