@@ -501,13 +501,6 @@ def _(tmp):
     train_linear([cb, cb])
 
 
-@case("unique-model-saver-dir")
-def _(tmp):
-    logger.set_logger_dir(str(tmp / "log"), action="keep")
-    train_linear([tfloop.ModelSaver(), tfloop.PeriodicTrigger(tfloop.ModelSaver(),
-                                                              every_k_steps=100)])
-
-
 @case("unique-json-writer")
 def _(tmp):
     logger.set_logger_dir(str(tmp / "log"), action="keep")
