@@ -598,6 +598,41 @@ def _(tmp):
     tfloop.TensorBoardSummaries()
 
 
+@case("summary-scalar-shape")
+def _(tmp):
+    from tfloop.tfutils.summary import add_tensor_summary
+
+    def build_graph(self, x, y):
+        cost = LinearModel.build_graph(self, x, y)
+        add_tensor_summary(self.graph_pred(), ["scalar"])
+        return cost
+    model = _Model(build_graph=build_graph,
+                   graph_pred=lambda self: tfv1.get_default_graph().get_tensor_by_name("pred:0"))
+    train_linear(model=model)
+
+
+@case("replicated-mode")
+def _(tmp):
+    tfloop.SyncMultiGPUTrainerReplicated(2, mode="ring")
+
+
+@case("data-format")
+def _(tmp):
+    from tfloop.utils.argtools import get_data_format
+    get_data_format("NDHWC")
+
+
+@case("augment-dtype")
+def _(tmp):
+    from tfloop.dataflow import imgaug
+    imgaug.Flip(horiz=True).augment(np.array([["a"]]))
+
+
+@case("zmq-hwm")
+def _(tmp):
+    tfloop.ZMQInput("ipc:///tmp/tfloop-never-bound", -1)
+
+
 @case("tb-image-shape")
 def _(tmp):
     train_linear([tfloop.TensorBoardSummaries(images=["cost"])], max_epoch=1)
