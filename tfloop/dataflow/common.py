@@ -8,7 +8,7 @@ from tfloop.dataflow.batch import BatchData, BatchDataByShape
 from tfloop.dataflow.combine import ConcatData, JoinData, RandomChooseData, RandomMixData
 from tfloop.dataflow.debug import PrintData, TestDataSpeed
 from tfloop.utils.checks import check_callable, check_int, check_positive_int
-from tfloop.utils.coerce import tensorpack_int
+from tfloop.utils.coerce import tensorpack_int, tensorpack_keywords
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
@@ -155,6 +155,7 @@ class RepeatedData(ProxyDataFlow):
         [[1], [2], [1], [2]]
     """
 
+    @tensorpack_keywords(nr="num")
     def __init__(self, ds, num):
         """
         Args:
@@ -187,6 +188,7 @@ class RepeatedDataPoint(ProxyDataFlow):
         [[1], [1], [2], [2]]
     """
 
+    @tensorpack_keywords(nr="num")
     def __init__(self, ds, num):
         """
         Args:
@@ -223,6 +225,7 @@ class LocallyShuffleData(ProxyDataFlow, RNGDataFlow):
         >>> fix_rng_seed(None)
     """
 
+    @tensorpack_keywords(nr_reuse="num_reuse")
     def __init__(self, ds, buffer_size, num_reuse=1, shuffle_interval=None):
         """
         Args:

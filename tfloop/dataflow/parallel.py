@@ -21,6 +21,7 @@ from tfloop.dataflow._workers import (
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = [
     "MultiProcessPrefetchData",
@@ -120,6 +121,7 @@ class MultiProcessRunner(ReentrantOnce, ProxyDataFlow):
         >>> df.close()
     """
 
+    @tensorpack_keywords(nr_prefetch="num_prefetch", nr_proc="num_proc")
     def __init__(self, ds, num_prefetch, num_proc):
         """
         Args:
@@ -169,6 +171,7 @@ class MultiProcessRunnerZMQ(ZMQConsumer, ReentrantOnce, DataFlow):
         >>> df.close()
     """
 
+    @tensorpack_keywords(nr_proc="num_proc")
     def __init__(self, ds, num_proc=1, hwm=50):
         """
         Args:
@@ -228,6 +231,7 @@ class MultiThreadRunner(DataFlow):
         10
     """
 
+    @tensorpack_keywords(nr_prefetch="num_prefetch", nr_thread="num_thread")
     def __init__(self, get_df, num_prefetch, num_thread):
         """
         Args:

@@ -62,6 +62,18 @@ def _check_types(types, where):
     return list(dict.fromkeys(types))
 
 
+def create_scalar_summary(name, v):
+    """A ``tf.compat.v1.Summary`` holding the scalar ``v`` under the tag ``name``, as tensorpack's
+    callbacks hand to ``monitors.put_summary``.
+
+    Example:
+        >>> self.trainer.monitors.put_summary(create_scalar_summary("val-error", 0.12))
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"create_scalar_summary: the tag must be a string, got {name!r}.")
+    return tfv1.Summary(value=[tfv1.Summary.Value(tag=name, simple_value=float(v))])
+
+
 def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=True):
     """Summarize a tensor with statistics, under the tags ``<name>-<type>``.
 

@@ -14,19 +14,26 @@ tfloop takes what tensorpack took:
 A ``bool`` and a string ``int()`` does not parse (``'2.5'``, ``'ten'``) are refused, as
 everywhere in tfloop (see :mod:`tfloop.utils.checks`); so is a value out of range.
 
+:func:`tensorpack_keywords` takes the keyword names tensorpack 0.9 used for arguments it later
+renamed (``PrefetchDataZMQ(ds, nr_proc=4)``).
+
     >>> check_positive_int(tensorpack_int("25", "BatchData: batch_size"), "BatchData: batch_size")
     25
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int
 
-__all__ = ["tensorpack_int", "tensorpack_float"]
+__all__ = ["tensorpack_int", "tensorpack_float", "tensorpack_keywords"]
 
 
 def tensorpack_int(value: Any, name: str) -> Any:
@@ -76,3 +83,30 @@ def tensorpack_float(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def tensorpack_keywords(**older_names: str) -> Callable[[_F], _F]:
+    """Decorator: take the keyword names tensorpack 0.9 gave arguments it later renamed, e.g.
+    ``@tensorpack_keywords(nr_proc="num_proc")`` makes ``f(ds, nr_proc=4)`` call
+    ``f(ds, num_proc=4)``.
+
+    Raises:
+        TypeError: an argument given under both names.
+
+    Example:
+        >>> @tensorpack_keywords(nr_reuse="num_reuse")
+        ... def shuffle(ds, buffer_size, num_reuse=1):
+        ...     ...
+    """
+    def decorate(func: _F) -> _F:
+        @functools.wraps(func)
+        def renamed(*args: Any, **kwargs: Any) -> Any:
+            for old, new in older_names.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__qualname__} got both {old}= (tensorpack 0.9's "
+                                        f"name) and {new}=: give only {new}=.")
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+        return cast(_F, renamed)
+    return decorate
