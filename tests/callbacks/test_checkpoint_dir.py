@@ -78,31 +78,43 @@ def test_each_saver_keeps_its_own_and_a_shared_step_is_written_once(logdir, log_
     assert [n for n in os.listdir(logdir) if n.endswith(".meta")] == ["graph-3.meta"]
 
 
-def _resume(logdir, max_epoch):
+def _resume(logdir, max_epoch, long_lived_keeps):
     logger.set_logger_dir(logdir, action="keep")
     config = tfloop.AutoResumeTrainConfig(
         model=LinearModel(), data=tfloop.DatasetInput(make_dataset),
-        callbacks=list(frequent_and_long_lived()), max_epoch=max_epoch)
+        callbacks=[tfloop.ModelSaver(max_to_keep=2),
+                   tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=long_lived_keeps),
+                                          every_k_epochs=2)],
+        max_epoch=max_epoch)
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
     return config
 
 
-def test_a_resumed_run_keeps_the_earlier_checkpoints_and_continues_from_the_latest(logdir,
-                                                                                   log_lines):
-    _resume(logdir, max_epoch=5)
+def test_a_resumed_run_gives_each_saver_back_what_it_kept(logdir, log_lines):
+    _resume(logdir, max_epoch=5, long_lived_keeps=3)
     assert checkpoint_steps(logdir) == [6, 12, 15]
-    config = _resume(logdir, max_epoch=8)
-    assert config.starting_epoch == 6          # from model-15, its resume state written once
-    # earlier: 6, 12, 15 (kept, counted by neither saver); frequent: 18, 21, 24 -> 21, 24;
-    # long-lived: 18 (epoch 6), 24 (epoch 8).
-    assert checkpoint_steps(logdir) == [6, 12, 15, 18, 21, 24]
-    assert listed(logdir) == ("model-24", [f"model-{s}" for s in (6, 12, 15, 18, 21, 24)])
+    config = _resume(logdir, max_epoch=8, long_lived_keeps=3)
+    assert config.starting_epoch == 6          # from model-15
+    # frequent: 12, 15 (restored), then 18, 21, 24 -> keeps 21, 24; long-lived: 6, 12, 15
+    # (restored), then 18 (epoch 6), 24 (epoch 8) -> keeps 15, 18, 24. 6 and 12 are gone.
+    assert checkpoint_steps(logdir) == [15, 18, 21, 24]
+    assert listed(logdir) == ("model-24", [f"model-{s}" for s in (15, 18, 21, 24)])
+    assert not [line for line in log_lines if "earlier checkpoint" in line]
+    assert {n for n in os.listdir(logdir) if n.endswith(".resume.json")} == \
+        {f"model-{s}.resume.json" for s in (15, 18, 21, 24)}
+
+
+def test_checkpoints_of_an_earlier_run_without_resume_state_are_kept(logdir, log_lines):
+    train_linear(list(frequent_and_long_lived()), max_epoch=5)
+    train_linear(list(frequent_and_long_lived()), max_epoch=4)    # a new run from step 0
+    # earlier: 6, 12, 15 (kept, counted by neither saver); frequent: 3, 6, 9, 12 -> 9, 12;
+    # long-lived: 6, 12 (and 12 at the end); 3 is dropped.
+    assert checkpoint_steps(logdir) == [6, 9, 12, 15]
+    assert listed(logdir) == ("model-12", ["model-15", "model-6", "model-9", "model-12"])
     assert [line for line in log_lines if "earlier checkpoint" in line] == [
         f"ModelSaver: 3 earlier checkpoint(s) in {logdir}, which 2 ModelSavers share, are kept: "
         "which saver wrote each is not recorded, so none of them counts them towards its "
         "max_to_keep."]
-    assert {n for n in os.listdir(logdir) if n.endswith(".resume.json")} == \
-        {f"model-{s}.resume.json" for s in (6, 12, 15, 18, 21, 24)}
 
 
 def _touch_checkpoint(directory, step):
@@ -135,3 +147,17 @@ def test_max_to_keep_0_keeps_everything_and_every_n_hours_keeps_some_for_good(tm
     shared.written("all", _touch_checkpoint(str(tmp_path), 4))
     assert checkpoint_steps(str(tmp_path)) == [1, 2, 3, 4]
     assert listed(str(tmp_path)) == ("model-4", ["model-1", "model-2", "model-3", "model-4"])
+
+
+def test_a_background_write_done_before_it_is_recorded_keeps_nothing_by_mistake(tmp_path):
+    # the writing thread may finish (written) before the training thread records the write
+    # (runs_in_background): the checkpoint must still go when its saver drops it
+    shared = SharedCheckpointDir(str(tmp_path))
+    shared.join("frequent", max_to_keep=1, keep_hours=1000)
+    for step in (1, 2):
+        prefix = os.path.join(str(tmp_path), f"model-{step}")
+        shared.started("frequent", step, prefix)
+        shared.written("frequent", _touch_checkpoint(str(tmp_path), step))
+        shared.runs_in_background(step, pending=None)
+    assert checkpoint_steps(str(tmp_path)) == [2]
+    assert shared.state_of("frequent")["kept"][0][0] == "model-2"

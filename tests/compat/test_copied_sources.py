@@ -158,3 +158,56 @@ def test_a_batch_norm_of_a_project_built_on_tensorpacks_helpers():
             dynamic = sess.run(shape.get_dynamic(0), {x: data})
             np.testing.assert_allclose(sess.run(mean), 0.5 * data.mean(axis=(0, 1, 2, 3)))
     assert dynamic == 1
+
+
+# Public helpers of tensorpack's utils modules (outside their __all__) that tfloop does not
+# provide, and why.
+UTILS_NOT_PROVIDED = {
+    "concurrency.OrderedContainer": "the ordering buffer of tensorpack's multiprocess predictor",
+    "concurrency.OrderedResultGatherProc": "as above",
+    "develop.LazyLoader": "tensorpack's lazy import of its own dataset module",
+    "loadcaffe.CaffeLayerProcessor": "load_caffe's internals (load_caffe needs Caffe: "
+                                     "docs/migrating.md, 'Names that raise when used')",
+    "loadcaffe.CAFFE_PROTO_URL": "a download address (tfloop reads local files only)",
+    "nvml.NvmlException": "NVMLContext's internals (tfloop does not load NVML: "
+                          "docs/migrating.md, 'Names that raise when used')",
+    "nvml.NVML": "as above",
+    "nvml.NvidiaDevice": "as above",
+    "nvml.NVML_ERROR_FUNCTION_NOT_FOUND": "as above",
+    "nvml.NvmlErrorCodes": "as above",
+    "palette.PALETTE_HEX": "tensorpack's color table; tfloop's PALETTE_RGB is generated",
+    "palette.DETECTRON_PALETTE": "as above",
+    "serialize.MsgpackSerializer": "tensorpack's serializer back ends: tfloop.utils.serialize's "
+                                   "dumps/loads",
+    "serialize.PyarrowSerializer": "as above (pyarrow's serialization was removed from pyarrow)",
+    "serialize.PickleSerializer": "as above",
+    "serialize.MAX_MSGPACK_LEN": "as above",
+    "utils.find_library_full_path": "collect_env's library probe",
+    "viz.Canvas": "the canvas of interactive_imshow's patch browser, internal to stack_patches",
+}
+
+
+def tensorpack_utils_helpers():
+    """``module.name`` of every public function, class and constant defined in tensorpack's
+    ``utils`` modules."""
+    root = os.path.join(os.path.dirname(TENSORPACK.__file__), "utils")
+    helpers = set()
+    for name in sorted(os.listdir(root)):
+        if not name.endswith(".py") or name == "__init__.py":
+            continue
+        with open(os.path.join(root, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            defined = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else \
+                [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+            helpers.update(f"{name[:-3]}.{n}" for n in defined
+                           if not n.startswith("_") and n != "STATICA_HACK")
+    return helpers
+
+
+def test_every_helper_of_tensorpacks_utils_is_in_tfloop_or_explained():
+    helpers = tensorpack_utils_helpers()
+    missing = sorted(h for h in helpers if h not in UTILS_NOT_PROVIDED
+                     and not resolves(f"utils.{h}"))
+    assert missing == []
+    assert sorted(h for h in UTILS_NOT_PROVIDED if h not in helpers or resolves(f"utils.{h}")) == []

@@ -13,9 +13,12 @@ savers of one directory keep their checkpoints together:
 - two savers that save at one global step share one checkpoint, written once;
 - the ``checkpoint`` state file lists every checkpoint kept, in the order they were written, and
   names the last written as the latest (what resuming and ``SmartInit(<directory>)`` load);
-- checkpoints found from an earlier run are kept and listed, and counted by no saver (which saver
-  wrote each is not recorded).
+- a run resumed with its resume state (``AutoResumeTrainConfig``) gives each saver back the
+  checkpoints it kept (its ``state_dict``), so deletion goes on as if the run had not stopped;
+  other checkpoints found from an earlier run are kept and listed, and counted by no saver
+  (which saver wrote each is not recorded).
 """
+import copy
 import threading
 import time
 
@@ -76,11 +79,13 @@ class SharedCheckpointDir:
         self._members = {}
         self._for_good = set()
         self._writes = {}            # global step -> the PendingWrite of its files, or None
+        self._pending = {}           # member -> the prefixes it keeps once written
         self._order = {}             # every prefix kept so far, in the order written
 
     def join(self, member, max_to_keep, keep_hours):
         """Add a saver (any hashable key) with its retention."""
         self._members[member] = _Retention(max_to_keep, keep_hours)
+        self._pending[member] = {}
 
     def __len__(self):
         return len(self._members)
@@ -93,6 +98,7 @@ class SharedCheckpointDir:
             if step not in self._writes:
                 return False
             pending = self._writes[step]
+            self._pending[member][prefix] = None
 
         def keep():
             self.written(member, prefix)
@@ -103,22 +109,35 @@ class SharedCheckpointDir:
             pending.then(keep)
         return True
 
-    def started(self, step, pending=None):
-        """A member writes the checkpoint of ``step`` now (``pending``: its background write)."""
+    def started(self, member, step, prefix):
+        """``member`` starts writing ``prefix``, the checkpoint of ``step`` (called before the
+        write begins, so that it is kept from now on)."""
         with self._lock:
-            self._writes[step] = pending
+            self._writes[step] = None
+            self._pending[member][prefix] = None
 
-    def failed(self, step):
-        """The write of ``step`` failed: another member saving that step writes it itself."""
+    def runs_in_background(self, step, pending):
+        """The write of ``step`` runs in the background, as ``pending``: another member saving
+        that step waits for it."""
+        with self._lock:
+            if step in self._writes:
+                self._writes[step] = pending
+
+    def failed(self, step, prefix):
+        """The write of ``prefix`` failed: another member saving that step writes it itself."""
         with self._lock:
             self._writes.pop(step, None)
+            for waiting in self._pending.values():
+                waiting.pop(prefix, None)
 
     def keep_earlier(self, prefixes):
         """Keep the complete checkpoints of an earlier run, listed in the state file."""
         with self._lock:
-            new = [p for p in prefixes if p not in self._for_good]
+            owned = self._kept()
+            new = [p for p in prefixes if p not in owned]
             self._for_good.update(new)
-            self._order.update((p, None) for p in new)
+            for prefix in prefixes:
+                self._order.setdefault(prefix, None)
         if new:
             logger.info(f"ModelSaver: {len(new)} earlier checkpoint(s) in {self.directory}, "
                         f"which {len(self)} ModelSavers share, are kept: which saver wrote each "
@@ -128,6 +147,7 @@ class SharedCheckpointDir:
         """``member`` keeps the complete checkpoint ``prefix``: delete what no member keeps any
         longer and rewrite the state file."""
         with self._lock:
+            self._pending[member].pop(prefix, None)
             self._order.pop(prefix, None)
             self._order[prefix] = None
             dropped, for_good = self._members[member].add(prefix)
@@ -139,10 +159,34 @@ class SharedCheckpointDir:
                     self._remove(old)
             self._write_state(kept)
 
+    def state_of(self, member):
+        """What ``member`` keeps, as its resume state: the checkpoints it keeps once the writes
+        under way are complete (names, with the time each was saved), and when it next keeps one
+        for good."""
+        with self._lock:
+            retention = copy.deepcopy(self._members[member])
+            for prefix in self._pending[member]:
+                retention.add(prefix)
+        return {"kept": [[files.basename(p), t] for p, t in retention.latest],
+                "next_keep_time": retention.next_keep_time}
+
+    def restore(self, member, state):
+        """Give ``member`` back what it kept (:meth:`state_of`), the checkpoints still there."""
+        try:
+            kept = [(files.join(self.directory, name), float(t)) for name, t in state["kept"]]
+            next_keep_time = float(state["next_keep_time"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"not a ModelSaver state of a shared directory: {state!r}") from None
+        retention = self._members[member]
+        with self._lock:
+            retention.latest = [(p, t) for p, t in kept if files.exists(p + ".index")]
+            retention.next_keep_time = next_keep_time
+
     def _kept(self):
         kept = set(self._for_good)
-        for retention in self._members.values():
+        for member, retention in self._members.items():
             kept.update(prefix for prefix, _ in retention.latest)
+            kept.update(self._pending[member])
         return kept
 
     def _remove(self, prefix):

@@ -80,7 +80,7 @@ class ModelSaver(Callback):
     ``keep_checkpoint_every_n_hours``, a checkpoint is deleted only when none of them keeps it,
     two that save at one step share one checkpoint, and the ``checkpoint`` file lists every kept
     checkpoint with the newest as the latest (:mod:`tfloop.callbacks.checkpoint_dir`); they write
-    one at a time.
+    one at a time, and a resumed run (``AutoResumeTrainConfig``) gives each back what it kept.
 
     A save that fails (disk full, directory not writable) is logged as an error naming the path, and
     training continues; ``on_error="raise"`` stops training instead (for a background write: at
@@ -275,9 +275,11 @@ class ModelSaver(Callback):
             self._record(step, path, error)
             if error is not None:
                 raise error
+        if self._shared is not None:
+            self._shared.started(self, step, self._prefix(step))
         pending = self._writer.start(write)
         if self._shared is not None:
-            self._shared.started(step, pending)
+            self._shared.runs_in_background(step, pending)
         self.trainer.checkpoint_saved(self._prefix(step), pending)
 
     def _wait_for_previous_write(self, step):
@@ -299,7 +301,7 @@ class ModelSaver(Callback):
         sess = self.trainer.sess
         shared = self._shared
         if shared is not None and not self._background:
-            shared.started(step)
+            shared.started(self, step, self._prefix(step))
         try:
             files.makedirs(self.checkpoint_dir)
             with self.graph.as_default():
@@ -316,7 +318,7 @@ class ModelSaver(Callback):
                 shared.written(self, path)
         except IO_ERRORS as e:
             if shared is not None:
-                shared.failed(step)
+                shared.failed(step, self._prefix(step))
             return None, e
         return path, None
 
@@ -349,6 +351,14 @@ class ModelSaver(Callback):
         error, self._write_error = self._write_error, None
         if error is not None:
             raise error
+
+    def _state_dict(self):
+        """In a directory several savers share, the checkpoints this one keeps; else None."""
+        return None if self._shared is None else self._shared.state_of(self)
+
+    def _load_state_dict(self, state):
+        if self._shared is not None and state is not None:
+            self._shared.restore(self, state)
 
     def checkpoint_at(self, step):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when
