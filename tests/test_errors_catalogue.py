@@ -116,6 +116,19 @@ def _(tmp):
     train_linear(model=_Model(inputs=lambda self: [([None, 3], tf.float32)]))
 
 
+@case("model-inputs-tensor")
+def _(tmp):
+    train_linear(model=_Model(inputs=lambda self: [tf.zeros([2, 3], name="x"),
+                                                   tfv1.placeholder(tf.float32, [None], "y")]))
+
+
+@case("model-eager-variable")
+def _(tmp):
+    learning_rate = tfv1.get_variable("learning_rate", initializer=0.1, trainable=False)
+    train_linear(model=_Model(
+        optimizer=lambda self: tfv1.train.GradientDescentOptimizer(learning_rate)))
+
+
 @case("model-inputs-duplicate")
 def _(tmp):
     train_linear(model=_Model(inputs=lambda self: [tf.TensorSpec([None, 3], tf.float32, "x"),
@@ -367,9 +380,9 @@ def _(tmp):
 
 
 # ---- schedules and hyper-parameter files -------------------------------------------------------
-@case("schedule-order")
+@case("schedule-duplicate")
 def _(tmp):
-    tfloop.ScheduledHyperParamSetter("learning_rate", [(10, 0.1), (5, 0.01)])
+    tfloop.ScheduledHyperParamSetter("learning_rate", [(5, 0.1), ("5", 0.01)])
 
 
 @case("schedule-pair")
@@ -488,13 +501,6 @@ def _(tmp):
     train_linear([cb, cb])
 
 
-@case("unique-model-saver-dir")
-def _(tmp):
-    logger.set_logger_dir(str(tmp / "log"), action="keep")
-    train_linear([tfloop.ModelSaver(), tfloop.PeriodicTrigger(tfloop.ModelSaver(),
-                                                              every_k_steps=100)])
-
-
 @case("unique-json-writer")
 def _(tmp):
     logger.set_logger_dir(str(tmp / "log"), action="keep")
@@ -590,6 +596,41 @@ def _(tmp):
 @case("tb-summaries-empty")
 def _(tmp):
     tfloop.TensorBoardSummaries()
+
+
+@case("summary-scalar-shape")
+def _(tmp):
+    from tfloop.tfutils.summary import add_tensor_summary
+
+    def build_graph(self, x, y):
+        cost = LinearModel.build_graph(self, x, y)
+        add_tensor_summary(self.graph_pred(), ["scalar"])
+        return cost
+    model = _Model(build_graph=build_graph,
+                   graph_pred=lambda self: tfv1.get_default_graph().get_tensor_by_name("pred:0"))
+    train_linear(model=model)
+
+
+@case("replicated-mode")
+def _(tmp):
+    tfloop.SyncMultiGPUTrainerReplicated(2, mode="ring")
+
+
+@case("data-format")
+def _(tmp):
+    from tfloop.utils.argtools import get_data_format
+    get_data_format("NDHWC")
+
+
+@case("augment-dtype")
+def _(tmp):
+    from tfloop.dataflow import imgaug
+    imgaug.Flip(horiz=True).augment(np.array([["a"]]))
+
+
+@case("zmq-hwm")
+def _(tmp):
+    tfloop.ZMQInput("ipc:///tmp/tfloop-never-bound", -1)
 
 
 @case("tb-image-shape")

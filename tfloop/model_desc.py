@@ -5,7 +5,27 @@ from tfloop.compat import tf, tfv1
 from tfloop.input.base import check_input_signature
 from tfloop.tfutils.tower import get_current_tower_context
 
-__all__ = ["ModelDesc", "ModelDescBase"]
+__all__ = ["ModelDesc", "ModelDescBase", "InputDesc"]
+
+
+def InputDesc(type: Any, shape: Any, name: str) -> Any:  # noqa: N802  (tensorpack 0.9's name)
+    """tensorpack 0.9's description of an input: the ``tf.TensorSpec(shape, type, name)`` that
+    ``inputs()`` may return (tensorpack 0.9.x also made this TensorSpec).
+
+    Example:
+        >>> InputDesc(tf.float32, (None, 28, 28), "image")
+        TensorSpec(shape=(None, 28, 28), dtype=tf.float32, name='image')
+    """
+    return tf.TensorSpec(shape, tf.as_dtype(type), name=name)
+
+
+def _placeholder_as_spec(tensor, index):
+    """The TensorSpec of a placeholder returned by ``inputs()``."""
+    if tensor.op.type not in ("Placeholder", "PlaceholderWithDefault"):
+        raise TypeError(f"inputs() must return a list of tf.TensorSpec (or tensorpack's "
+                        f"tf.compat.v1.placeholder); item {index} is {tensor.name}, made by a "
+                        f"{tensor.op.type} op. Return tf.TensorSpec(shape, dtype, name) for it.")
+    return tf.TensorSpec(tensor.shape, tensor.dtype, name=tensor.op.name)
 
 
 class ModelDescBase:
@@ -17,14 +37,25 @@ class ModelDescBase:
                         "tf.TensorSpec.")
 
     def get_input_signature(self) -> list[Any]:
-        """The checked input signature; placeholders are accepted and turned into TensorSpecs."""
-        specs = self.inputs()
-        if not isinstance(specs, (list, tuple)):
-            raise TypeError(f"{type(self).__name__}.inputs() must return a list of tf.TensorSpec, "
-                            f"got {specs!r}.")
-        specs = [tf.TensorSpec(s.shape, s.dtype, name=s.op.name)
-                 if isinstance(s, tf.Tensor) and s.op.type == "Placeholder" else s for s in specs]
+        """The checked input signature, a list of ``tf.TensorSpec``.
+
+        ``inputs()`` may return ``tf.TensorSpec``s or, in tensorpack 0.9's style,
+        ``tf.compat.v1.placeholder``s: it is called in a temporary graph of its own (as tensorpack
+        does), so placeholders work in eager mode and never land in a trainer's or predictor's
+        graph; each becomes a TensorSpec with its shape, dtype and name.
+        """
+        with tf.Graph().as_default():
+            specs = self.inputs()
+            if not isinstance(specs, (list, tuple)):
+                raise TypeError(f"{type(self).__name__}.inputs() must return a list of "
+                                f"tf.TensorSpec, got {specs!r}.")
+            specs = [_placeholder_as_spec(s, i) if tf.is_symbolic_tensor(s) else s
+                     for i, s in enumerate(specs)]
         return check_input_signature(specs)
+
+    def get_inputs_desc(self) -> list[Any]:
+        """tensorpack 0.9's name of :meth:`get_input_signature`."""
+        return self.get_input_signature()
 
     @property
     def training(self) -> bool:

@@ -65,7 +65,9 @@ def _empty(what: str) -> TensorpackPath:
 # tfloop's path for each tensorpack module that tfloop has no module for.
 PATHS: dict[str, TensorpackPath] = {
     "tfloop.libinfo": TensorpackPath(
-        "tfloop's version (``__version__``)", {"tfloop.version": ["__version__"]}),
+        "tfloop's version (``__version__``; ``__git_version__``, which tensorpack's callbacks "
+        "log, is the same)", {"tfloop.version": ["__version__"]},
+        aliases={"__git_version__": "__version__"}),
     "tfloop.callbacks.inference_runner": TensorpackPath(
         "the inference runners: one tower, and a tower per device", {
             "tfloop.callbacks.inference_loop": ["InferenceRunnerBase", "InferenceRunner"],
@@ -98,8 +100,9 @@ PATHS: dict[str, TensorpackPath] = {
         "no public name: tfloop's distributed trainers build their graphs themselves "
         "(``tfloop.train.distributed``)"),
     "tfloop.graph_builder.model_desc": TensorpackPath(
-        "``ModelDesc`` and ``ModelDescBase``, importable by name; ``*`` binds nothing",
-        {"tfloop.model_desc": ["ModelDesc", "ModelDescBase"]}, star=False),
+        "``ModelDesc``, ``ModelDescBase`` and tensorpack 0.9's ``InputDesc``, importable by "
+        "name; ``*`` binds nothing",
+        {"tfloop.model_desc": ["ModelDesc", "ModelDescBase", "InputDesc"]}, star=False),
     "tfloop.input_source": TensorpackPath(
         "the input sources (those of ``tfloop.input``) and tensorpack's names for some", {
             "tfloop.input": [EVERY_NAME],
@@ -121,11 +124,6 @@ PATHS: dict[str, TensorpackPath] = {
             "tfloop.models.registry": ["VariableHolder", "disable_layer_logging",
                                        "layer_register"],
             "tfloop.models.tflayer": ["rename_tflayer_get_variable"]}),
-    "tfloop.models.shape_utils": _empty(
-        "no public name: static and dynamic shapes are ``tensor.shape`` and "
-        "``tf.shape(tensor)``"),
-    "tfloop.models.utils": TensorpackPath(
-        "``VariableHolder``", {"tfloop.models.registry": ["VariableHolder"]}),
     "tfloop.predict.base": TensorpackPath(
         "the predictor classes", {
             "tfloop.tfutils.predictor": ["PredictorBase", "OnlinePredictor"],

@@ -98,7 +98,7 @@ def test_without_summaries_merge_all_is_not_in_the_step():
     assert cb not in trainer.run_callbacks
 
 
-@pytest.mark.parametrize("period", [-1, 1.5, True])
+@pytest.mark.parametrize("period", [-1, "1.5", True])
 def test_bad_period_is_rejected(period):
     with pytest.raises(ValueError, match="period must be an int >= 0"):
         MergeAllSummaries(period=period)

@@ -54,7 +54,7 @@ def test_given_samples_per_step():
                                    "throughput/samples_per_sec": [(3, 32.0)]}
 
 
-@pytest.mark.parametrize("value", [0, -3, "64", True])
+@pytest.mark.parametrize("value", [0, -3, "sixty-four", True])
 def test_bad_samples_per_step_is_rejected(value):
     with pytest.raises(ValueError, match="samples_per_step must be a positive number"):
         ThroughputTracker(samples_per_step=value)

@@ -28,7 +28,7 @@ def test_steps_within_the_limit_train_normally():
     assert trainer.global_step == 3
 
 
-@pytest.mark.parametrize("value", [0, -5, 1.5, True])
+@pytest.mark.parametrize("value", [0, -5, "1.5", True])
 def test_bad_timeout_is_refused(value):
     with pytest.raises(ValueError, match="timeout_in_ms must be an int > 0"):
         SessionRunTimeout(value)

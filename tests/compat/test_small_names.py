@@ -1,6 +1,8 @@
 """tensorpack's small helpers and aliases under tfloop: what each returns or is."""
 import re
 
+import numpy as np
+
 import tfloop
 from tfloop.compat import tf
 
@@ -34,3 +36,38 @@ def test_tf_local_cli_debug_hook_builds_tfdbg_hook_in_setup_graph():
     with tf.Graph().as_default():
         hook = cb._factory()
     assert type(hook).__name__ == "LocalCLIDebugHook"
+
+
+def test_helpers_that_copied_tensorpack_code_imports():
+    from tfloop.graph_builder.utils import (
+        merge_grad_list,
+        override_to_local_variable,
+        split_grad_list,
+    )
+    from tfloop.libinfo import __git_version__
+    from tfloop.models.tflayer import map_common_tfargs
+    from tfloop.models.utils import disable_autograph
+    from tfloop.tfutils.model_utils import get_shape_str
+    from tfloop.tfutils.summary import create_scalar_summary
+    from tfloop.tfutils.tower import PredictTowerContext, TrainTowerContext
+
+    assert __git_version__ == tfloop.__version__
+    assert map_common_tfargs({"data_format": "NCHW", "W_init": 1, "b_init": 2}) == {
+        "data_format": "channels_first", "kernel_initializer": 1, "bias_initializer": 2}
+    summary = create_scalar_summary("val-error", np.float32(0.25))
+    assert (summary.value[0].tag, summary.value[0].simple_value) == ("val-error", 0.25)
+    pairs = [[(1, "w"), (2, "b")], [(3, "w"), (4, "b")]]
+    grads, variables = split_grad_list(pairs)
+    assert grads == [[1, 2], [3, 4]] and merge_grad_list(grads, variables) == pairs
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+        assert get_shape_str([x, x[0]]) == "[None, 3],[3]"
+        with TrainTowerContext("tower1", vs_name="tower1", index="1", total=2) as ctx:
+            assert (ctx.is_training, ctx.index, ctx.total, ctx.vs_name) == (True, 1, 2, "tower1")
+            with override_to_local_variable():
+                local = tf.compat.v1.get_variable("copy", [1])
+        with PredictTowerContext("pred") as ctx:
+            assert not ctx.is_training
+        assert local in tf.compat.v1.local_variables()
+        assert local not in tf.compat.v1.global_variables()
+        assert disable_autograph()(len)([1, 2]) == 2

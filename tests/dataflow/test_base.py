@@ -93,7 +93,7 @@ def test_fixed_seed_makes_rngs_repeat_and_can_be_unfixed():
         fix_rng_seed(None)
     assert get_rng().randint(1 << 30) != get_rng().randint(1 << 30)
     with pytest.raises(TypeError, match="fix_rng_seed needs an int"):
-        fix_rng_seed("3")
+        fix_rng_seed("three")     # tensorpack's int() takes "3", not this
 
 
 def test_reentrant_guard_refuses_a_second_iteration():

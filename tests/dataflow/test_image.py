@@ -7,6 +7,7 @@ from tfloop.dataflow import (
     AugmentImageComponents,
     AugmentImageCoordinates,
     DataFromList,
+    MapData,
     fix_rng_seed,
     imgaug,
 )
@@ -45,10 +46,36 @@ def test_augment_image_component_catches_or_raises(log_warnings):
     lenient.reset_state()
     assert [dp[0].shape for dp in lenient] == [(4, 4, 3)]
     assert log_warnings == ["Dropped a datapoint whose augmentation failed (1 so far)."]
-    wrong = AugmentImageComponent(DataFromList([[np.zeros((2, 2), np.int64)]], shuffle=False),
+    wrong = AugmentImageComponent(DataFromList([[np.array([["a", "b"]])]], shuffle=False),
                                   [imgaug.Flip(horiz=True)])
-    with pytest.raises(TypeError, match="uint8 or floating-point images, got int64"):
+    with pytest.raises(TypeError, match="arrays of numbers .* got dtype <U1"):
         list(wrong)
+
+
+class Segmentation(DataFromList):
+    """tensorpack-style segmentation data: an RGB image and an int32 map of class ids."""
+
+    def __init__(self, dtype="int32"):
+        rng = np.random.RandomState(0)
+        super().__init__([[rng.randint(0, 256, (8, 10, 3)).astype(np.uint8),
+                           rng.randint(0, 3, (8, 10)).astype(dtype)] for _ in range(4)],
+                         shuffle=False)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
+def test_int_label_maps_are_augmented_with_their_image(dtype):
+    # tensorpack's dtype check never refused a label map of any integer type.
+    import cv2
+    augmentors = [imgaug.Flip(horiz=True), imgaug.RandomCrop((6, 8)),
+                  imgaug.Resize((12, 16), interp=cv2.INTER_NEAREST),
+                  imgaug.Rotation(20, interp=cv2.INTER_NEAREST)]
+    with_float = MapData(Segmentation(dtype), lambda dp: dp + [dp[1].astype(np.float64)])
+    df = AugmentImageComponents(with_float, augmentors, index=(0, 1, 2))
+    df.reset_state()
+    for image_out, labels, reference in df:
+        assert image_out.shape == (12, 16, 3) and labels.shape == (12, 16)
+        assert labels.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(labels, reference.astype(dtype))   # the same transforms
 
 
 def test_augment_image_components_share_the_random_choices():

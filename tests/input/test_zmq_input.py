@@ -69,8 +69,9 @@ def test_to_dataset_gives_the_datapoints_that_arrive(tmp_path, senders):
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="ZMQInput needs end_point"):
         tfloop.ZMQInput(None, 10)
-    with pytest.raises(ValueError, match="hwm"):
-        tfloop.ZMQInput("ipc:///tmp/x", 0)
+    with pytest.raises(ValueError, match=r"ZMQInput: hwm must be an int >= 0 \(0: no limit, as "
+                                         r"in ZMQ\), got -1\."):
+        tfloop.ZMQInput("ipc:///tmp/x", -1)
 
 
 def test_zmq_input_is_where_tensorpack_users_import_it():

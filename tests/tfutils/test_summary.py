@@ -92,6 +92,24 @@ def test_tensor_summary_statistics():
     assert values["act-histogram"].histo.num == 4
 
 
+def test_scalar_type_summarizes_a_scalar_under_tensorpacks_tag():
+    # tensorpack: add_tensor_summary(x, ['scalar']) is tf.summary.scalar('<name>-summary', x).
+    graph = tf.Graph()
+    with graph.as_default():
+        loss = tf.constant(2.5, name="loss")
+        steps = tf.constant(7, name="steps")
+        add_tensor_summary(loss, ["scalar", "rms"])
+        add_tensor_summary(steps, ["scalar"], name="count")
+        with pytest.raises(ValueError, match=r"'scalar' summarizes a scalar tensor, and vec:0 "
+                                             r"has shape \(2,\); use 'mean'"):
+            add_tensor_summary(tf.constant([1.0, 2.0], name="vec"), ["scalar"])
+    with tfv1.Session(graph=graph) as sess:
+        values = run_merged(graph, sess)
+    assert sorted(values) == ["count-summary", "loss-rms", "loss-summary"]
+    assert values["loss-summary"].simple_value == 2.5
+    assert values["count-summary"].simple_value == 7.0
+
+
 def test_tensor_summary_in_towers_and_bad_types():
     graph = tf.Graph()
     with graph.as_default():
@@ -100,7 +118,8 @@ def test_tensor_summary_in_towers_and_bad_types():
             assert [op.name for op in add_tensor_summary(x, "mean")] == ["logits-mean:0"]
         with TowerContext("tower1", is_training=True, index=1):
             assert add_tensor_summary(tf.constant([1.0]), ["mean"]) == []
-        with pytest.raises(ValueError, match="histogram, mean, rms, sparsity; got \\['median'\\]"):
+        with pytest.raises(ValueError,
+                           match="histogram, mean, rms, scalar, sparsity; got \\['median'\\]"):
             add_tensor_summary(x, ["median"])
         with pytest.raises(TypeError, match="needs a tf.Tensor"):
             add_tensor_summary([1.0], ["mean"])

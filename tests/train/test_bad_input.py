@@ -68,16 +68,23 @@ def test_steps_per_epoch_not_positive(steps):
 
 
 def test_steps_per_epoch_not_an_int():
-    with pytest.raises(TypeError, match="steps_per_epoch must be an int, got 2.5"):
-        train_linear([], steps_per_epoch=2.5)
+    with pytest.raises(TypeError, match="steps_per_epoch must be an int, got 'two'"):
+        train_linear([], steps_per_epoch="two")
 
 
 def test_max_epoch_may_be_a_whole_float_as_in_tensorpack():
     # tensorpack's FasterRCNN computes max_epoch with // on floats.
     assert train_linear([], max_epoch=2.0).global_step == 6
     assert train_linear([], max_epoch=np.float32(1.0)).global_step == 3
-    with pytest.raises(ValueError, match=r"max_epoch must be a whole number, got 2.5: round it"):
-        train_linear([], max_epoch=2.5)
+
+
+def test_a_fraction_is_truncated_as_tensorpack_did_with_a_warning(log_warnings):
+    # steps_per_epoch = num_examples / batch_size is a float in Python 3; tensorpack's int()
+    # truncated it, and so does tfloop, saying so since the value changes.
+    assert train_linear([], steps_per_epoch=2.5, max_epoch="2").global_step == 4
+    assert log_warnings == ["steps_per_epoch is 2.5, not a whole number: it is taken as 2, as "
+                            "tensorpack's int() took it; pass 2 (or the int you mean) to silence "
+                            "this."]
 
 
 def test_max_epoch_below_starting_epoch():

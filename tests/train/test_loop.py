@@ -34,6 +34,7 @@ def test_check_bounds_returns_ints_and_leaves_the_loop_as_it_was():
     loop = tfloop.TrainLoop()
     loop.steps_per_run = 3
     assert loop.check_bounds(np.int64(6), 2, np.int32(4)) == (6, 2, 4)
+    assert loop.check_bounds(6.0, "2", np.float32(4.0)) == (6, 2, 4)    # tensorpack's int()
     assert (loop.steps_per_epoch, loop.starting_epoch, loop.max_epoch, loop.epoch_num) == \
         (1, 1, 1, 0)
 
@@ -41,7 +42,7 @@ def test_check_bounds_returns_ints_and_leaves_the_loop_as_it_was():
 @pytest.mark.parametrize("bounds, error, message", [
     ((7, 1, 2), ValueError, r"^steps_per_epoch \(7\) must be a multiple of steps_per_run \(3\)\.$"),
     ((0, 1, 2), ValueError, r"^steps_per_epoch must be a positive int, got 0\.$"),
-    ((6.0, 1, 2), TypeError, r"^steps_per_epoch must be an int, got 6\.0\.$"),
+    (("6.5", 1, 2), TypeError, r"^steps_per_epoch must be an int, got '6\.5'\.$"),
     ((6, True, 2), TypeError, r"^starting_epoch must be an int, got True\.$"),
     ((6, 0, 2), ValueError, r"^starting_epoch must be >= 1, got 0\.$"),
     ((6, 3, 2), ValueError, r"^max_epoch \(2\) must be >= starting_epoch \(3\)\.$"),

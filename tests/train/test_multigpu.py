@@ -235,7 +235,7 @@ def test_session_config_is_merged_with_the_devices_the_towers_need():
     (0, ValueError, "gpus must be >= 1, got 0"),
     (True, TypeError, "gpus must be an int"),
     ([], ValueError, "empty list"),
-    ([0], ValueError, "GPU 0 does not exist: this machine has 0 GPU"),
+    ([-1], ValueError, "GPU -1 does not exist: this machine has 0 GPU"),
     (["/cpu:0", "/device:CPU:0"], ValueError, "more than once"),
     (["cpu0"], ValueError, "Bad device string 'cpu0'"),
     (["/job:worker"], ValueError, "names no device type"),
@@ -251,11 +251,28 @@ def test_devices_from_an_int_on_a_machine_without_gpus():
     assert resolve_devices(["/cpu:1", "/gpu:0"]) == ["/device:CPU:1", "/device:GPU:0"]
 
 
+def test_gpu_indices_on_a_machine_without_gpus_are_cpu_devices(log_lines):
+    # tensorpack's soft placement ran towers of gpus=[0, 1] on the CPU of such a machine.
+    assert resolve_devices([0, 1]) == ["/device:CPU:0", "/device:CPU:1"]
+    assert [line for line in log_lines if "no GPU" in line] == [
+        "gpus=[0, 1]: this machine has no GPU, so the towers run on logical CPU devices "
+        "(/cpu:0, /cpu:1), as tensorpack's soft placement ran them on the CPU."]
+
+
+@pytest.mark.parametrize("mode", ["nccl", "NCCL", "gpu", "cpu", "hierarchical", "add_n"])
+def test_tensorpack_modes_map_to_an_all_reduce_of_the_cpu_towers(mode, log_lines):
+    # tensorpack's modes, and 'nccl' on CPU towers: what TensorFlow 2 offers there, said once.
+    trainer = SyncMultiGPUTrainerReplicated(2, mode=mode)
+    assert trainer.mode == "add_n"
+    notes = [line for line in log_lines if "the all-reduce TensorFlow 2 offers" in line]
+    assert len(notes) == (mode != "add_n")
+    assert train_linear(trainer=trainer, max_epoch=1).loop.global_step == 3
+
+
 def test_bad_modes_and_ps_devices():
-    with pytest.raises(ValueError, match="Unknown mode 'ring'.*add_n, collective, nccl"):
+    with pytest.raises(ValueError, match="unknown mode 'ring'.*add_n, collective, nccl, "
+                                         "tensorpack's gpu, cpu, hierarchical, or None"):
         SyncMultiGPUTrainerReplicated(2, mode="ring")
-    with pytest.raises(ValueError, match="mode 'nccl' needs GPU devices"):
-        SyncMultiGPUTrainerReplicated(2, mode="nccl")
     with pytest.raises(ValueError, match="ps_device must be 'cpu', 'gpu' or a device string"):
         SyncMultiGPUTrainerParameterServer(2, ps_device=0)
     assert SyncMultiGPUTrainerReplicated(2).mode == "add_n"

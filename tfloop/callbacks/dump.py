@@ -10,6 +10,7 @@ from tfloop.callbacks.base import Callback
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_number
+from tfloop.utils.coerce import tensorpack_keywords
 from tfloop.utils.fs import atomic_write
 
 __all__ = ["DumpTensors", "DumpTensorAsImage", "DumpTensor", "DumpParamAsImage", "encode_png"]
@@ -140,6 +141,7 @@ class DumpTensorAsImage(_StepDumper):
         >>> DumpTensorAsImage("reconstruction", map_func=lambda x: x[:8], scale=255)
     """
 
+    @tensorpack_keywords(tensor_name="name")
     def __init__(self, name, prefix=None, map_func=None, scale=255, every_step=False):
         super().__init__(every_step)
         if not isinstance(name, str) or not name:

@@ -10,6 +10,7 @@ from tfloop.callbacks.lifecycle import annotate_exception
 from tfloop.callbacks.timing import CallbackTimeLogger
 from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.utils import logger
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["Callbacks"]
 
@@ -39,6 +40,7 @@ class Callbacks(Callback, dispatcher=True):
 
     _chief_only = False
 
+    @tensorpack_keywords(cbs="callbacks")
     def __init__(self, callbacks: Sequence[Callback]) -> None:
         for cb in callbacks:
             if not isinstance(cb, Callback):

@@ -3,6 +3,7 @@ import time
 
 from tfloop.callbacks.background_write import BackgroundWriter
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.checkpoint_dir import SharedCheckpointDir
 from tfloop.callbacks.checkpoint_snapshot import VariableSnapshot, variables_bytes
 from tfloop.compat import tf, tfv1
 from tfloop.utils import files, logger
@@ -76,6 +77,13 @@ class ModelSaver(Callback):
     ``after_train`` returns once the last write has finished, also when training failed or
     stopped on a signal. ``background=False`` writes in the training thread instead.
 
+    Several ModelSavers may write to one directory (tensorpack scripts keep a frequent one and a
+    long-lived one there): each keeps the checkpoints it saved by its own ``max_to_keep`` and
+    ``keep_checkpoint_every_n_hours``, a checkpoint is deleted only when none of them keeps it,
+    two that save at one step share one checkpoint, and the ``checkpoint`` file lists every kept
+    checkpoint with the newest as the latest (:mod:`tfloop.callbacks.checkpoint_dir`); they write
+    one at a time, and a resumed run (``AutoResumeTrainConfig``) gives each back what it kept.
+
     A save that fails (disk full, directory not writable) is logged as an error naming the path, and
     training continues; ``on_error="raise"`` stops training instead (for a background write: at
     the next save, or at the end of training).
@@ -139,6 +147,7 @@ class ModelSaver(Callback):
         self._writer = BackgroundWriter("ModelSaver")
         self._write_error = None
         self._warned_wait = False
+        self._shared = None
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
@@ -146,10 +155,8 @@ class ModelSaver(Callback):
             if other is self:
                 break
             if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
-                raise ValueError(
-                    f"Two ModelSavers write to {self.checkpoint_dir}: they would overwrite each "
-                    "other's 'checkpoint' file and delete each other's checkpoints. Give one of "
-                    "them a checkpoint_dir= of its own.")
+                self._share_directory_with(other)
+                break
         variables = []
         for key in self._var_collections:
             variables.extend(v for v in self.graph.get_collection(key) if v not in variables)
@@ -165,6 +172,14 @@ class ModelSaver(Callback):
             self._snapshot = VariableSnapshot(variables, **kwargs)
         self.trainer.loop_end_listeners.append(self._save_final)
 
+    def _share_directory_with(self, other):
+        """Keep checkpoints with ``other`` (listed before, same directory); one write at a time."""
+        if other._shared is None:
+            other._shared = SharedCheckpointDir(other.checkpoint_dir)
+            other._shared.join(other, other._max_to_keep, other._keep_hours)
+        self._shared, self._writer = other._shared, other._writer
+        self._shared.join(self, self._max_to_keep, self._keep_hours)
+
     def _writing_saver(self):
         return self._snapshot.saver if self._background else self.saver
 
@@ -175,7 +190,9 @@ class ModelSaver(Callback):
         state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
         if state is not None:
             earlier = [p for p in state.all_model_checkpoint_paths if files.exists(p + ".index")]
-            if earlier:
+            if earlier and self._shared is not None:
+                self._shared.keep_earlier(earlier)
+            elif earlier:
                 self._writing_saver().recover_last_checkpoints(earlier)
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
                             f"{self.checkpoint_dir} count towards max_to_keep.")
@@ -242,6 +259,9 @@ class ModelSaver(Callback):
 
     def _save(self):
         step = self.global_step
+        if self._shared is not None and self._shared.keep_if_written(self, step, self._prefix(step),
+                                                                     self._kept):
+            return
         if not self._background:
             self._record(step, *self._write(step))
             return
@@ -262,7 +282,11 @@ class ModelSaver(Callback):
             self._record(step, path, error)
             if error is not None:
                 raise error
+        if self._shared is not None:
+            self._shared.started(self, step, self._prefix(step))
         pending = self._writer.start(write)
+        if self._shared is not None:
+            self._shared.runs_in_background(step, pending)
         self.trainer.checkpoint_saved(self._prefix(step), pending)
 
     def _wait_for_previous_write(self, step):
@@ -282,25 +306,37 @@ class ModelSaver(Callback):
     def _write(self, step):
         """Write the checkpoint of ``step``: ``(path, None)``, or ``(None, error)``."""
         sess = self.trainer.sess
+        shared = self._shared
+        if shared is not None and not self._background:
+            shared.started(self, step, self._prefix(step))
         try:
             files.makedirs(self.checkpoint_dir)
             with self.graph.as_default():
-                if not self._meta_written:
+                if not (self._meta_written or (shared is not None and shared.meta_written)):
                     self.saver.export_meta_graph(
                         files.join(self.checkpoint_dir, f"graph-{step}.meta"))
                     self._meta_written = True
+                    if shared is not None:
+                        shared.meta_written = True
                 path = self._writing_saver().save(
                     sess, files.join(self.checkpoint_dir, CHECKPOINT_PREFIX), global_step=step,
-                    write_meta_graph=False)
+                    write_meta_graph=False, write_state=shared is None)
+            if shared is not None:
+                shared.written(self, path)
         except IO_ERRORS as e:
+            if shared is not None:
+                shared.failed(step, self._prefix(step))
             return None, e
         return path, None
 
+    def _kept(self, step, path):
+        self._saved[step] = path
+        self._covered_step = max(self._covered_step, step)
+        self.last_checkpoint = path
+
     def _record(self, step, path, error):
         if error is None:
-            self._saved[step] = path
-            self._covered_step = max(self._covered_step, step)
-            self.last_checkpoint = path
+            self._kept(step, path)
             logger.detail(f"Model saved to {display_path(path)}.")
             if not self._background:
                 self.trainer.checkpoint_saved(path)
@@ -322,6 +358,14 @@ class ModelSaver(Callback):
         error, self._write_error = self._write_error, None
         if error is not None:
             raise error
+
+    def _state_dict(self):
+        """In a directory several savers share, the checkpoints this one keeps; else None."""
+        return None if self._shared is None else self._shared.state_of(self)
+
+    def _load_state_dict(self, state):
+        if self._shared is not None and state is not None:
+            self._shared.restore(self, state)
 
     def checkpoint_at(self, step):
         """The prefix of the checkpoint this saver wrote at global step ``step`` in this run, when

@@ -17,6 +17,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.checks import is_number
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["HyperParam", "GraphVarParam", "ObjAttrParam", "HyperParamSetter"]
 
@@ -185,6 +186,7 @@ class ObjAttrParam(HyperParam):
         >>> ObjAttrParam(augmentor, "max_rotation", readable_name="rotation")
     """
 
+    @tensorpack_keywords(attrname="attr")
     def __init__(self, obj, attr, readable_name=None):
         if not isinstance(attr, str) or not attr:
             raise ValueError(f"ObjAttrParam needs an attribute name, got {attr!r}.")

@@ -8,6 +8,7 @@ from tfloop.callbacks.param_base import HyperParamSetter, describe_value, to_pyt
 from tfloop.callbacks.schedule import Schedule
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, is_int, is_number
+from tfloop.utils.coerce import tensorpack_float, tensorpack_int
 
 __all__ = ["ScheduledHyperParamSetter", "HyperParamSetterWithFunc"]
 
@@ -15,6 +16,8 @@ _SCHEDULE_EXAMPLE = "e.g. [(0, 0.1), (30, 0.01), (60, 0.001)]"
 
 
 def _check_schedule(schedule):
+    """The schedule as ``[(int point, float value)]`` sorted by point, converted as tensorpack
+    did (``int(point)``, ``float(value)``, then sorted), or an error naming the bad entry."""
     if not isinstance(schedule, (list, tuple)) or not schedule:
         raise ValueError(f"schedule must be a non-empty list of (epoch or step, value) pairs, "
                          f"{_SCHEDULE_EXAMPLE}; got {schedule!r}.")
@@ -24,18 +27,27 @@ def _check_schedule(schedule):
         if not isinstance(entry, (list, tuple)) or len(entry) != 2:
             raise ValueError(f"{where} is not an (epoch or step, value) pair; a valid schedule: "
                              f"{_SCHEDULE_EXAMPLE}.")
-        point, value = entry
+        point, value = tensorpack_int(entry[0], f"{where}: the epoch or step"), \
+            tensorpack_float(entry[1])
         if not is_int(point) or point < 0:
             raise ValueError(f"{where}: the epoch or step must be an int >= 0, got {point!r}; a "
                              f"valid schedule: {_SCHEDULE_EXAMPLE}.")
         if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{where}: the value must be a finite number, got {value!r}; a valid "
                              f"schedule: {_SCHEDULE_EXAMPLE}.")
-        if checked and point <= checked[-1][0]:
-            raise ValueError(f"{where}: epochs/steps must be strictly increasing, but {point} "
-                             f"follows {checked[-1][0]}; a valid schedule: {_SCHEDULE_EXAMPLE}.")
-        checked.append((int(point), float(value)))
-    return checked
+        checked.append((int(point), float(value), i))
+    ordered = sorted(checked, key=lambda entry: entry[0])
+    for (point, first, i), (next_point, second, j) in zip(ordered, ordered[1:]):
+        if point == next_point:
+            raise ValueError(
+                f"schedule entries {i} and {j} both set epoch/step {point} (to {first:g} and "
+                f"{second:g}): tensorpack silently used the first; keep one entry per "
+                f"epoch/step; a valid schedule: {_SCHEDULE_EXAMPLE}.")
+    if ordered != checked:
+        logger.info(f"ScheduledHyperParamSetter: the schedule's points are not in increasing "
+                    f"order; they are taken sorted, as tensorpack sorted them: "
+                    f"{[(p, v) for p, v, _ in ordered]}.")
+    return [(point, value) for point, value, _ in ordered]
 
 
 class ScheduledHyperParamSetter(HyperParamSetter):
@@ -54,7 +66,10 @@ class ScheduledHyperParamSetter(HyperParamSetter):
 
     Args:
         param (str or HyperParam): the parameter, e.g. ``"learning_rate"``.
-        schedule (list): ``(epoch or step, value)`` pairs, points ints >= 0, strictly increasing.
+        schedule (list): ``(epoch or step, value)`` pairs, points ints >= 0, one value per
+            point. As in tensorpack, the points are sorted, and each is converted with ``int()``
+            and each value with ``float()`` (a config file's ``('25', '1e-5')`` is
+            ``(25, 1e-05)``).
         interp (str): None or ``"linear"``.
         step_based (bool): points are global steps, checked after every step (the parameter is
             only set when its value changes); otherwise epochs, checked at each trigger.

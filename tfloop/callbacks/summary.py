@@ -9,6 +9,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["MovingAverageSummary", "MergeAllSummaries", "SimpleMovingAverage"]
 
@@ -86,7 +87,8 @@ class MergeAllSummaries(Callback):
     """
 
     def __init__(self, period=0, run_alone=False, key=None):
-        period = check_int(period, "MergeAllSummaries: period", at_least=0,
+        period = check_int(tensorpack_int(period, "MergeAllSummaries: period"),
+                           "MergeAllSummaries: period", at_least=0,
                            note="0: once per epoch")
         check_bool(run_alone, "MergeAllSummaries: run_alone", note="the collection is key=")
         self._period = period
@@ -160,7 +162,8 @@ class SimpleMovingAverage(Callback):
         self._names = list(tensors)
         if not self._names or not all(isinstance(n, str) and n for n in self._names):
             raise ValueError(f"SimpleMovingAverage needs tensor names, got {tensors!r}.")
-        window_size = check_int(window_size, "SimpleMovingAverage: window_size", at_least=1)
+        window_size = check_int(tensorpack_int(window_size, "SimpleMovingAverage: window_size"),
+                                "SimpleMovingAverage: window_size", at_least=1)
         self._display_names = [n[:-2] if n.endswith(":0") else n for n in self._names]
         self._window = window_size
         self._queue = collections.deque(maxlen=window_size)

@@ -7,6 +7,7 @@ from tfloop.callbacks.schedule import Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, check_positive_number
+from tfloop.utils.coerce import tensorpack_int
 from tfloop.utils.timer import Clock
 
 __all__ = ["ThroughputTracker", "EstimatedTimeLeft", "format_duration"]
@@ -53,8 +54,9 @@ class ThroughputTracker(Callback):
     _chief_only = False
 
     def __init__(self, samples_per_step=None, clock=None):
-        self._samples_per_step = check_positive_number(
-            samples_per_step, "ThroughputTracker: samples_per_step", allow_none=True)
+        name = "ThroughputTracker: samples_per_step"
+        self._samples_per_step = check_positive_number(tensorpack_int(samples_per_step, name),
+                                                       name, allow_none=True)
         self._clock = clock or Clock()
         self._batch_size = None
         self._start = None

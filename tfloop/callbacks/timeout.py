@@ -2,6 +2,7 @@
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tfv1
 from tfloop.utils.checks import check_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["SessionRunTimeout"]
 
@@ -19,7 +20,8 @@ class SessionRunTimeout(Callback):
     """
 
     def __init__(self, timeout_in_ms):
-        check_int(timeout_in_ms, "SessionRunTimeout: timeout_in_ms", above=0)
+        name = "SessionRunTimeout: timeout_in_ms"
+        timeout_in_ms = check_int(tensorpack_int(timeout_in_ms, name), name, above=0)
         self._timeout = timeout_in_ms
         self._run_args = tfv1.train.SessionRunArgs(
             fetches=[], options=tfv1.RunOptions(timeout_in_ms=timeout_in_ms))

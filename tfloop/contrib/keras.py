@@ -22,6 +22,7 @@ from tfloop.train import SimpleTrainer, SyncMultiGPUTrainerParameterServer, Towe
 from tfloop.train.config import as_input_source
 from tfloop.train.options import RunOptions
 from tfloop.utils import logger
+from tfloop.utils.coerce import tensorpack_keywords
 from tfloop.utils.gpu import get_num_gpu
 
 __all__ = ["KerasModel", "KerasPhaseCallback", "setup_keras_trainer"]
@@ -180,6 +181,7 @@ class KerasModel:
         Seeded, in float16: ``KerasModel(get_model, ..., seed=0, mixed_precision="float16")``.
     """
 
+    @tensorpack_keywords(inputs_desc="input_signature", targets_desc="target_signature")
     def __init__(self, get_model, input_signature=None, target_signature=None, input=None,
                  trainer=None, *, seed=None, deterministic=False, mixed_precision=None,
                  xla=False, options=None):
@@ -288,6 +290,7 @@ class KerasModel:
         self.trainer.train_with_defaults(callbacks=callbacks, **kwargs)
 
 
+@tensorpack_keywords(inputs_desc="input_signature", targets_desc="target_signature")
 def setup_keras_trainer(trainer, get_model, input_signature, target_signature, input, optimizer,
                         loss, metrics):
     """Build a Keras model's training graph on ``trainer`` (tensorpack's function behind

@@ -30,6 +30,8 @@ import weakref
 
 from tfloop.dataflow.base import DataFlowTerminated
 from tfloop.utils import rng
+from tfloop.utils.checks import check_int
+from tfloop.utils.coerce import tensorpack_int
 from tfloop.utils.extras import install_command
 
 __all__ = ["DataFlowWorkerError"]
@@ -206,6 +208,13 @@ def import_zmq(owner):
             "MultiProcessRunner, MultiThreadRunner and MultiThreadMapData work without it."
         ) from None
     return zmq
+
+
+def check_hwm(hwm, name):
+    """A ZMQ high-water mark: an int >= 0, where 0 is ZMQ's "no limit" (tensorpack passed ``hwm``
+    to ZMQ through ``int()``, so ``'50'`` and ``50.0`` are taken too)."""
+    return check_int(tensorpack_int(hwm, name), name, at_least=0,
+                     note="0: no limit, as in ZMQ")
 
 
 def _shutdown_all():

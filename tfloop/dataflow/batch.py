@@ -5,6 +5,7 @@ import numpy as np
 
 from tfloop.dataflow.base import DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils.checks import check_positive_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["BatchData", "BatchDataByShape"]
 
@@ -39,7 +40,8 @@ class BatchData(ProxyDataFlow):
                 array.
         """
         super().__init__(ds)
-        self.batch_size = check_positive_int(batch_size, "BatchData: batch_size")
+        self.batch_size = check_positive_int(tensorpack_int(batch_size, "BatchData: batch_size"),
+                                             "BatchData: batch_size")
         if not remainder:
             size = _length_or_none(ds)
             if size is not None and self.batch_size > size:

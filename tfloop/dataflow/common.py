@@ -8,6 +8,7 @@ from tfloop.dataflow.batch import BatchData, BatchDataByShape
 from tfloop.dataflow.combine import ConcatData, JoinData, RandomChooseData, RandomMixData
 from tfloop.dataflow.debug import PrintData, TestDataSpeed
 from tfloop.utils.checks import check_callable, check_int, check_positive_int
+from tfloop.utils.coerce import tensorpack_int, tensorpack_keywords
 from tfloop.utils.rng import get_rng
 
 __all__ = ["FixedSizeData", "MapData", "MapDataComponent", "SelectComponent", "RepeatedData",
@@ -38,7 +39,8 @@ class FixedSizeData(ProxyDataFlow):
             keep_state (bool): continue the iteration of ``ds`` across passes.
         """
         super().__init__(ds)
-        self._size = check_positive_int(size, "FixedSizeData: size")
+        self._size = check_positive_int(tensorpack_int(size, "FixedSizeData: size"),
+                                        "FixedSizeData: size")
         self.itr = None
         self._keep = keep_state
         self._guard = DataFlowReentrantGuard()
@@ -153,6 +155,7 @@ class RepeatedData(ProxyDataFlow):
         [[1], [2], [1], [2]]
     """
 
+    @tensorpack_keywords(nr="num")
     def __init__(self, ds, num):
         """
         Args:
@@ -185,13 +188,15 @@ class RepeatedDataPoint(ProxyDataFlow):
         [[1], [1], [2], [2]]
     """
 
+    @tensorpack_keywords(nr="num")
     def __init__(self, ds, num):
         """
         Args:
             ds (DataFlow): the input.
             num (int): times to repeat each datapoint.
         """
-        self.num = check_positive_int(num, "RepeatedDataPoint: num")
+        self.num = check_positive_int(tensorpack_int(num, "RepeatedDataPoint: num"),
+                                      "RepeatedDataPoint: num")
         super().__init__(ds)
 
     def __len__(self):
@@ -220,6 +225,7 @@ class LocallyShuffleData(ProxyDataFlow, RNGDataFlow):
         >>> fix_rng_seed(None)
     """
 
+    @tensorpack_keywords(nr_reuse="num_reuse")
     def __init__(self, ds, buffer_size, num_reuse=1, shuffle_interval=None):
         """
         Args:

@@ -8,6 +8,7 @@ from tfloop.dataflow.base import RNGDataFlow
 from tfloop.dataflow.common import MapData, MapDataComponent
 from tfloop.dataflow.imgaug.base import AugmentorList, check_dtype
 from tfloop.utils import logger
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["AugmentImageComponent", "AugmentImageComponents", "AugmentImageCoordinates",
            "ImageFromFile"]
@@ -194,6 +195,7 @@ class ImageFromFile(RNGDataFlow):
         files = list(files)
         if not files:
             raise ValueError("ImageFromFile: no files given.")
+        channel = tensorpack_int(channel, "ImageFromFile: channel")
         if channel not in (1, 3):
             raise ValueError(f"ImageFromFile: channel must be 1 or 3, got {channel!r}.")
         self.files = files

@@ -10,10 +10,18 @@ import queue
 import threading
 
 from tfloop.dataflow import _workers
-from tfloop.dataflow._workers import WorkerFailure, ZMQConsumer, dumps, loads, raise_if_failure
+from tfloop.dataflow._workers import (
+    WorkerFailure,
+    ZMQConsumer,
+    check_hwm,
+    dumps,
+    loads,
+    raise_if_failure,
+)
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard, ProxyDataFlow
 from tfloop.utils import logger
 from tfloop.utils.checks import check_positive_int
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = [
     "MultiProcessPrefetchData",
@@ -113,6 +121,7 @@ class MultiProcessRunner(ReentrantOnce, ProxyDataFlow):
         >>> df.close()
     """
 
+    @tensorpack_keywords(nr_prefetch="num_prefetch", nr_proc="num_proc")
     def __init__(self, ds, num_prefetch, num_proc):
         """
         Args:
@@ -162,16 +171,17 @@ class MultiProcessRunnerZMQ(ZMQConsumer, ReentrantOnce, DataFlow):
         >>> df.close()
     """
 
+    @tensorpack_keywords(nr_proc="num_proc")
     def __init__(self, ds, num_proc=1, hwm=50):
         """
         Args:
             ds (DataFlow): the DataFlow to run.
             num_proc (int): number of processes.
-            hwm (int): ZMQ high-water mark: datapoints queued per pipe end.
+            hwm (int): ZMQ high-water mark: datapoints queued per pipe end (0: no limit).
         """
         self.ds = ds
         self.num_proc = check_positive_int(num_proc, "MultiProcessRunnerZMQ: num_proc")
-        self._hwm = check_positive_int(hwm, "MultiProcessRunnerZMQ: hwm")
+        self._hwm = check_hwm(hwm, "MultiProcessRunnerZMQ: hwm")
         self._size = _length(ds)
         _note_copies("MultiProcessRunnerZMQ", num_proc)
 
@@ -221,6 +231,7 @@ class MultiThreadRunner(DataFlow):
         10
     """
 
+    @tensorpack_keywords(nr_prefetch="num_prefetch", nr_thread="num_thread")
     def __init__(self, get_df, num_prefetch, num_thread):
         """
         Args:

@@ -19,6 +19,7 @@ from tfloop.dataflow.batch import BatchData
 from tfloop.dataflow.common import RepeatedData
 from tfloop.dataflow.parallel import ReentrantOnce
 from tfloop.utils.checks import check_callable, check_positive_int
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = [
     "MultiProcessMapAndBatchData",
@@ -142,6 +143,7 @@ class MultiThreadMapData(_ParallelMapData):
         [[0], [10], [20], [30], [40]]
     """
 
+    @tensorpack_keywords(nr_thread="num_thread")
     def __init__(self, ds, num_thread=None, map_func=None, *, buffer_size=200, strict=False):
         """``num_thread`` threads; the other arguments as in :class:`MultiProcessMapDataZMQ`."""
         super().__init__(ds, num_thread, map_func, buffer_size, strict)
@@ -227,6 +229,7 @@ class MultiProcessMapDataZMQ(ZMQConsumer, _ParallelMapData):
         >>> df.close()
     """
 
+    @tensorpack_keywords(nr_proc="num_proc")
     def __init__(self, ds, num_proc=None, map_func=None, *, buffer_size=200, strict=False):
         """
         Args:

@@ -17,10 +17,9 @@ import time
 import tqdm
 
 from tfloop.dataflow import _wire
-from tfloop.dataflow._workers import import_zmq
+from tfloop.dataflow._workers import check_hwm, import_zmq
 from tfloop.dataflow.base import DataFlow, DataFlowReentrantGuard
 from tfloop.utils import logger
-from tfloop.utils.checks import check_positive_int
 
 __all__ = ["RemoteDataZMQ", "send_dataflow_zmq"]
 
@@ -71,7 +70,7 @@ def send_dataflow_zmq(df, addr, hwm=50, format=None, bind=False):
     Args:
         df (DataFlow): the data; reset here and iterated forever.
         addr (str): a ZMQ endpoint, e.g. ``"tcp://trainer-host:5555"``.
-        hwm (int): ZMQ high-water mark: datapoints queued before sending blocks.
+        hwm (int): ZMQ high-water mark: datapoints queued before sending blocks (0: no limit).
         format (str): None (tfloop's data format, read by :class:`RemoteDataZMQ` and
             :class:`~tfloop.input.ZMQInput`: lists, tuples, dicts, numpy arrays, bytes, str,
             numbers); ``'zmq_ops'`` (or ``'zmq_op'``): a list of arrays in the layout of
@@ -88,7 +87,7 @@ def send_dataflow_zmq(df, addr, hwm=50, format=None, bind=False):
     """
     zmq = import_zmq("send_dataflow_zmq")
     _wire.check_format(format, "send_dataflow_zmq")
-    hwm = check_positive_int(hwm, "send_dataflow_zmq: hwm")
+    hwm = check_hwm(hwm, "send_dataflow_zmq: hwm")
     context = zmq.Context()
     socket = context.socket(zmq.PUSH)
     socket.set_hwm(hwm)
@@ -145,7 +144,7 @@ class RemoteDataZMQ(DataFlow):
         Args:
             addr1 (str): the ZMQ endpoint to bind (or connect to).
             addr2 (str): a second endpoint, e.g. to receive on both ``ipc://`` and ``tcp://``.
-            hwm (int): ZMQ high-water mark: datapoints queued per endpoint.
+            hwm (int): ZMQ high-water mark: datapoints queued per endpoint (0: no limit).
             bind (bool): bind to the endpoints (the senders connect) or connect to them.
             format (str): None to decode tfloop's data formats (what ``send_dataflow_zmq``
                 sends with ``format=None`` or ``'zmq_ops'``), or ``'pickle'`` to unpickle what
@@ -158,7 +157,7 @@ class RemoteDataZMQ(DataFlow):
             raise ValueError(f"RemoteDataZMQ: format must be None (tfloop's data formats) or "
                              f"'pickle', got {format!r}.")
         self._addresses = [addr1] if addr2 is None else [addr1, addr2]
-        self._hwm = check_positive_int(hwm, "RemoteDataZMQ: hwm")
+        self._hwm = check_hwm(hwm, "RemoteDataZMQ: hwm")
         self._bind = bool(bind)
         self._format = format
         self._guard = DataFlowReentrantGuard()

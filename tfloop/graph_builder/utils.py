@@ -1,10 +1,14 @@
 """tensorpack's ``graph_builder.utils``: :class:`LeastLoadedDeviceSetter` (spread variables over
-devices) and :func:`allreduce_grads` with tensorpack's signature.
+devices) and :func:`allreduce_grads` with tensorpack's signature, and the helpers custom trainers
+copied from tensorpack import (``split_grad_list``, ``merge_grad_list``,
+``override_to_local_variable``).
 
 Example:
     >>> from tfloop.graph_builder.utils import LeastLoadedDeviceSetter, allreduce_grads
 """
-from tfloop.compat import tf
+import contextlib
+
+from tfloop.compat import tf, tfv1
 from tfloop.tfutils import allreduce
 from tfloop.utils import logger
 
@@ -76,3 +80,49 @@ def allreduce_grads(all_grads, average, mode="nccl"):
         return all_grads
     devices = [grads[0].device if grads else "" for grads in all_grads]
     return allreduce.allreduce_grads(all_grads, devices, average=average, mode=mode)
+
+
+def split_grad_list(grad_list):
+    """``(gradients, variables)``, each K x N, of K towers' lists of N ``(gradient, variable)``
+    pairs, as custom multi-device trainers copied from tensorpack split them.
+
+    Example:
+        >>> grads, variables = split_grad_list([[(g0_w, w), (g0_b, b)], [(g1_w, w), (g1_b, b)]])
+    """
+    return ([[g for g, _ in tower] for tower in grad_list],
+            [[v for _, v in tower] for tower in grad_list])
+
+
+def merge_grad_list(all_grads, all_vars):
+    """The inverse of :func:`split_grad_list`: K lists of N ``(gradient, variable)`` pairs.
+
+    Example:
+        >>> grad_list = merge_grad_list(reduced_grads, variables)
+    """
+    return [list(zip(grads, variables)) for grads, variables in zip(all_grads, all_vars)]
+
+
+@contextlib.contextmanager
+def override_to_local_variable(enable=True):
+    """A context in which ``tf.compat.v1.get_variable`` makes local variables (out of
+    ``GLOBAL_VARIABLES``, hence out of checkpoints), as tensorpack's replicated trainers make a
+    tower's copies; ``enable=False`` changes nothing.
+
+    Example:
+        >>> with override_to_local_variable(enable=tower_index > 0):
+        ...     cost = model.build_graph(*inputs)
+    """
+    if not enable:
+        yield
+        return
+
+    def local(getter, name, *args, **kwargs):
+        collections = list(kwargs.get("collections") or [tfv1.GraphKeys.GLOBAL_VARIABLES])
+        if tfv1.GraphKeys.GLOBAL_VARIABLES in collections:
+            collections.remove(tfv1.GraphKeys.GLOBAL_VARIABLES)
+            collections.append(tfv1.GraphKeys.LOCAL_VARIABLES)
+        kwargs["collections"] = collections
+        return getter(name, *args, **kwargs)
+    with tfv1.variable_scope(tfv1.get_variable_scope(), custom_getter=local,
+                             auxiliary_name_scope=False):
+        yield

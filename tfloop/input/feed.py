@@ -10,6 +10,7 @@ from tfloop.input.loader import (
     iter_datapoints,
     reset_data,
 )
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["FeedInput"]
 
@@ -64,6 +65,7 @@ class FeedInput(InputSource):
     """
 
 
+    @tensorpack_keywords(ds="df")
     def __init__(self, df, infinite=True):
         self._data = check_iterable(df, "FeedInput")
         self.infinite = bool(infinite)

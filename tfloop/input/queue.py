@@ -26,6 +26,7 @@ from tfloop.input.loader import (
 from tfloop.tfutils.fed_callable import fed_callable
 from tfloop.utils import logger
 from tfloop.utils.checks import check_int, is_int
+from tfloop.utils.coerce import tensorpack_int, tensorpack_keywords
 
 __all__ = ["BatchQueueInput", "QueueInput"]
 
@@ -177,6 +178,7 @@ class QueueInput(InputSource):
     name = "QueueInput"
     default_capacity = 50
 
+    @tensorpack_keywords(ds="df")
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
         if queue is None:
@@ -343,8 +345,10 @@ class BatchQueueInput(QueueInput):
     name = "BatchQueueInput"
     default_capacity = 3000
 
+    @tensorpack_keywords(ds="df")
     def __init__(self, df, batch_size, queue=None):
-        batch_size = check_int(batch_size, "BatchQueueInput's batch_size", at_least=1)
+        batch_size = check_int(tensorpack_int(batch_size, "BatchQueueInput's batch_size"),
+                               "BatchQueueInput's batch_size", at_least=1)
         if is_int(queue):
             raise TypeError(f"BatchQueueInput needs a TensorFlow queue (it dequeues batches in the "
                             f"graph): pass a tf.queue.QueueBase or a function that builds one, "

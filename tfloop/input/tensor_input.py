@@ -2,6 +2,7 @@
 from tfloop.compat import tf
 from tfloop.input.base import InputSource, describe_spec
 from tfloop.utils.checks import check_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["TensorInput"]
 
@@ -25,7 +26,8 @@ class TensorInput(InputSource):
             raise TypeError(f"TensorInput needs a function returning tensors, got "
                             f"{get_tensor_fn!r}.")
         self._fn = get_tensor_fn
-        self._size = check_int(size, "TensorInput: size", at_least=1, allow_none=True)
+        self._size = check_int(tensorpack_int(size, "TensorInput: size"), "TensorInput: size",
+                               at_least=1, allow_none=True)
         self._signature = None
 
     def _setup(self, input_signature):

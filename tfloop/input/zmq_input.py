@@ -7,11 +7,10 @@ dequeues from); the messages are those of ``send_dataflow_zmq(format='zmq_ops')`
 zmq_ops layout, or tfloop's own data format (``format=None``).
 """
 from tfloop.compat import tf
-from tfloop.dataflow._workers import import_zmq
+from tfloop.dataflow._workers import check_hwm, import_zmq
 from tfloop.dataflow.remote import open_pull_socket, receive
 from tfloop.input.loader import StopWaiting, datapoint_components
 from tfloop.input.queue import QueueInput, _QueueFeeder
-from tfloop.utils.checks import check_positive_int
 
 __all__ = ["ZMQInput"]
 
@@ -67,7 +66,7 @@ class ZMQInput(QueueInput):
     Args:
         end_point (str): the ZMQ endpoint, e.g. ``"tcp://0.0.0.0:5555"`` or
             ``"ipc:///home/me/run/pipe"``.
-        hwm (int): ZMQ high-water mark: datapoints queued in the socket.
+        hwm (int): ZMQ high-water mark: datapoints queued in the socket (0: no limit).
         bind (bool): bind to ``end_point`` (the senders connect) or connect to it.
 
     Example:
@@ -82,7 +81,7 @@ class ZMQInput(QueueInput):
         if not isinstance(end_point, str) or not end_point:
             raise ValueError(f"ZMQInput needs end_point, a ZMQ endpoint such as "
                              f"'tcp://0.0.0.0:5555', got {end_point!r}.")
-        hwm = check_positive_int(hwm, "ZMQInput: hwm")
+        hwm = check_hwm(hwm, "ZMQInput: hwm")
         super().__init__(_Received(end_point, hwm, bool(bind), self._loader_stopping))
         self._feeder = _StreamFeeder(self)
 

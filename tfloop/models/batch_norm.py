@@ -69,6 +69,34 @@ def _ema_update(var, value, decay, name):
         return tfv1.assign_sub(var, (1.0 - decay) * (var - tf.cast(value, var.dtype))).op
 
 
+def get_bn_variables(n_out, use_scale, use_bias, beta_init, gamma_init):
+    """The variables of a batch normalization over ``n_out`` channels, as tensorpack's helper
+    makes them for a BatchNorm of a project's own (e.g. a 3-D one copied from tensorpack):
+    ``(beta, gamma, moving_mean, moving_var)`` named ``beta``, ``gamma``, ``mean/EMA``,
+    ``variance/EMA``; beta (gamma) is a constant 0 (1) without ``use_bias`` (``use_scale``).
+
+    Example:
+        >>> beta, gamma, mean, var = get_bn_variables(64, True, True, None, None)
+    """
+    beta, gamma = _bn_variables(n_out, use_bias, use_scale, beta_init, gamma_init, tf.float32)
+    ctx = get_current_tower_context()
+    return (beta, gamma, _statistic("mean/EMA", n_out, tf.float32, 0.0, ctx),
+            _statistic("variance/EMA", n_out, tf.float32, 1.0, ctx))
+
+
+def internal_update_bn_ema(xn, batch_mean, batch_var, moving_mean, moving_var, decay):
+    """``xn`` as ``output``, computed after the moving statistics took one EMA step (``decay``)
+    towards the batch's, as tensorpack's helper does.
+
+    Example:
+        >>> y = internal_update_bn_ema(y, mean, var, moving_mean, moving_var, 0.9)
+    """
+    updates = [_ema_update(moving_mean, batch_mean, decay, "mean_ema_op"),
+               _ema_update(moving_var, batch_var, decay, "var_ema_op")]
+    with tf.control_dependencies(updates):
+        return tf.identity(xn, name="output")
+
+
 def _layout(ndims, axis, data_format):
     """(channel axis, reduction axes, broadcast shape maker) of a 2D or 4D input."""
     if ndims == 2:
@@ -83,7 +111,7 @@ def _layout(ndims, axis, data_format):
 def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, center=True,
               scale=True, beta_initializer=None, gamma_initializer=None,
               virtual_batch_size=None, data_format="channels_last", ema_update="default",
-              sync_statistics=None):
+              sync_statistics=None, internal_update=None):
     """Batch normalization of a 2D (``[N, C]``) or 4D input, as tensorpack's BatchNorm.
 
     Args:
@@ -99,6 +127,8 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
         ema_update (str): ``'default'`` (= ``'collection'``): the update ops go to
             ``UPDATE_OPS``, which the default callback ``RunUpdateOps`` runs each step;
             ``'internal'``: the output depends on the updates; ``'skip'``: no update.
+            tensorpack 0.9's ``internal_update=True`` (``False``) is ``'internal'``
+            (``'collection'``).
         sync_statistics: ``None`` (each tower normalizes with its own batch), or ``'nccl'``:
             in training, the mean and variance are averaged over the training towers of this
             process (``TowerContext.total``), so every tower normalizes as one tower on the
@@ -122,6 +152,7 @@ def BatchNorm(inputs, axis=None, *, training=None, momentum=0.9, epsilon=1e-5, c
         virtual_batch_size = None
     ndims = inputs.shape.rank
     axis, channel_axis, red_axes, channels, shape = _input_layout(inputs, axis, data_format)
+    ema_update = _ema_update_of(ema_update, internal_update)
     sync_statistics = _check_options(ema_update, sync_statistics, virtual_batch_size)
     sync_towers = sync_tower_count(sync_statistics, ctx) \
         if training and sync_statistics is not None else 1
@@ -177,6 +208,16 @@ def _layer_variables(moving_mean, moving_var, beta, gamma):
     if beta is not None:
         holder.beta = beta
     return holder
+
+
+def _ema_update_of(ema_update, internal_update):
+    """``ema_update``, or what tensorpack 0.9's ``internal_update`` flag meant."""
+    if internal_update is None:
+        return ema_update
+    if ema_update != "default":
+        raise TypeError("BatchNorm got both internal_update= (tensorpack 0.9's) and ema_update=: "
+                        "give only ema_update=.")
+    return "internal" if internal_update else "collection"
 
 
 def _check_options(ema_update, sync_statistics, virtual_batch_size):

@@ -10,6 +10,7 @@ from tfloop.tfutils.predict_tower import check_session_init_complete
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.sessinit import SmartInit
 from tfloop.tfutils.tower import TowerFunc
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["PredictConfig"]
 
@@ -96,6 +97,7 @@ class PredictConfig:
         >>> prob, = OfflinePredictor(config)(images)
     """
 
+    @tensorpack_keywords(inputs_desc="input_signature")
     def __init__(self, model: ModelDescBase | None = None,
                  tower_func: Callable[..., Any] | None = None,
                  input_signature: list | None = None, input_names: list | None = None,

@@ -19,6 +19,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import add_moving_summary
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool, check_callable, check_number, is_number
+from tfloop.utils.coerce import tensorpack_float
 
 __all__ = ["GradientProcessor", "FilterNoneGrad", "GlobalNormClip", "MapGradient",
            "SummaryGradient", "PrintGradient", "CheckGradient", "ScaleGradient"]
@@ -164,7 +165,8 @@ class GlobalNormClip(GradientProcessor):
     """
 
     def __init__(self, global_norm):
-        check_number(global_norm, "GlobalNormClip: global_norm", above=0)
+        global_norm = check_number(tensorpack_float(global_norm), "GlobalNormClip: global_norm",
+                                   above=0)
         self._norm = float(global_norm)
 
     def _process(self, grads):

@@ -11,6 +11,19 @@ from tfloop.utils import logger
 __all__ = ["describe_trainable_vars", "read_model_weights"]
 
 
+def get_shape_str(tensors):
+    """The static shape of a tensor, or of each tensor of a list (comma-separated), as text, as
+    tensorpack's layers log it.
+
+    Example:
+        >>> get_shape_str([image, label])
+        '[None, 28, 28, 1],[None]'
+    """
+    if isinstance(tensors, (list, tuple)):
+        return ",".join(get_shape_str(t) for t in tensors)
+    return str(tensors.shape.as_list() if tensors.shape.rank is not None else None)
+
+
 def describe_trainable_vars(graph=None):
     """Log a table of the trainable variables (name, shape, size, device, dtype) with totals."""
     graph = graph or tfv1.get_default_graph()

@@ -9,6 +9,7 @@ import weakref
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.gradproc import FilterNoneGrad, GradientProcessor, outer_graph, split_by_replica
 from tfloop.utils.checks import check_callable, check_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["apply_grad_processors", "ProxyOptimizer", "PostProcessOptimizer",
            "VariableAssignmentOptimizer", "AccumGradOptimizer", "optimizer_chain"]
@@ -198,7 +199,8 @@ class AccumGradOptimizer(ProxyOptimizer):
     """
 
     def __init__(self, opt, niter):
-        check_int(niter, "AccumGradOptimizer: niter", at_least=1)
+        niter = check_int(tensorpack_int(niter, "AccumGradOptimizer: niter"),
+                          "AccumGradOptimizer: niter", at_least=1)
         super().__init__(opt, "AccumGrad")
         self._niter = niter
         self._counters = weakref.WeakKeyDictionary()

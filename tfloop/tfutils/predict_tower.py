@@ -11,6 +11,7 @@ import re
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_tensor_name
+from tfloop.tfutils.eager_capture import explain_eager_capture
 from tfloop.tfutils.sessinit import ChainInit, JustCurrentSession
 from tfloop.tfutils.tower import TowerContext
 from tfloop.tfutils.varmanip import is_optimizer_slot
@@ -86,7 +87,8 @@ def build_predict_tower(tower_func, inputs: list, tower_name: str, device=None,
     graph = tfv1.get_default_graph()
     variables_before = set(graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES))
     guard = _training_collections_guarded(graph) if beside_training else contextlib.nullcontext()
-    with guard, device_scope(device), TowerContext(tower_name, is_training=False):
+    with guard, device_scope(device), TowerContext(tower_name, is_training=False), \
+            explain_eager_capture("The model's build_graph (in a predict tower)"):
         tower_func(*inputs)
     if beside_training:
         new_variables = [v.name for v in graph.get_collection(tfv1.GraphKeys.GLOBAL_VARIABLES)

@@ -23,6 +23,7 @@ from tfloop.tfutils.sessinit_base import (
 )
 from tfloop.tfutils.varmanip import checkpoint_reader, get_checkpoint_path
 from tfloop.utils import logger
+from tfloop.utils.coerce import tensorpack_keywords
 from tfloop.utils.fs import display_path
 
 __all__ = ["SessionInit", "JustCurrentSession", "SaverRestore", "SaverRestoreRelaxed",
@@ -218,6 +219,7 @@ def _load_npz(path):
                              "its source.") from None
 
 
+@tensorpack_keywords(filename="obj")
 def get_model_loader(obj, *, ignore_mismatch=False):
     """A loader for a model file: :class:`DictRestore` for ``.npz``, :class:`SaverRestore` for a
     checkpoint (prefix, file or directory); anything else :func:`SmartInit` takes.

@@ -40,8 +40,10 @@ def _as_float(x):
     return tf.cast(x, tf.float32)
 
 
-# type -> (summary function, statistic of the tensor to summarize)
+# type -> (summary function, statistic of the tensor to summarize); the tag is <name>-<type>,
+# but <name>-summary for "scalar" (the value of a scalar tensor itself), as tensorpack tags it.
 _SUMMARY_TYPES = {
+    "scalar": (tfv1.summary.scalar, _as_float),
     "histogram": (tfv1.summary.histogram, lambda x: x),
     "sparsity": (tfv1.summary.scalar, tf.nn.zero_fraction),
     "mean": (tfv1.summary.scalar, lambda x: tf.reduce_mean(_as_float(x))),
@@ -60,13 +62,26 @@ def _check_types(types, where):
     return list(dict.fromkeys(types))
 
 
+def create_scalar_summary(name, v):
+    """A ``tf.compat.v1.Summary`` holding the scalar ``v`` under the tag ``name``, as tensorpack's
+    callbacks hand to ``monitors.put_summary``.
+
+    Example:
+        >>> self.trainer.monitors.put_summary(create_scalar_summary("val-error", 0.12))
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"create_scalar_summary: the tag must be a string, got {name!r}.")
+    return tfv1.Summary(value=[tfv1.Summary.Value(tag=name, simple_value=float(v))])
+
+
 def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=True):
     """Summarize a tensor with statistics, under the tags ``<name>-<type>``.
 
     Args:
         x (tf.Tensor or tf.Variable): the tensor.
-        types (list[str]): any of ``"histogram"``, ``"sparsity"`` (fraction of zeros),
-            ``"mean"`` and ``"rms"`` (root mean square).
+        types (list[str]): any of ``"scalar"`` (the value of a scalar tensor, tagged
+            ``<name>-summary``), ``"histogram"``, ``"sparsity"`` (fraction of zeros), ``"mean"``
+            and ``"rms"`` (root mean square).
         name (str): the tag prefix; ``x``'s op name (tower prefix removed) by default.
         collections (list[str]): summary collections (``tf.compat.v1.GraphKeys.SUMMARIES`` by
             default, which ``MergeAllSummaries`` fetches).
@@ -81,6 +96,10 @@ def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=Tr
     if not isinstance(x, (tf.Tensor, tf.Variable)):
         raise TypeError(f"add_tensor_summary needs a tf.Tensor or tf.Variable, got {x!r}.")
     types = _check_types(types, f"add_tensor_summary({x.name})")
+    if "scalar" in types and x.shape.rank not in (0, None):
+        raise ValueError(f"add_tensor_summary({x.name}, ['scalar']): 'scalar' summarizes a "
+                         f"scalar tensor, and {x.name} has shape {x.shape}; use 'mean' (or "
+                         "'histogram') for it, or reduce it to a scalar first.")
     if main_tower_only and not _in_main_training_tower():
         return []
     name = _strip_tower_prefix(name if name is not None else x.op.name)
@@ -90,8 +109,8 @@ def add_tensor_summary(x, types, name=None, collections=None, main_tower_only=Tr
         value = tf.convert_to_tensor(x)
         for kind in types:
             summary_fn, statistic = _SUMMARY_TYPES[kind]
-            ops.append(summary_fn(f"{name}-{kind}", statistic(value),
-                                  collections=collections))
+            tag = f"{name}-{'summary' if kind == 'scalar' else kind}"
+            ops.append(summary_fn(tag, statistic(value), collections=collections))
     return ops
 
 

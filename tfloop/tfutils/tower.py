@@ -10,6 +10,7 @@ import inspect
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
 from tfloop.utils.checks import check_callable, check_positive_int
+from tfloop.utils.coerce import tensorpack_int, tensorpack_keywords
 
 __all__ = ["TowerContext", "get_current_tower_context", "TowerFunc", "TowerTensorHandle",
            "TowerTensorHandles", "BaseTowerContext", "TowerFuncWrapper"]
@@ -100,6 +101,33 @@ class TowerContext:
 
     def __repr__(self):
         return f"TowerContext({self.name!r}, is_training={self.is_training})"
+
+
+class TrainTowerContext(TowerContext):
+    """tensorpack's context of a training tower: ``TowerContext(ns_name, is_training=True,
+    ...)``, which tensorpack's custom trainers (and ones copied from them) build directly.
+
+    Example:
+        >>> with TrainTowerContext("tower1", vs_name="tower1", index=1, total=2):
+        ...     cost = model.build_graph(*inputs)
+    """
+
+    def __init__(self, ns_name, vs_name="", index=0, total=1):
+        super().__init__(ns_name, True, vs_name, tensorpack_int(index, "TrainTowerContext: index"),
+                         total=tensorpack_int(total, "TrainTowerContext: total"))
+
+
+class PredictTowerContext(TowerContext):
+    """tensorpack's context of an inference tower: ``TowerContext(ns_name, is_training=False,
+    vs_name)``.
+
+    Example:
+        >>> with PredictTowerContext(""):
+        ...     model.build_graph(*inputs)
+    """
+
+    def __init__(self, ns_name, vs_name=""):
+        super().__init__(ns_name, False, vs_name)
 
 
 def get_current_tower_context():
@@ -216,6 +244,7 @@ class TowerFunc:
         >>> tower_func.towers.training()[0]["cost"]
     """
 
+    @tensorpack_keywords(inputs_desc="input_signature")
     def __init__(self, tower_fn, input_signature):
         check_callable(tower_fn, "The tower function")
         self._tower_fn = tower_fn

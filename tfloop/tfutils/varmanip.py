@@ -15,6 +15,7 @@ from tabulate import tabulate
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import files, logger
+from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["get_checkpoint_path", "checkpoint_reader", "find_latest_checkpoint", "list_checkpoints",
            "checkpoint_step",
@@ -148,6 +149,7 @@ def find_latest_checkpoint(directory, accept=None):
     return None
 
 
+@tensorpack_keywords(model_path="path")
 def get_checkpoint_path(path):
     """Resolve ``path`` to the prefix of a complete checkpoint.
 
@@ -190,6 +192,7 @@ def get_checkpoint_path(path):
     return prefix
 
 
+@tensorpack_keywords(model_path="path")
 def load_chkpt_vars(path):
     """Every tensor of a checkpoint as a dict ``{name: numpy array}`` (iterator states left out)."""
     prefix = get_checkpoint_path(path)

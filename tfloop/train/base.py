@@ -15,6 +15,7 @@ from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
 from tfloop.resume.restore import restore_run_state
 from tfloop.resume.session_init import ResumeInit
+from tfloop.tfutils.eager_capture import explain_eager_capture
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import default_session_config
@@ -222,7 +223,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             self.register_callback(self.monitors)
             self._check_unique()
             self._callbacks = Callbacks(self._registered)
-            self._callbacks.setup_graph(self)
+            with explain_eager_capture("A callback's setup_graph"):
+                self._callbacks.setup_graph(self)
 
     def _check_unique(self):
         seen = set()

@@ -4,8 +4,6 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.keras_callback import wrap_keras_callbacks
 from tfloop.compat import tf, tfv1
@@ -52,18 +50,6 @@ def as_input_source(data: InputSource | Callable[[], Any] | Iterable[Any]) -> In
     return QueueInput(data)
 
 
-def _integral_float_as_int(value, name):
-    """``value`` as an int when it is a float holding a whole number, as tensorpack takes it
-    (its FasterRCNN computes ``max_epoch`` with ``//`` on floats); any other value is returned as
-    is for the loop to check."""
-    if isinstance(value, (float, np.floating)):
-        if not value.is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}: round it, "
-                             f"e.g. {name}={round(value)}.")
-        return int(value)
-    return value
-
-
 def _check_session_args(session_creator, session_config, session_init):
     """Check TrainConfig's arguments about the session: how it is created (a creator or a
     config, not both) and what initializes its variables."""
@@ -98,7 +84,9 @@ class TrainConfig:
         session_init (SessionInit): what to load into the variables (e.g. ``SaverRestore``).
         steps_per_epoch (int): defaults to the data's size when known.
         starting_epoch (int): the first epoch's number (1 by default).
-        max_epoch (int): the last epoch's number (inclusive).
+        max_epoch (int): the last epoch's number (inclusive). These three are converted as
+            tensorpack's ``int()`` did: ``2.0`` and ``'2'`` are 2, and ``2.5`` is 2 with a
+            warning (``steps_per_epoch = num_examples / batch_size`` is a float in Python 3).
         steps_per_run (int): training steps per session call (an in-graph loop); overrides the
             trainer's own setting; see :mod:`tfloop.train.steps_per_run`.
         seed (int): makes two runs on one machine's CPU bit-identical: the seed of the training
@@ -167,7 +155,6 @@ class TrainConfig:
                                  "on. Check what builds it (a filter that drops everything, an "
                                  "empty file list).")
         loop = TrainLoop()
-        max_epoch = _integral_float_as_int(max_epoch, "max_epoch")
         loop.configure(1 if steps_per_epoch is None else steps_per_epoch, starting_epoch,
                        max_epoch)
         self.steps_per_epoch = None if steps_per_epoch is None else loop.steps_per_epoch

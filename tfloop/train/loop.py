@@ -7,6 +7,7 @@ from typing import Any
 
 from tfloop.utils import logger
 from tfloop.utils.checks import is_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["TrainLoop"]
 
@@ -72,10 +73,12 @@ class TrainLoop:
                      max_epoch: int) -> tuple[int, int, int]:
         """Return the loop's bounds as ints, or raise an error that names the bad value and what
         is valid: ints, ``steps_per_epoch`` positive and a multiple of ``steps_per_run``,
-        ``1 <= starting_epoch <= max_epoch``."""
+        ``1 <= starting_epoch <= max_epoch``. Each bound is first converted as tensorpack's
+        ``int()`` did (``2.0`` and ``'2'`` are 2; ``2.5`` is 2, with a warning)."""
         checked = []
         for name, value in (("steps_per_epoch", steps_per_epoch),
                             ("starting_epoch", starting_epoch), ("max_epoch", max_epoch)):
+            value = tensorpack_int(value, name)
             if not is_int(value):
                 raise TypeError(f"{name} must be an int, got {value!r}.")
             checked.append(int(value))  # numpy integers too

@@ -7,7 +7,6 @@ batch per tower: ``steps_per_epoch`` counts steps, not batches (see ``docs/distr
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.allreduce import (
-    ALLREDUCE_MODES,
     allreduce_grads,
     average_on_variable_devices,
     copy_from_first_tower,
@@ -17,7 +16,12 @@ from tfloop.tfutils.common import get_global_step_var
 from tfloop.tfutils.gradproc import replicated_variables
 from tfloop.tfutils.sesscreate import NewSessionCreator, default_session_config
 from tfloop.tfutils.tower import TowerContext
-from tfloop.train.devices import check_session_devices, device_key, resolve_devices
+from tfloop.train.devices import (
+    allreduce_mode_for,
+    check_session_devices,
+    device_key,
+    resolve_devices,
+)
 from tfloop.train.tower import TowerTrainer, check_cost, check_optimizer
 from tfloop.train.tower_variables import ParameterPlacer, localize_copies, match_tower_copies
 from tfloop.utils import logger
@@ -141,7 +145,11 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         gpus: an int N, GPU indices, or device strings (see :func:`resolve_devices`).
         average (bool): average the gradients over towers (True) or sum them.
         mode (str): the all-reduce: ``"add_n"``, ``"collective"`` or ``"nccl"``; by default
-            ``"nccl"`` when every device is a GPU, else ``"add_n"``.
+            ``"nccl"`` when every device is a GPU, else ``"add_n"``. tensorpack's names are
+            taken too (any case), mapped to what TensorFlow 2 offers on the towers' devices
+            and said once in the log: ``"gpu"`` and ``"cpu"`` (sums on the towers' devices)
+            are ``"add_n"``; ``"hierarchical"`` is the default; ``"nccl"`` on towers that
+            are not all GPUs is ``"add_n"``.
 
     Attributes:
         replica_variables (list[tuple[tf.Variable, list[tf.Variable]]]): every global variable
@@ -153,16 +161,8 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
 
     def __init__(self, gpus, average=True, mode=None):
         super().__init__(gpus)
-        if mode is None:
-            gpu_only = all(device_key(d)[2] == "GPU" for d in self.devices)
-            mode = "nccl" if gpu_only and self.num_towers > 1 else "add_n"
-        if mode not in ALLREDUCE_MODES:
-            raise ValueError(f"Unknown mode {mode!r}: use one of {', '.join(ALLREDUCE_MODES)} (or "
-                             "None).")
-        if mode == "nccl" and any(device_key(d)[2] != "GPU" for d in self.devices):
-            raise ValueError(f"mode 'nccl' needs GPU devices, got {self.devices}.")
         self.average = bool(average)
-        self.mode = mode
+        self.mode = allreduce_mode_for(mode, self.devices, type(self).__name__)
         self.replica_variables = []
 
     def _setup_graph(self, input, get_cost_fn, get_opt_fn):

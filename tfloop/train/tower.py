@@ -10,6 +10,7 @@ from typing import Any
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.eager_capture import explain_eager_capture
 from tfloop.tfutils.gradproc import FilterNoneGrad
 from tfloop.tfutils.predict_tower import (
     build_predict_tower,
@@ -122,7 +123,7 @@ class TowerTrainer(Trainer):
                             f"{input!r}.")
         seed = self.prepare_graph()
         get_opt_fn = self._recording(self.options.precision.optimizer_fn(get_opt_fn))
-        with self.graph.as_default():
+        with self.graph.as_default(), explain_eager_capture("The model (build_graph, optimizer())"):
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
             self._input_source = input
@@ -138,9 +139,7 @@ class TowerTrainer(Trainer):
             >>> trainer.setup_model(MyModel(), DatasetInput(make_dataset))
         """
         self._model = model
-        with self.graph.as_default():
-            signature = model.get_input_signature()
-        self.setup_graph(signature, input, model.build_graph, model.get_optimizer)
+        self.setup_graph(model.get_input_signature(), input, model.build_graph, model.get_optimizer)
 
     def _recording(self, get_opt_fn):
         """``get_opt_fn``, keeping what it returns as :attr:`optimizer`."""

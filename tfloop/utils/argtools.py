@@ -8,7 +8,7 @@ from tfloop.utils import logger
 from tfloop.utils.checks import is_int
 
 __all__ = ["map_arg", "memoized", "memoized_method", "graph_memoized", "memoized_ignoreargs",
-           "call_only_once", "shape2d", "shape4d", "log_once"]
+           "call_only_once", "shape2d", "shape4d", "get_data_format", "log_once"]
 
 memoized = functools.lru_cache(maxsize=None)
 memoized.__doc__ = """Cache a function's results by its (hashable) arguments."""
@@ -130,6 +130,35 @@ def shape4d(a, data_format="NHWC"):
     if data_format in ("NCHW", "channels_first"):
         return [1, 1, h, w]
     raise ValueError(f"shape4d: data_format must be 'NHWC' or 'NCHW', got {data_format!r}.")
+
+
+_KERAS_DATA_FORMATS = {"NHWC": "channels_last", "NCHW": "channels_first"}
+_TF_DATA_FORMATS = {"channels_last": "NHWC", "channels_first": "NCHW"}
+
+
+def get_data_format(data_format, keras_mode=True):
+    """A 2-D data format in Keras' spelling (``keras_mode``) or TensorFlow's.
+
+    Args:
+        data_format (str): ``"NHWC"``, ``"channels_last"``, ``"NCHW"`` or ``"channels_first"``.
+        keras_mode (bool): return ``"channels_last"``/``"channels_first"`` (True) or
+            ``"NHWC"``/``"NCHW"`` (False).
+
+    Raises:
+        ValueError: ``data_format`` is none of the four.
+
+    Example:
+        >>> get_data_format("NCHW")
+        'channels_first'
+        >>> get_data_format("channels_last", keras_mode=False)
+        'NHWC'
+    """
+    spelling = _KERAS_DATA_FORMATS if keras_mode else _TF_DATA_FORMATS
+    result = spelling.get(data_format, data_format) if isinstance(data_format, str) else None
+    if result not in spelling.values():
+        raise ValueError(f"Unknown data_format {data_format!r}: use 'NHWC' (or "
+                         "'channels_last') or 'NCHW' (or 'channels_first').")
+    return result
 
 
 _LOG_LEVELS = ("debug", "info", "warn", "warning", "error", "critical", "exception")

@@ -1,5 +1,6 @@
 """Threads and processes as tensorpack's ``utils.concurrency`` provides them: stoppable and
-looping threads, threads sharing the caller's TensorFlow session, and child-process cleanup."""
+looping threads, threads sharing the caller's TensorFlow session, child-process cleanup, and the
+helpers code copied from tensorpack imports (``subproc_call``, ``DIE``)."""
 import atexit
 import ctypes
 import ctypes.util
@@ -7,6 +8,7 @@ import multiprocessing as mp
 import platform
 import queue
 import signal
+import subprocess
 import threading
 import weakref
 from contextlib import contextmanager
@@ -198,3 +200,35 @@ def start_proc_mask_signal(proc):
     with mask_sigint():
         for p in proc if isinstance(proc, list) else [proc]:
             p.start()
+
+
+class DIE:
+    """tensorpack's end-of-queue marker: a producer puts ``(DIE, ...)`` in a queue when it has
+    nothing more to send.
+
+    Example:
+        >>> results.put((DIE, None))
+    """
+
+
+def subproc_call(cmd, timeout=None):
+    """Run the shell command ``cmd`` and return ``(output, exit code)``: its stdout and stderr as
+    bytes, and 0, its non-zero exit code (logged), -1 when it ran past ``timeout`` seconds, or -2
+    when it could not be started (logged), as tensorpack's does.
+
+    Example:
+        >>> output, code = subproc_call("nvidia-smi -L", timeout=5)
+    """
+    try:
+        return subprocess.check_output(cmd, stderr=subprocess.STDOUT, shell=True,
+                                       timeout=timeout), 0
+    except subprocess.TimeoutExpired as e:
+        logger.warning(f"Command {cmd!r} ran past its timeout of {timeout} s.")
+        return e.output or b"", -1
+    except subprocess.CalledProcessError as e:
+        logger.warning(f"Command {cmd!r} failed with exit code {e.returncode}: "
+                       f"{e.output.decode('utf-8', 'replace').strip()}")
+        return e.output, e.returncode
+    except OSError as e:
+        logger.warning(f"Command {cmd!r} could not be run: {e}")
+        return b"", -2

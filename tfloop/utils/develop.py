@@ -1,11 +1,14 @@
 """tensorpack's module for names that exist but cannot be used here (``create_dummy_class``), and
-``log_deprecated``.
+``log_deprecated`` with the helpers code copied from tensorpack imports (``deprecated``,
+``HIDE_DOC``, ``building_rtfd``).
 
 :func:`unavailable` makes such a name for tfloop: importable, so a tensorpack script's imports
 keep working, and raising :class:`UnavailableError` with the reason and the replacement when it is
 called (a class: instantiated). ``docs/migrating.md`` lists every one.
 """
 import collections
+import functools
+import os
 
 from tfloop.utils import logger
 
@@ -89,3 +92,45 @@ def log_deprecated(name="", text="", eos="", max_num_warnings=None):
             return
         _DEPRECATION_COUNTS[message] += 1
     logger.warning("[Deprecated] " + message.strip())
+
+
+def deprecated(text="", eos="", max_num_warnings=None):
+    """A decorator that logs, at each call, that the function is deprecated (with
+    :func:`log_deprecated`: ``text`` says what to use instead, ``eos`` when support ends).
+
+    Example:
+        >>> @deprecated("Use new_loader() instead.", "2020-01-01")
+        ... def old_loader():
+        ...     return new_loader()
+    """
+    def decorate(func):
+        @functools.wraps(func)
+        def logged(*args, **kwargs):
+            log_deprecated(func.__name__, text, eos, max_num_warnings=max_num_warnings)
+            return func(*args, **kwargs)
+        return logged
+    return decorate
+
+
+def HIDE_DOC(func):  # noqa: N802  (tensorpack's name)
+    """Mark ``func`` as left out of generated API docs (tensorpack's documentation builder read
+    the mark); the function itself is unchanged.
+
+    Example:
+        >>> @HIDE_DOC
+        ... def _internal_hook(self):
+        ...     ...
+    """
+    func.__HIDE_SPHINX_DOC__ = True
+    return func
+
+
+def building_rtfd():
+    """Whether the library is imported to build documentation (``READTHEDOCS`` or
+    ``DOC_BUILDING`` set), as tensorpack checked it.
+
+    Example:
+        >>> building_rtfd()
+        False
+    """
+    return os.environ.get("READTHEDOCS") == "True" or bool(os.environ.get("DOC_BUILDING"))

@@ -307,3 +307,10 @@ def unset_logger_dir() -> None:
     """Stop writing to the log file and give up the directory's lock (its files stay)."""
     _close_file_handler()
     logdir.release()
+
+
+def __getattr__(name):
+    """``logger.LOG_DIR``, tensorpack's module-level name for :func:`get_logger_dir`."""
+    if name == "LOG_DIR":
+        return get_logger_dir()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

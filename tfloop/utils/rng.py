@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from tfloop.utils.checks import is_int
+from tfloop.utils.coerce import tensorpack_int
 
 __all__ = ["fix_rng_seed", "get_rng"]
 
@@ -33,6 +34,7 @@ def fix_rng_seed(seed: int) -> None:
         >>> fix_rng_seed(None)  # back to different seeds
     """
     global _FIXED_SEED
+    seed = tensorpack_int(seed, "fix_rng_seed: seed")
     if seed is not None and not is_int(seed):
         raise TypeError(f"fix_rng_seed needs an int (or None to unfix), got {seed!r}.")
     _FIXED_SEED = None if seed is None else int(seed)

@@ -57,3 +57,35 @@ def test_gray_matches_opencv():
 
 def test_cv2_switch(numpy_only):
     assert _backend.cv2() is None
+
+
+LABEL_DTYPES = ["int32", "int64", "int8", "uint32", "bool"]
+
+
+def _labels(dtype):
+    return (np.arange(64).reshape(8, 8) % 3 == 1 if dtype == "bool"
+            else np.arange(64).reshape(8, 8) % 3).astype(dtype)
+
+
+def _as_labels(values, dtype):
+    rounded = np.rint(values)
+    return (rounded != 0) if dtype == "bool" else rounded.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES)
+@pytest.mark.parametrize("interp", [_backend.INTER_NEAREST, _backend.INTER_LINEAR])
+def test_label_maps_keep_their_dtype_through_every_operation(dtype, interp, monkeypatch):
+    # OpenCV refuses int32 with INTER_LINEAR and bool in warpAffine, and turns int64 into int32;
+    # these go through float64, rounded back.
+    labels = _labels(dtype)
+    reference = labels.astype(np.float64)
+    rotate = _backend.rotation_matrix((4, 4), 30)
+    for op in (lambda a: _backend.resize(a, 5, 11, interp),
+               lambda a: _backend.warp_affine(a, rotate, (8, 8), interp),
+               lambda a: _backend.gaussian_blur(a, (3, 3), (0, 0))):
+        out = op(labels)
+        assert out.dtype == labels.dtype
+        np.testing.assert_array_equal(out, _as_labels(op(reference), dtype))
+        monkeypatch.setattr(_backend, "use_opencv", False)
+        assert op(labels).dtype == labels.dtype
+        monkeypatch.setattr(_backend, "use_opencv", True)

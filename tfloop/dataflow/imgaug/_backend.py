@@ -38,17 +38,38 @@ def require_cv2(owner):
 
 
 def _cast_like(result, dtype):
+    if dtype == np.bool_:
+        return np.rint(result) != 0
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return np.clip(np.rint(result), info.min, info.max).astype(dtype)
     return result.astype(dtype)
 
 
+# The dtypes OpenCV interpolates as they are; it refuses others (int32 with INTER_LINEAR, bool
+# with warpAffine) or changes them (int64 to int32), so those go through float64 and back.
+_CV2_DTYPES = {np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32, np.float64)}
+_CV2_NEAREST_DTYPES = _CV2_DTYPES | {np.dtype(np.int8), np.dtype(np.int32)}
+
+
+def _opencv_can_take(img, interp):
+    return img.dtype in (_CV2_NEAREST_DTYPES if interp == INTER_NEAREST else _CV2_DTYPES)
+
+
+def _through_float64(op, img, interp=INTER_LINEAR):
+    """``op(img)`` on OpenCV, through a float64 copy (cast back, rounded) when OpenCV cannot take
+    ``img``'s dtype with ``interp``: label maps (int32, int64, bool) as well as images."""
+    if _opencv_can_take(img, interp):
+        return op(img)
+    return _cast_like(op(img.astype(np.float64)), img.dtype)
+
+
 def resize(img, new_h, new_w, interp=INTER_LINEAR):
     """``img`` resized to ``(new_h, new_w)``; keeps a trailing channel axis of size 1."""
     cv = cv2()
     if cv is not None:
-        out = cv.resize(img, (int(new_w), int(new_h)), interpolation=interp)
+        out = _through_float64(
+            lambda a: cv.resize(a, (int(new_w), int(new_h)), interpolation=interp), img, interp)
         return out[:, :, np.newaxis] if img.ndim == 3 and out.ndim == 2 else out
     h, w = img.shape[:2]
     if interp == INTER_NEAREST:
@@ -101,8 +122,10 @@ def gaussian_blur(img, size_xy, sigma_xy):
     """Gaussian blur with odd window ``size_xy = (w, h)``, sigmas ``(sx, sy)`` (0: from size)."""
     cv = cv2()
     if cv is not None:
-        out = cv.GaussianBlur(img, tuple(int(s) for s in size_xy), sigmaX=float(sigma_xy[0]),
-                              sigmaY=float(sigma_xy[1]), borderType=cv.BORDER_REPLICATE)
+        out = _through_float64(
+            lambda a: cv.GaussianBlur(a, tuple(int(s) for s in size_xy),
+                                      sigmaX=float(sigma_xy[0]), sigmaY=float(sigma_xy[1]),
+                                      borderType=cv.BORDER_REPLICATE), img)
         return out.reshape(img.shape)
     out = img.astype(np.float64)
     out = _convolve_axis(out, _gaussian_kernel(int(size_xy[0]), sigma_xy[0]), axis=1)
@@ -136,8 +159,10 @@ def warp_affine(img, mat, dsize, interp=INTER_LINEAR, border=BORDER_CONSTANT, va
     cv = cv2()
     if cv is not None:
         fill = (value,) * 4 if np.isscalar(value) else tuple(value)  # every channel, not one
-        out = cv.warpAffine(img, np.asarray(mat, np.float64), tuple(int(v) for v in dsize),
-                            flags=interp, borderMode=border, borderValue=fill)
+        out = _through_float64(
+            lambda a: cv.warpAffine(a, np.asarray(mat, np.float64), tuple(int(v) for v in dsize),
+                                    flags=interp, borderMode=border, borderValue=fill),
+            img, interp)
         return out[:, :, np.newaxis] if img.ndim == 3 and out.ndim == 2 else out
     full = np.vstack([np.asarray(mat, np.float64), [0, 0, 1]])
     inverse = np.linalg.inv(full)[:2]

@@ -14,12 +14,17 @@ __all__ = ["Augmentor", "AugmentorList", "ImageAugmentor", "PhotometricAugmentor
 
 
 def check_dtype(img):
-    """Refuse what is not an image augmentors can take: uint8, or floating point."""
+    """Refuse what is not an image augmentors can take: an array of numbers or booleans.
+
+    Images are uint8 or floating point; label maps and masks of any integer type or bool pass
+    through the geometric augmentors (as in tensorpack, whose dtype check never refused them).
+    """
     if not isinstance(img, np.ndarray):
         raise TypeError(f"Augmentors take a numpy array, got {type(img).__name__}.")
-    if np.issubdtype(img.dtype, np.integer) and img.dtype != np.uint8:
-        raise TypeError(f"Augmentors take uint8 or floating-point images, got {img.dtype}; "
-                        "convert it, e.g. img.astype('float32').")
+    if img.dtype.kind not in "biuf":
+        raise TypeError(f"Augmentors take arrays of numbers (uint8 or floating-point images, "
+                        f"integer or bool label maps), got dtype {img.dtype}; convert it, e.g. "
+                        "img.astype('float32').")
 
 
 def _as_transform(param):
