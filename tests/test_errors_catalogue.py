@@ -250,6 +250,20 @@ def _(tmp):
         [(np.zeros((4, 3), np.float32), np.array([0.0, 1.0, 0.5, 1.0]))]))
 
 
+class _Uint8LabelModel(LinearModel):
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.uint8, "y")]
+
+    def build_graph(self, x, y):
+        return super().build_graph(x, tf.cast(y, tf.float32))
+
+
+@case("input-feed-int-range")
+def _(tmp):
+    train_linear(model=_Uint8LabelModel(), data=tfloop.FeedInput(
+        [(np.zeros((4, 3), np.float32), np.array([1, 300, -1, 2]))]))
+
+
 @case("input-feed-components")
 def _(tmp):
     train_linear(data=tfloop.FeedInput([(np.zeros((4, 3), np.float32),)]))
