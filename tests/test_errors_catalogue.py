@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 from resume_support import StopAt, make_dataset, train, train_resumable
+from silent_storage_support import silent_gcs
 from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
@@ -741,6 +742,21 @@ def _(tmp):
 @case("logdir-unknown-scheme")
 def _(tmp):
     logger.set_logger_dir("s3://bucket/run1", action="keep")
+
+
+@case("logdir-url-no-answer")
+def _(tmp):
+    with silent_gcs(0.5, bucket="tfloop-silent-bucket") as url:
+        logger.set_logger_dir(url, action="keep")
+
+
+@case("logdir-url-timeout-env")
+def _(tmp):
+    os.environ["TFLOOP_URL_TIMEOUT"] = "soon"
+    try:
+        logger.set_logger_dir("gs://bucket/run1", action="keep")
+    finally:
+        del os.environ["TFLOOP_URL_TIMEOUT"]
 
 
 @case("config-session-config")
