@@ -759,6 +759,32 @@ def _(tmp):
         del os.environ["TFLOOP_URL_TIMEOUT"]
 
 
+@case("zmq-frame-over-limit-sender")
+def _(tmp):
+    tfloop.send_dataflow_zmq(tfloop.DataFromList([[np.zeros(2000, np.uint8)]]),
+                             f"ipc://{tmp}/pipe", max_frame_bytes=1000)
+
+
+@case("zmq-frame-over-limit-receiver")
+def _(tmp):
+    import threading
+
+    import zmq
+    from remote_support import announce_huge_frame
+    address = f"ipc://{tmp}/pipe"
+    received = []
+    receiver = threading.Thread(target=lambda: received.append(
+        next(iter(tfloop.RemoteDataZMQ(address)))), daemon=True)
+    receiver.start()
+    announce_huge_frame(address, 2 ** 30, 60)
+    context = zmq.Context()
+    sender = context.socket(zmq.PUSH)
+    sender.connect(address)
+    sender.send_multipart(tfloop.dataflow._wire.encode([1]))
+    receiver.join(60)
+    context.destroy(linger=1000)
+
+
 @case("config-session-config")
 def _(tmp):
     tfloop.TrainConfig(model=LinearModel(), data=_feed(), session_config="gpu")
