@@ -23,6 +23,9 @@ Methods (compared with):
 * ``eager_mapped``: ``eager`` plus a ``map`` that reshapes each batch to its static shape (eager).
 * ``eager_checked``: the same ``map`` leaving the feature dimension open, so that the input is
   checked by one ``EnsureShape`` each step (eager_mapped).
+* ``eager_narrowed``: ``eager`` with int64 labels for the int32 input, cast in the graph after
+  the check that every label is in int32's range (a minimum and a maximum of the batch, one
+  assertion) (eager).
 
 Results go to ``bench/results/eager_dataset.json`` and ``.md``.
 """
@@ -46,9 +49,11 @@ METHODS = {
     "eager_cast": "`eager` with float64 features: one Cast per step in the graph",
     "eager_mapped": "`eager` plus a `map` reshaping each batch to its static shape",
     "eager_checked": "`eager_mapped` leaving the feature dimension open: one EnsureShape per step",
+    "eager_narrowed": "`eager` with int64 labels: a range check and a Cast per step in the graph",
 }
 COMPARED_WITH = {"function": "function", "eager": "function", "eager_cast": "eager",
-                 "eager_mapped": "eager", "eager_checked": "eager_mapped"}
+                 "eager_mapped": "eager", "eager_checked": "eager_mapped",
+                 "eager_narrowed": "eager"}
 
 
 def make_data(spec, method):
@@ -56,8 +61,9 @@ def make_data(spec, method):
     tf = common.tf
     x, y = spec.data()
 
-    def pipeline(features):
-        ds = tf.data.Dataset.from_tensor_slices((features, y)).batch(BATCH, drop_remainder=True)
+    def pipeline(features, labels=y):
+        ds = tf.data.Dataset.from_tensor_slices((features, labels)).batch(BATCH,
+                                                                          drop_remainder=True)
         if method in ("eager_mapped", "eager_checked"):
             width = -1 if method == "eager_checked" else features[0].size
             ds = ds.map(lambda f, label: (tf.reshape(f, [BATCH, width]), label))
@@ -67,6 +73,8 @@ def make_data(spec, method):
         return lambda: pipeline(x)
     if method == "eager_cast":
         return pipeline(x.astype("float64"))
+    if method == "eager_narrowed":
+        return pipeline(x, y.astype("int64"))
     return pipeline(x)
 
 

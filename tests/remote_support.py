@@ -2,8 +2,11 @@
 process forked from one running TensorFlow's threads can deadlock), killed by the test."""
 import os
 import pickle
+import socket
+import struct
 import subprocess
 import sys
+import time
 
 from support import scaled_timeout
 
@@ -68,3 +71,57 @@ def running_senders(tmp_path):
     started = Senders(str(directory))
     yield started
     started.stop()
+
+
+def announce_huge_frame(address, size, timeout):
+    """Connect to the ZMQ PULL socket at ``address`` (``tcp://host:port`` or ``ipc://path``) as a
+    ZMQ PUSH peer would (ZMTP 3.0, by hand) and announce a frame of ``size`` bytes without sending
+    it. Returns whether the receiver closed the connection within ``timeout`` seconds (a receiver
+    without a frame limit allocates the frame and waits for its bytes)."""
+    if address.startswith("ipc://"):
+        family, target = socket.AF_UNIX, address[len("ipc://"):]
+    else:
+        host, port = address[len("tcp://"):].rsplit(":", 1)
+        family, target = socket.AF_INET, (host, int(port))
+    deadline = time.monotonic() + timeout
+    while True:
+        peer = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            peer.connect(target)
+            break
+        except OSError:
+            peer.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    with peer:
+        greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\x00")
+        peer.sendall(greeting + b"\x00" * 32)
+        ready = b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 4) + b"PUSH"
+        peer.sendall(bytes([0x04, len(ready)]) + ready)
+        peer.sendall(b"\x02" + struct.pack(">Q", size) + b"\x00" * 4096)
+        peer.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                if not peer.recv(4096):
+                    return True
+            except TimeoutError:
+                continue
+            except ConnectionResetError:
+                return True
+        return False
+
+
+def virtual_memory_bytes():
+    """This process's virtual memory size (VmSize), in bytes."""
+    with open(f"/proc/{os.getpid()}/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmSize in /proc/self/status")
+
+
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

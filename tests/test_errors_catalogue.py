@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 from resume_support import StopAt, make_dataset, train, train_resumable
+from silent_storage_support import silent_gcs
 from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
@@ -261,6 +262,20 @@ class _IntLabelModel(LinearModel):
 def _(tmp):
     train_linear(model=_IntLabelModel(), data=tfloop.FeedInput(
         [(np.zeros((4, 3), np.float32), np.array([0.0, 1.0, 0.5, 1.0]))]))
+
+
+class _Uint8LabelModel(LinearModel):
+    def inputs(self):
+        return [tf.TensorSpec([None, 3], tf.float32, "x"), tf.TensorSpec([None], tf.uint8, "y")]
+
+    def build_graph(self, x, y):
+        return super().build_graph(x, tf.cast(y, tf.float32))
+
+
+@case("input-feed-int-range")
+def _(tmp):
+    train_linear(model=_Uint8LabelModel(), data=tfloop.FeedInput(
+        [(np.zeros((4, 3), np.float32), np.array([1, 300, -1, 2]))]))
 
 
 @case("input-feed-components")
@@ -805,6 +820,47 @@ def _(tmp):
 @case("logdir-unknown-scheme")
 def _(tmp):
     logger.set_logger_dir("s3://bucket/run1", action="keep")
+
+
+@case("logdir-url-no-answer")
+def _(tmp):
+    with silent_gcs(0.5, bucket="tfloop-silent-bucket") as url:
+        logger.set_logger_dir(url, action="keep")
+
+
+@case("logdir-url-timeout-env")
+def _(tmp):
+    os.environ["TFLOOP_URL_TIMEOUT"] = "soon"
+    try:
+        logger.set_logger_dir("gs://bucket/run1", action="keep")
+    finally:
+        del os.environ["TFLOOP_URL_TIMEOUT"]
+
+
+@case("zmq-frame-over-limit-sender")
+def _(tmp):
+    tfloop.send_dataflow_zmq(tfloop.DataFromList([[np.zeros(2000, np.uint8)]]),
+                             f"ipc://{tmp}/pipe", max_frame_bytes=1000)
+
+
+@case("zmq-frame-over-limit-receiver")
+def _(tmp):
+    import threading
+
+    import zmq
+    from remote_support import announce_huge_frame
+    address = f"ipc://{tmp}/pipe"
+    received = []
+    receiver = threading.Thread(target=lambda: received.append(
+        next(iter(tfloop.RemoteDataZMQ(address)))), daemon=True)
+    receiver.start()
+    announce_huge_frame(address, 2 ** 30, 60)
+    context = zmq.Context()
+    sender = context.socket(zmq.PUSH)
+    sender.connect(address)
+    sender.send_multipart(tfloop.dataflow._wire.encode([1]))
+    receiver.join(60)
+    context.destroy(linger=1000)
 
 
 @case("config-session-config")

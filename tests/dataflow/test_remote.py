@@ -3,10 +3,17 @@ process arrive exactly; what arrives is decoded as data, never unpickled unless 
 import itertools
 import os
 import pickle
+import threading
 
 import numpy as np
 import pytest
-from remote_support import running_senders
+from remote_support import (
+    announce_huge_frame,
+    free_tcp_port,
+    running_senders,
+    virtual_memory_bytes,
+)
+from support import scaled_timeout
 
 from tfloop.dataflow import DataFromList, RemoteDataZMQ, _wire, send_dataflow_zmq
 
@@ -141,3 +148,55 @@ def test_bad_arguments_are_named():
         RemoteDataZMQ("")
     with pytest.raises(ValueError, match="cannot bind to 'nonsense'"):
         next(iter(RemoteDataZMQ("nonsense")))
+
+
+def _first_datapoint(df):
+    """A thread that iterates ``df`` (binding its sockets) and keeps its first datapoint."""
+    got = []
+
+    def take():
+        got.append(next(iter(df)))
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_a_frame_over_the_limit_is_refused_unread_and_normal_data_still_flows(
+        tmp_path, senders, log_warnings):
+    port = free_tcp_port()
+    address = f"tcp://127.0.0.1:{port}"
+    df = RemoteDataZMQ(address)        # the default limit, 256 MiB
+    df.reset_state()
+    thread, got = _first_datapoint(df)
+    before = virtual_memory_bytes()
+    # A receiver without a limit allocates the announced 1 GiB and waits for it.
+    assert announce_huge_frame(address, 2 ** 30, scaled_timeout(5))
+    assert virtual_memory_bytes() - before < 2 ** 29
+    senders.dataflow([[np.arange(3)]], address)
+    thread.join(scaled_timeout(60))
+    assert same(got, [[np.arange(3)]])
+    assert any(f"a sender's connection to {address} closed" in m and
+               "of more than 268435456 bytes, which RemoteDataZMQ refuses unread" in m and
+               "RemoteDataZMQ(..., max_frame_bytes=<bytes>)" in m for m in log_warnings)
+
+
+@pytest.mark.slow
+def test_a_raised_limit_takes_what_the_default_refuses(tmp_path, senders):
+    big = np.zeros(3 * 2 ** 20, np.uint8)
+    senders.dataflow([[big]], ipc(tmp_path), max_frame_bytes=4 * 2 ** 20)
+    df = RemoteDataZMQ(ipc(tmp_path), max_frame_bytes=4 * 2 ** 20)
+    assert same(receive(df, 1), [[big]])
+
+
+def test_the_sender_refuses_a_frame_over_its_limit_naming_it(tmp_path):
+    with pytest.raises(ValueError, match=(
+            r"^send_dataflow_zmq: datapoint 1 of this pass has a frame of 2000 bytes, more than "
+            r"max_frame_bytes=1000: the receiver would close the connection and drop it unread\. "
+            r"Send smaller arrays, or to take larger frames, raise max_frame_bytes \(now 1000\) on "
+            r"both ends: RemoteDataZMQ\(\.\.\., max_frame_bytes=<bytes>\) or ZMQInput\(\.\.\., "
+            r"max_frame_bytes=<bytes>\), and send_dataflow_zmq\(\.\.\., "
+            r"max_frame_bytes=<bytes>\)\.$")):
+        send_dataflow_zmq(DataFromList([[np.zeros(10, np.uint8)], [np.zeros(2000, np.uint8)]],
+                                       shuffle=False), ipc(tmp_path), max_frame_bytes=1000)
+    with pytest.raises(ValueError, match="max_frame_bytes must be a positive int"):
+        RemoteDataZMQ(ipc(tmp_path), max_frame_bytes=0)

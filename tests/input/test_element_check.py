@@ -6,7 +6,7 @@ from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
-from tfloop.input.casting import INTEGRAL, SAFE, SAME, UNSAFE, cast_kind
+from tfloop.input.casting import INTEGRAL, NARROWING, SAFE, SAME, UNSAFE, cast_kind
 
 
 class InputLog(tfloop.Callback):
@@ -40,7 +40,10 @@ class Classifier(tfloop.ModelDesc):
 
 @pytest.mark.parametrize("got, want, kind", [
     (tf.float32, tf.float32, SAME), (tf.float64, tf.float32, SAFE), (tf.float16, tf.float32, SAFE),
-    (tf.int64, tf.int32, SAFE), (tf.uint8, tf.int32, SAFE), (tf.int32, tf.float32, SAFE),
+    (tf.int64, tf.int32, NARROWING), (tf.uint8, tf.int32, SAFE), (tf.int32, tf.float32, SAFE),
+    (np.int64, tf.uint8, NARROWING), (tf.int8, tf.uint64, NARROWING), (np.uint32, tf.int32,
+                                                                       NARROWING),
+    (np.uint32, tf.int64, SAFE), (tf.int32, tf.int64, SAFE), (tf.bool, tf.uint8, SAFE),
     (tf.bool, tf.float32, SAFE), (tf.float32, tf.int32, INTEGRAL), (np.float64, tf.uint8, INTEGRAL),
     (tf.string, tf.float32, UNSAFE),
     (tf.float32, tf.string, UNSAFE), (tf.complex64, tf.float32, UNSAFE),

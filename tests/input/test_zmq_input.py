@@ -4,8 +4,15 @@ import threading
 
 import numpy as np
 import pytest
-from remote_support import running_senders
-from support import LinearModel, StepValues, batches, make_regression_data, train_linear
+from remote_support import announce_huge_frame, free_tcp_port, running_senders
+from support import (
+    LinearModel,
+    StepValues,
+    batches,
+    make_regression_data,
+    scaled_timeout,
+    train_linear,
+)
 
 import tfloop
 from tfloop.compat import tfv1
@@ -78,3 +85,22 @@ def test_zmq_input_is_where_tensorpack_users_import_it():
     from tfloop.input import ZMQInput
     from tfloop.input_source import ZMQInput as from_input_source
     assert ZMQInput is from_input_source is tfloop.ZMQInput
+
+
+def test_a_frame_over_the_limit_costs_a_warning_and_training_goes_on(senders, log_warnings):
+    port = free_tcp_port()
+    address = f"tcp://127.0.0.1:{port}"
+    refused = []
+    announcer = threading.Thread(target=lambda: refused.append(
+        announce_huge_frame(address, 2 ** 20, scaled_timeout(30))), daemon=True)
+    announcer.start()
+    senders.dataflow(batches(X, Y, 4), address)
+    trainer = train_linear(data=tfloop.ZMQInput(address, 10, max_frame_bytes=4096),
+                           steps_per_epoch=3, max_epoch=1)
+    announcer.join(scaled_timeout(30))
+    assert refused == [True] and trainer.global_step == 3
+    assert any(f"ZMQInput: a sender's connection to {address} closed" in m and
+               "of more than 4096 bytes, which ZMQInput refuses unread" in m
+               for m in log_warnings)
+    with pytest.raises(ValueError, match="ZMQInput: max_frame_bytes must be a positive int"):
+        tfloop.ZMQInput(address, 10, max_frame_bytes=-1)

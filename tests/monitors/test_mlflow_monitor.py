@@ -126,3 +126,19 @@ def test_a_real_server_going_away_mid_run_costs_a_warning_and_no_metric(
     finally:
         if server.process.poll() is not None:   # left stopped by a failure: start it again
             server.start()
+
+
+class PutScalarSummary(tfloop.Callback):
+    """Puts TensorBoard's tensor-valued scalar summary ``acc`` = epoch / 4 each epoch."""
+
+    def _trigger_epoch(self):
+        from tensorboard.summary import v1
+        self.trainer.monitors.put_summary(v1.scalar_pb("acc", self.epoch_num / 4))
+
+
+@pytest.mark.slow
+def test_a_tensor_valued_scalar_summary_is_a_metric(store, logdir):
+    uri, client = store
+    train_linear([PutScalarSummary()], monitors=[tfloop.MLflowMonitor(uri, "exp")], max_epoch=2)
+    run = only_run(client)
+    assert history(client, run.info.run_id, "acc/scalar_summary") == [(3, 0.25), (6, 0.5)]

@@ -1,4 +1,6 @@
 """The Monitors dispatcher, as callbacks and user backends see it in real training runs."""
+import re
+
 import numpy as np
 import pytest
 from support import LinearModel, train_linear
@@ -192,3 +194,77 @@ def test_one_element_arrays_and_numpy_scalars_are_scalars():
                                      m.put_scalar("b", np.int64(3))))],
                  monitors=[recorder], max_epoch=1)
     assert [entry for entry in recorder.log if entry[0] != "flush"] == [(3, "a", 2.5), (3, "b", 3)]
+
+
+class PutTensorScalars(Callback):
+    """Puts, each epoch, TensorBoard's tensor-valued scalar summaries (v1 ``scalar_pb``, the form
+    of ``tf.summary.scalar``), a one-number tensor of no plugin, and tensors that are no scalars
+    (HParams' one-number tensor, a histogram, a text)."""
+
+    def _trigger_epoch(self):
+        from tensorboard.plugins.histogram import summary as histogram
+        from tensorboard.plugins.hparams import api as hp
+        from tensorboard.plugins.text import summary as text
+        from tensorboard.summary import v1
+        epoch = self.epoch_num
+        plain = tfv1.Summary(value=[tfv1.Summary.Value(
+            tag="tower0/count", tensor=tfv1.make_tensor_proto(np.int64(7 * epoch)))])
+        for summary in (v1.scalar_pb("acc", 0.25 * epoch), plain, hp.hparams_pb({"lr": 0.1}),
+                        histogram.pb("weights", np.arange(4.0)), text.pb("note", "hello")):
+            self.trainer.monitors.put_summary(summary)
+
+
+def test_tensor_valued_scalar_summaries_reach_every_backend(logdir, tfloop_log):
+    import csv
+    import json
+    import os
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    recorder = Recorder()
+    trainer = train_linear([PutTensorScalars()], max_epoch=2, monitors=[
+        tfloop.JSONWriter(), tfloop.CSVWriter(), tfloop.ScalarPrinter(), tfloop.TFEventWriter(),
+        recorder])
+    expected = {"acc/scalar_summary": [(3, 0.25), (6, 0.5)], "count": [(3, 7), (6, 14)]}
+    received = [entry for entry in recorder.log if entry[0] != "flush"]
+    for name, history in expected.items():
+        assert trainer.monitors.get_history(name) == history
+        assert [(s, v) for s, n, v in received if n == name] == history
+    assert {name for _, name, _ in received} == set(expected)
+    with open(os.path.join(logdir, "stats.json")) as f:
+        records = json.load(f)
+    assert [(r["acc/scalar_summary"], r["count"]) for r in records] == [(0.25, 7), (0.5, 14)]
+    with open(os.path.join(logdir, "stats.csv")) as f:
+        rows = list(csv.DictReader(f))
+    assert [(float(r["acc/scalar_summary"]), int(r["count"])) for r in rows] == [(0.25, 7),
+                                                                               (0.5, 14)]
+    lines = [m for level, m in tfloop_log if m.startswith("epoch ")]
+    assert [re.sub(r" · \d+\.\d\d s", "", m) for m in lines] == [
+        "epoch 1 · step 3 · acc/scalar_summary 0.25 · count 7",
+        "epoch 2 · step 6 · acc/scalar_summary 0.5 · count 14"]
+    events = EventAccumulator(logdir, size_guidance={"scalars": 0, "tensors": 0})
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("acc/scalar_summary")] == [(3, 0.25),
+                                                                                  (6, 0.5)]
+    assert "weights/histogram_summary" in events.Tags()["tensors"]
+
+
+def test_summary_scalar_reads_the_numbers_tensorboard_calls_scalars():
+    from tensorboard.plugins.hparams import api as hp
+    from tensorboard.summary import v1
+
+    from tfloop.monitors.base import summary_scalar
+
+    def tensor_value(array, plugin=""):
+        value = tfv1.Summary.Value(tag="t", tensor=tfv1.make_tensor_proto(array))
+        value.metadata.plugin_data.plugin_name = plugin
+        return value
+    assert summary_scalar(v1.scalar_pb("acc", 0.5).value[0]) == 0.5
+    assert summary_scalar(tfv1.Summary.Value(tag="s", simple_value=2.0)) == 2.0
+    assert summary_scalar(tensor_value(np.array([[3]], np.int32))) == 3
+    assert summary_scalar(tensor_value(np.bool_(True), "scalars")) == 1
+    assert summary_scalar(tensor_value(np.float16(1.5), "scalars")) == 1.5
+    for no_scalar in (tensor_value(np.array([1.0, 2.0])), tensor_value(np.array(b"x")),
+                      tensor_value(np.float32(1.0), "histograms"),
+                      hp.hparams_pb({"lr": 0.1}).value[0],
+                      tfv1.Summary.Value(tag="h", histo=tfv1.HistogramProto(num=1))):
+        assert summary_scalar(no_scalar) is None

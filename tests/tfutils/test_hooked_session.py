@@ -1,5 +1,8 @@
 """HookedSession: one session call per run, each hook gets exactly its own results, and the cached
 callables never answer for another fetch structure."""
+import collections
+import collections.abc
+
 import numpy as np
 import pytest
 from support import (
@@ -291,7 +294,7 @@ def test_training_makes_one_session_call_per_step_with_the_default_callbacks(log
 
 def _types_and_values(value):
     """The containers (their exact types) and the values of a run's result."""
-    if isinstance(value, dict):
+    if isinstance(value, collections.abc.Mapping):
         return type(value), {k: _types_and_values(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value), [_types_and_values(v) for v in value]
@@ -300,22 +303,59 @@ def _types_and_values(value):
     return type(value), None if value is None else np.asarray(value).tolist()
 
 
+class Frozen(collections.abc.Mapping):
+    """A read-only mapping that is not a dict, made from ``(key, value)`` pairs."""
+
+    def __init__(self, pairs):
+        self._items = dict(pairs)
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+
+class Names(list):
+    """A list subclass (Session.run answers it with a plain list)."""
+
+
+def _recording(make_callable, made):
+    """``make_callable`` that first appends the fetches it is given to ``made``."""
+    def recorded(fetches):
+        made.append(fetches)
+        return make_callable(fetches)
+    return recorded
+
+
 def test_a_cached_callable_gives_what_session_run_gives_for_every_kind_of_structure():
-    import collections
     Pair = collections.namedtuple("Pair", ["first", "second"])
     g = Graph()
-    structures = [
-        [g.a, [g.b, (g.c, g.a)], {"k": g.b, 3: [g.c]}],       # walked, fetched as one flat list
-        {"op": g.step, "name": "a:0", "again": [g.a, g.a]},
-        (Pair(g.a, g.b), collections.OrderedDict(x=g.c)),     # left to TensorFlow
-        [g.sparse, {"s": g.sparse}],
-        [[], {}],
+    structures = [                                  # each one with whether it is fetched flat
+        ([g.a, [g.b, (g.c, g.a)], {"k": g.b, 3: [g.c]}], True),
+        ({"op": g.step, "name": "a:0", "again": [g.a, g.a]}, True),
+        ((Pair(g.a, g.b), collections.OrderedDict(x=g.c, a=Pair(g.b, [g.step]))), True),
+        ({"d": collections.defaultdict(int, z=g.a), "l": Names([g.b, g.c])}, True),
+        ([g.sparse, {"s": g.sparse}, Pair(g.sparse, g.a)], True),
+        ([[], {}, (), collections.OrderedDict()], True),
+        ([g.a, Frozen([("b", g.b), ("c", (g.c,))])], False),      # left to TensorFlow
     ]
-    for structure in structures:
+    for structure, flat in structures:
         hook = ScriptedHook([SessionRunArgs(structure)])
         hooked = HookedSession(g.sess, [hook])
+        made = []
+        make_callable = g.sess.make_callable
+        g.sess.make_callable = _recording(make_callable, made)
         for _ in range(3):
             hooked.run(g.step)
+        g.sess.make_callable = make_callable
         assert hooked.num_callables == 1
+        leaves = (tf.Tensor, tf.Operation, tf.SparseTensor, str)
+        assert all(isinstance(f, leaves) for f in made[0]) == flat, structure
         expected = _types_and_values(g.sess.run([g.step, structure])[1])
         assert [_types_and_values(r) for r in hook.results] == [expected] * 3
+        if isinstance(structure, dict) and "d" in structure:
+            assert hook.results[-1]["d"].default_factory is int

@@ -18,7 +18,7 @@ def ram_dir():
     path = f"ram://tfloop-test-{uuid.uuid4().hex[:12]}/run"
     files.makedirs(path)
     yield path
-    tf.io.gfile.rmtree(files.dirname(path))
+    files.rmtree(files.dirname(path))
 
 
 @pytest.mark.parametrize("path,scheme", [
@@ -83,6 +83,26 @@ def test_a_prefix_of_a_file_name_on_ram_is_not_a_directory(ram_dir):
     assert files.isdir(ram_dir)
     files.makedirs(files.join(ram_dir, "sub"))
     assert files.isdir(files.join(ram_dir, "sub"))
+
+
+def test_a_ram_directory_holds_only_its_own_names_and_moves_and_goes_alone(ram_dir):
+    # TensorFlow's ram:// lists the sibling run_old as "_old" in run, run.txt as ".txt", and its
+    # walk and rmtree fail on those names.
+    parent = files.dirname(ram_dir)
+    for path in ("run/a", "run/sub/b", "run/0abc", "run_old/c", "run.txt", "run0/d"):
+        files.makedirs(files.dirname(files.join(parent, path)))
+        atomic_write(files.join(parent, path), path.encode())
+    assert sorted(tf.io.gfile.listdir(ram_dir)) == [".txt", "0", "0abc", "_old", "a", "sub"]
+    assert sorted(files.listdir(ram_dir)) == ["0abc", "a", "sub"]
+    files.move_tree(ram_dir, files.join(parent, "moved"))
+    assert sorted(files.listdir(parent)) == ["moved", "run.txt", "run0", "run_old"]
+    assert sorted(files.listdir(files.join(parent, "moved"))) == ["0abc", "a", "sub"]
+    assert files.read_text(files.join(parent, "moved/sub/b")) == "run/sub/b"
+    files.rmtree(files.join(parent, "moved"))
+    files.rmtree(files.join(parent, "never-made"))
+    assert sorted(files.listdir(parent)) == ["run.txt", "run0", "run_old"]
+    assert [files.read_text(files.join(parent, p)) for p in ("run_old/c", "run.txt", "run0/d")] \
+        == ["run_old/c", "run.txt", "run0/d"]
 
 
 def test_atomic_write_to_a_url_replaces_the_file_and_leaves_no_temporary_file(ram_dir):

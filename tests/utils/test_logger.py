@@ -171,11 +171,9 @@ def test_processes_probing_one_log_dir_at_once_do_not_see_each_others_probe(tmp_
 
 @pytest.fixture
 def ram_root():
-    from tfloop.compat import tf
     root = f"ram://tfloop-test-{uuid.uuid4().hex[:12]}"
     yield root
-    if files.isdir(root):
-        tf.io.gfile.rmtree(root)
+    files.rmtree(root)
 
 
 def test_a_log_dir_on_ram_gets_its_log_file_through_tensorflow(ram_root, tmp_path, monkeypatch,
@@ -215,3 +213,51 @@ def test_a_cluster_task_other_than_the_chief_logs_into_a_subdirectory(tmp_path, 
     log_file = os.path.join(path, *([subdir] if subdir else []), "log.log")
     assert "a line of this task" in open(log_file).read()
     assert os.path.exists(os.path.join(path, ".tfloop.lock")) == (subdir is None)
+
+
+def _fill(directory, names):
+    for name in names:
+        files.makedirs(files.dirname(files.join(directory, name)))
+        with files.open_file(files.join(directory, name), "w") as f:
+            f.write(name)
+
+
+def _tree(directory):
+    """Every file under ``directory`` (relative names) with its content."""
+    found = {}
+    for name in files.listdir(directory):
+        path = files.join(directory, name)
+        if files.isdir(path):
+            found.update({f"{name}/{k}": v for k, v in _tree(path).items()})
+        else:
+            found[name] = files.read_text(path)
+    return found
+
+
+@pytest.mark.parametrize("action", ["backup", "delete"])
+def test_backup_and_delete_on_ram_leave_siblings_whose_names_share_a_prefix(ram_root, action,
+                                                                           tmp_path, monkeypatch):
+    # TensorFlow's ram:// lists run1_old in run1 (as "_old"), and its rmtree fails on such names.
+    monkeypatch.chdir(tmp_path)
+    run1, old, run10 = ram_root + "/run1", ram_root + "/run1_old", ram_root + "/run10"
+    _fill(run1, ["stats.json", "model-4.index", "sub/deeper/events"])
+    _fill(old, ["stats.json", "model-9.index"])
+    _fill(run10, ["x/y"])
+    _fill(ram_root, ["run1.txt"])
+    assert logger.set_logger_dir(run1, action=action) == run1
+    logger.info("the new run")
+    logger.unset_logger_dir()
+    assert _tree(old) == {"stats.json": "stats.json", "model-9.index": "model-9.index"}
+    assert _tree(run10) == {"x/y": "x/y"}
+    assert sorted(_tree(run1)) == ["log.log"]
+    siblings = sorted(files.listdir(ram_root))
+    assert files.read_text(ram_root + "/run1.txt") == "run1.txt"
+    if action == "delete":
+        assert siblings == ["run1", "run1.txt", "run10", "run1_old"]
+    else:
+        backup, = [name for name in siblings
+                   if name not in ("run1", "run1.txt", "run10", "run1_old")]
+        assert backup.startswith("run1")
+        assert _tree(files.join(ram_root, backup)) == {
+            "stats.json": "stats.json", "model-4.index": "model-4.index",
+            "sub/deeper/events": "sub/deeper/events"}

@@ -7,9 +7,11 @@ import numpy as np
 from tfloop.compat import tf
 from tfloop.input.casting import (
     INTEGRAL,
+    NARROWING,
     SAFE,
     UNSAFE,
     cast_kind,
+    check_integer_range,
     check_integral_values,
     note_fed_cast,
 )
@@ -76,8 +78,9 @@ def check_value_matches_spec(value, spec, where):
     kind = cast_kind(arr.dtype, spec.dtype)
     if kind == UNSAFE:
         raise ValueError(f"{where}: got dtype {arr.dtype} for input {describe_spec(spec)}.")
-    if kind == INTEGRAL:
-        cast = check_integral_values(arr, spec.dtype, where, describe_spec(spec))
+    if kind in (INTEGRAL, NARROWING):
+        check = check_integral_values if kind == INTEGRAL else check_integer_range
+        cast = check(arr, spec.dtype, where, describe_spec(spec))
         note_fed_cast(where.split(" ", 1)[0], spec.name, arr.dtype, spec.dtype)
         return cast
     if kind == SAFE:

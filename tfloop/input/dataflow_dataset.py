@@ -1,10 +1,18 @@
 """A ``tf.data.Dataset`` of a DataFlow's datapoints (tensorpack's
 ``TFDatasetInput.dataflow_to_dataset``), each component converted to its dtype by the rule of
-:mod:`tfloop.input.casting` (floats for an integer dtype only when whole and in range)."""
+:mod:`tfloop.input.casting` (floats for an integer dtype only when whole and in range, integers
+for a narrower integer dtype only when in range)."""
 import numpy as np
 
 from tfloop.compat import tf
-from tfloop.input.casting import INTEGRAL, UNSAFE, cast_kind, check_integral_values
+from tfloop.input.casting import (
+    INTEGRAL,
+    NARROWING,
+    UNSAFE,
+    cast_kind,
+    check_integer_range,
+    check_integral_values,
+)
 from tfloop.input.loader import check_iterable, reset_data
 
 __all__ = ["dataflow_to_dataset"]
@@ -17,6 +25,8 @@ def _component(value, dtype, where, index):
         raise ValueError(f"{where}: got dtype {arr.dtype} for component {index}: {dtype.name}.")
     if kind == INTEGRAL:
         return check_integral_values(arr, dtype, where, f"component {index}: {dtype.name}")
+    if kind == NARROWING:
+        return check_integer_range(arr, dtype, where, f"component {index}: {dtype.name}")
     return arr.astype(dtype.as_numpy_dtype, copy=False)
 
 
@@ -31,7 +41,8 @@ def dataflow_to_dataset(df, types):
     Raises:
         ValueError, when the dataset is read: a datapoint with another number of components,
             or a value its dtype cannot take (a string for a number; a float for an integer
-            dtype that is not a whole number in range), naming the datapoint and component.
+            dtype that is not a whole number in range; an integer out of a narrower integer
+            dtype's range), naming the datapoint and component.
 
     Example:
         >>> ds = DatasetInput.dataflow_to_dataset(BatchData(df, 32), [tf.float32, tf.int32])

@@ -6,8 +6,9 @@ Checked once, when the graph is built, from the dataset's ``element_spec``:
   single tensor for a single input; every component a dense tensor;
 - the dtype: equal, or a safe cast (see :mod:`tfloop.input.casting`) that the graph applies after
   the iterator, with a note; floats for an integer input are cast after a run-time check that
-  every value is a whole number the dtype holds; an unsafe cast is an error that shows the cast
-  to write;
+  every value is a whole number the dtype holds, integers for a narrower integer input after a
+  run-time check that every value is in its range; an unsafe cast is an error that shows the
+  cast to write;
 - the shape: compatible with the declared one. Where the dataset's shape is looser than the
   declared one (a generator with unknown dimensions, a batch that may be smaller), each batch is
   checked at run time by one ``EnsureShape`` op named after the input, so a batch of another
@@ -18,20 +19,34 @@ import keyword
 
 from tfloop.compat import tf
 from tfloop.input.base import check_same_batch_size, describe_spec
-from tfloop.input.casting import INTEGRAL, SAFE, UNSAFE, cast_kind, integral_cast
+from tfloop.input.casting import (
+    INTEGRAL,
+    NARROWING,
+    SAFE,
+    UNSAFE,
+    cast_kind,
+    integral_cast,
+    range_checked_cast,
+)
 from tfloop.utils import logger
 
 __all__ = ["ComponentPlan", "conform_tensor", "match_element_spec"]
 
-ComponentPlan = collections.namedtuple("ComponentPlan",
-                                       ["want", "got", "cast", "check_shape", "integral"],
-                                       defaults=[False])
+ComponentPlan = collections.namedtuple(
+    "ComponentPlan", ["want", "got", "cast", "check_shape", "integral", "narrowing"],
+    defaults=[False, False])
 ComponentPlan.__doc__ = """How one dataset component becomes one input tensor.
 
 Fields: ``want`` (the input's TensorSpec), ``got`` (the component's TensorSpec), ``cast`` (the
 dtype to cast to, or None), ``check_shape`` (whether its shape is checked at run time),
-``integral`` (floats for an integer input: each value is checked to be whole and in range).
+``integral`` (floats for an integer input: each value is checked to be whole and in range),
+``narrowing`` (integers for a narrower integer input: each value is checked to be in range).
 """
+
+
+# The casts the graph applies, with why, as the note about each says.
+_WHY = {SAFE: "a safe cast", INTEGRAL: "each value checked to be a whole number it can hold",
+        NARROWING: "each value checked to be in its range"}
 
 
 def _shape_needs_check(got, want):
@@ -123,15 +138,15 @@ def match_element_spec(element_spec, signature, owner="DatasetInput"):
                 f"{describe_spec(want)} cannot take: {got.dtype.name} -> {want.dtype.name} is not "
                 f"a safe cast. Convert it in the dataset if that is what you mean: "
                 f"{_map_with_cast(keys, signature, index, got.dtype, want.dtype)}")
-        if kind in (SAFE, INTEGRAL):
-            why = "a safe cast" if kind == SAFE else \
-                "each value checked to be a whole number it can hold"
+        if kind in _WHY:
+            why = _WHY[kind]
             logger.info(
                 f"{owner}: input {want.name or label} is {got.dtype.name} in the dataset and is "
                 f"cast to {want.dtype.name} in the graph, as inputs() declares ({why}). To "
                 f"skip the cast: {_map_with_cast(keys, signature, index, got.dtype, want.dtype)}")
-        plans.append(ComponentPlan(want, got, want.dtype if kind in (SAFE, INTEGRAL) else None,
-                                   _shape_needs_check(got.shape, want.shape), kind == INTEGRAL))
+        plans.append(ComponentPlan(want, got, want.dtype if kind in _WHY else None,
+                                   _shape_needs_check(got.shape, want.shape), kind == INTEGRAL,
+                                   kind == NARROWING))
     check_same_batch_size([got.shape.as_list() if got.shape.rank is not None else []
                            for got in specs], signature, f"{owner}: dataset elements")
     _note_shape_checks(plans, owner)
@@ -159,9 +174,10 @@ def conform_tensor(tensor, plan, owner="DatasetInput"):
     the input (``x``, so callbacks find it by the input's name)."""
     spec = plan.want
     name = spec.name or None
-    if plan.integral:
-        tensor = integral_cast(tensor, plan.cast, owner, describe_spec(spec),
-                               name=None if plan.check_shape else name)
+    if plan.integral or plan.narrowing:
+        checked_cast = integral_cast if plan.integral else range_checked_cast
+        tensor = checked_cast(tensor, plan.cast, owner, describe_spec(spec),
+                              name=None if plan.check_shape else name)
     elif plan.cast is not None:
         tensor = tf.cast(tensor, plan.cast, name=None if plan.check_shape else name)
     elif not plan.check_shape and name:

@@ -8,9 +8,10 @@ zmq_ops layout, or tfloop's own data format (``format=None``).
 """
 from tfloop.compat import tf
 from tfloop.dataflow._workers import check_hwm, import_zmq
-from tfloop.dataflow.remote import open_pull_socket, receive
+from tfloop.dataflow.remote import DEFAULT_MAX_FRAME_BYTES, open_pull_socket, receive
 from tfloop.input.loader import StopWaiting, datapoint_components
 from tfloop.input.queue import QueueInput, _QueueFeeder
+from tfloop.utils.checks import check_positive_int
 
 __all__ = ["ZMQInput"]
 
@@ -29,15 +30,18 @@ class _Received:
     """The loader thread's data: the datapoints arriving on the endpoint, until the thread is
     asked to stop."""
 
-    def __init__(self, end_point, hwm, bind, should_stop):
+    def __init__(self, end_point, hwm, bind, should_stop, max_frame_bytes):
         self.end_point, self.hwm, self.bind = end_point, hwm, bind
+        self.max_frame_bytes = max_frame_bytes
         self._should_stop = should_stop
 
     def stream(self, should_stop):
         context = import_zmq("ZMQInput").Context()
         try:
-            socket = open_pull_socket(context, self.end_point, self.hwm, self.bind, "ZMQInput")
-            for _, dp in receive([socket], should_stop=should_stop):
+            pull = open_pull_socket(context, self.end_point, self.hwm, self.bind, "ZMQInput",
+                                    self.max_frame_bytes)
+            for _, dp in receive([pull], should_stop=should_stop, owner="ZMQInput",
+                                 max_frame_bytes=self.max_frame_bytes):
                 yield dp
         finally:
             context.destroy(linger=0)
@@ -68,6 +72,10 @@ class ZMQInput(QueueInput):
             ``"ipc:///home/me/run/pipe"``.
         hwm (int): ZMQ high-water mark: datapoints queued in the socket (0: no limit).
         bind (bool): bind to ``end_point`` (the senders connect) or connect to it.
+        max_frame_bytes (int): the largest frame (an array or buffer of a datapoint) taken,
+            256 MiB by default; ZMQ closes the connection of a sender of a larger one before
+            reading it, and a warning names the limit. Raise it for larger arrays (the socket
+            then holds up to ``hwm`` messages of such frames per sender).
 
     Example:
         >>> # elsewhere: send_dataflow_zmq(df, "tcp://trainer:5555", format="zmq_ops")
@@ -77,12 +85,14 @@ class ZMQInput(QueueInput):
 
     name = "ZMQInput"
 
-    def __init__(self, end_point, hwm, bind=True):
+    def __init__(self, end_point, hwm, bind=True, *, max_frame_bytes=DEFAULT_MAX_FRAME_BYTES):
         if not isinstance(end_point, str) or not end_point:
             raise ValueError(f"ZMQInput needs end_point, a ZMQ endpoint such as "
                              f"'tcp://0.0.0.0:5555', got {end_point!r}.")
         hwm = check_hwm(hwm, "ZMQInput: hwm")
-        super().__init__(_Received(end_point, hwm, bool(bind), self._loader_stopping))
+        max_frame_bytes = check_positive_int(max_frame_bytes, "ZMQInput: max_frame_bytes")
+        super().__init__(_Received(end_point, hwm, bool(bind), self._loader_stopping,
+                                   max_frame_bytes))
         self._feeder = _StreamFeeder(self)
 
     def _loader_stopping(self):

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from tfloop.callbacks.base import Callback
-from tfloop.compat import tfv1
+from tfloop.compat import tf, tfv1
 
-__all__ = ["MonitorBase", "Monitors", "NoOpMonitor"]
+__all__ = ["MonitorBase", "Monitors", "NoOpMonitor", "summary_scalar"]
 
 
 class MonitorBase(Callback):
@@ -102,6 +102,39 @@ def _as_tf_summary(summary):
     except Exception as e:  # protobuf's DecodeError, whose module differs between backends
         raise ValueError(f"put_summary could not read a Summary from the {len(data)} bytes of "
                          f"the {type(summary).__name__} it was given: {e}") from None
+
+
+# The plugins whose one-number tensors are scalars: TensorBoard's scalars (its v1 ``scalar_pb``,
+# TF 2's ``tf.summary.scalar``) and none (a plain tensor summary).
+_SCALAR_PLUGINS = frozenset(["scalars", ""])
+
+
+def summary_scalar(value):
+    """The number a ``Summary.Value`` holds as a scalar, or None: its ``simple_value``, or the
+    one element of a real-number ``tensor`` of TensorBoard's scalars plugin or of no plugin
+    (``tensorboard.summary.v1.scalar_pb``, ``tf.summary.scalar``). Histograms, text, images and
+    other plugins' tensors (HParams writes one-number tensors too) are not scalars.
+
+    Example:
+        >>> summary_scalar(tensorboard.summary.v1.scalar_pb("acc", 0.5).value[0])
+        0.5
+    """
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        return value.simple_value
+    if kind != "tensor" or value.metadata.plugin_data.plugin_name not in _SCALAR_PLUGINS:
+        return None
+    try:
+        dtype = tf.as_dtype(value.tensor.dtype)
+    except TypeError:
+        return None
+    if not (dtype.is_floating or dtype.is_integer or dtype.is_bool) or dtype.is_quantized:
+        return None
+    array = tf.make_ndarray(value.tensor)
+    if array.size != 1:
+        return None
+    number = array.reshape(()).item()
+    return int(number) if isinstance(number, bool) else number
 
 
 _TOWER_PREFIX = re.compile(r"^(tower\d+|towerp\d+)/")
@@ -193,14 +226,17 @@ class Monitors(Callback):
         ``tensorboard.plugins.hparams.api.hparams_pb``) or any protobuf message named
         ``Summary`` of that shape, which becomes a ``tf.compat.v1.Summary``.
 
-        Each scalar value inside is also put as a scalar (tower prefixes such as ``tower0/`` are
-        stripped from its name).
+        Each scalar value inside is also put as a scalar under its tag (tower prefixes such as
+        ``tower0/`` stripped): a ``simple_value``, or a one-number tensor of TensorBoard's
+        scalars plugin (``tensorboard.summary.v1.scalar_pb("acc", x)`` is the scalar
+        ``acc/scalar_summary``; see :func:`summary_scalar`).
         """
         summary = _as_tf_summary(summary)
         for value in summary.value:
-            if value.WhichOneof("value") == "simple_value":
+            number = summary_scalar(value)
+            if number is not None:
                 value.tag = _strip_tower_prefix(value.tag)
-                self.put_scalar(value.tag, value.simple_value)
+                self.put_scalar(value.tag, number)
         for receive in self._summary_receivers:
             receive(summary)
 

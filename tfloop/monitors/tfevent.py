@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 
 from tfloop.compat import tf, tfv1
+from tfloop.monitors.base import summary_scalar
 from tfloop.monitors.logdir import LogDirMonitor
 from tfloop.utils import files, logger
 from tfloop.utils.checks import check_positive_int, check_positive_number
@@ -190,7 +191,7 @@ class TFEventWriter(LogDirMonitor):
 
     def process_summary(self, summary):
         # Scalar values arrive through process_scalar too (with tower prefixes stripped).
-        values = [v for v in summary.value if v.WhichOneof("value") != "simple_value"]
+        values = [v for v in summary.value if summary_scalar(v) is None]
         if values:
             self._add_summary(values)
 

@@ -2,6 +2,7 @@
 import difflib
 
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.fetch_structure import map_fetches
 from tfloop.tfutils.sesscreate import get_default_sess_config
 from tfloop.utils.env_info import collect_env_info
 
@@ -78,8 +79,9 @@ class NameFetchSession:
     """A session whose ``run`` takes tensor names, a variable's name giving its value.
 
     Plain ``sess.run("fc/W:0")`` on a TF2 resource variable returns the opaque resource handle;
-    this wrapper resolves every string in ``fetches`` (nested in lists, tuples and dicts) with
-    :func:`get_op_or_tensor_by_name` first. Other attributes are the wrapped session's.
+    this wrapper resolves every string in ``fetches`` (nested in lists, tuples, named tuples and
+    mappings, which keep their types) with :func:`get_op_or_tensor_by_name` first. Other
+    attributes are the wrapped session's.
 
     Example:
         >>> NameFetchSession(trainer.sess).run(["fc/W:0", "cost"])
@@ -92,13 +94,12 @@ class NameFetchSession:
         return self._sess.run(self._resolve(fetches), feed_dict=feed_dict, **kwargs)
 
     def _resolve(self, fetches):
-        if isinstance(fetches, str):
-            return get_op_or_tensor_by_name(fetches, self._sess.graph)
-        if isinstance(fetches, (list, tuple)):
-            return type(fetches)(self._resolve(f) for f in fetches)
-        if isinstance(fetches, dict):
-            return {key: self._resolve(f) for key, f in fetches.items()}
-        return fetches
+        return map_fetches(self._resolve_name, fetches)
+
+    def _resolve_name(self, fetch):
+        if isinstance(fetch, str):
+            return get_op_or_tensor_by_name(fetch, self._sess.graph)
+        return fetch
 
     def __getattr__(self, name):
         return getattr(self._sess, name)

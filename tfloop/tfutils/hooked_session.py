@@ -7,7 +7,10 @@ whenever nothing is fed. The structure is read from the hooks' answers at every 
 element, so a hook may return a new list, another tensor or nothing from one step to the next:
 each distinct answer gets its own callable, and results are never those of another structure.
 """
+import collections.abc
+
 from tfloop.compat import tfv1
+from tfloop.tfutils.fetch_structure import mapping_builder, sequence_builder
 from tfloop.utils.checks import check_int
 
 __all__ = ["HookedSession", "merge_run_options"]
@@ -67,18 +70,24 @@ def _leaves(fetches, out):
 
 
 def _plan(fetches, flat):
-    """Append the leaves of ``fetches`` (lists, tuples and plain dicts walked) to ``flat``; return
-    how to rebuild the structure from the values of ``flat``: the leaf's index, or ``(container
-    type, parts)``. None for a structure with any other container (a named tuple, an
-    ``OrderedDict``), which is left to TensorFlow's fetch handling."""
+    """Append the leaves of ``fetches`` (lists, tuples, named tuples and dicts of any dict type
+    walked) to ``flat``; return how to rebuild the structure from the values of ``flat``: the
+    leaf's index, or ``(builder, parts)`` where ``parts`` is a list for a sequence and a tuple of
+    ``(key, part)`` for a mapping. None for a structure holding another container (a mapping
+    that is not a dict), which is left to TensorFlow's fetch handling."""
     cls = type(fetches)
     if cls is list or cls is tuple:
         parts = [_plan(f, flat) for f in fetches]
         return None if None in parts else (cls, parts)
-    if cls is dict:
-        parts = [(k, _plan(v, flat)) for k, v in fetches.items()]
-        return None if any(p is None for _, p in parts) else (cls, parts)
-    if isinstance(fetches, (list, tuple, dict)):
+    if isinstance(fetches, (list, tuple)):
+        parts = [_plan(f, flat) for f in fetches]
+        return None if None in parts else (sequence_builder(fetches), parts)
+    if isinstance(fetches, dict):
+        pairs = tuple([(k, _plan(v, flat)) for k, v in fetches.items()])
+        if any(p is None for _, p in pairs):
+            return None
+        return (dict if cls is dict else mapping_builder(fetches)), pairs
+    if isinstance(fetches, collections.abc.Mapping):
         return None
     flat.append(fetches)
     return len(flat) - 1
@@ -87,11 +96,14 @@ def _plan(fetches, flat):
 def _rebuild(plan, values):
     if type(plan) is int:
         return values[plan]
-    cls, parts = plan
-    if cls is dict:
+    build, parts = plan
+    if build is list:
+        return [_rebuild(p, values) for p in parts]
+    if build is dict:
         return {k: _rebuild(p, values) for k, p in parts}
-    items = [_rebuild(p, values) for p in parts]
-    return items if cls is list else tuple(items)
+    if type(parts) is tuple:
+        return build([(k, _rebuild(p, values)) for k, p in parts])
+    return build([_rebuild(p, values) for p in parts])
 
 
 class _CachedRun:
@@ -99,9 +111,9 @@ class _CachedRun:
 
     The callable fetches the structure's leaves as one flat list (TensorFlow rebuilding a nested
     structure at every call costs it more than the rest of the call) and the structure is rebuilt
-    here, with the same container types as ``Session.run`` gives. It keeps every object whose
-    identity is part of its key alive, so that no other object can take over one of those
-    identities while the entry exists.
+    here, with the same container types as ``Session.run`` gives (``fetch_structure.py``). It
+    keeps every object whose identity is part of its key alive, so that no other object can take
+    over one of those identities while the entry exists.
     """
 
     __slots__ = ("_fn", "_plan", "keep_alive")

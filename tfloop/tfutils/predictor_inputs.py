@@ -5,7 +5,7 @@ for a ``tf.string`` input, on every value: an object array may hold anything).
 """
 import numpy as np
 
-from tfloop.utils.integral import first_changed_value
+from tfloop.utils.integral import first_changed_value, out_of_range_value
 
 __all__ = ["convert_input_value"]
 
@@ -77,12 +77,11 @@ def _not_strings(name, description, who, got):
 
 
 def _check_integer_range(arr, name, dtype, description, who):
-    info = np.iinfo(dtype)
-    low, high = arr.min(), arr.max()
-    bad = low if low < info.min else high if high > info.max else None
+    bad = out_of_range_value(arr, dtype)
     if bad is not None:
+        info = np.iinfo(dtype)
         raise ValueError(f"{who}: input {name!r} expects {description}, got the value "
-                         f"{bad.item()!r}, which {dtype} cannot hold (range {info.min} to "
+                         f"{bad!r}, which {dtype} cannot hold (range {info.min} to "
                          f"{info.max}); use a wider input dtype, or bring the values into range.")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from tfloop.utils import files, logger
+from tfloop.utils.url_contact import check_reachable
 
 __all__ = ["RunLogDir", "check_logdir"]
 
@@ -60,9 +61,13 @@ class RunLogDir:
         self._logdir_arg = check_logdir(path, "trainer.logdir")
 
     def _take_logdir(self) -> None:
-        """Fix :attr:`logdir` for the run that starts now."""
+        """Fix :attr:`logdir` for the run that starts now (a URL's storage must answer first:
+        :func:`~tfloop.utils.url_contact.check_reachable`)."""
         if not self._logdir_taken:
-            self._run_logdir = self.logdir
+            run_logdir = self.logdir
+            if run_logdir is not None:
+                check_reachable(run_logdir)
+            self._run_logdir = run_logdir
             self._logdir_taken = True
 
     def _logdir_of_this_process(self, run_logdir: str) -> str:

@@ -13,6 +13,7 @@ Example:
     ...     f.write("[]")
 """
 import errno
+import glob
 import os
 import posixpath
 import re
@@ -157,10 +158,20 @@ def isfile(path):
 
 
 def listdir(path):
-    """The names in directory ``path`` (OSError when it cannot be listed)."""
+    """The names in directory ``path`` (OSError when it cannot be listed).
+
+    TensorFlow's ``ram://`` lists in a directory the rest of every name that starts with the
+    directory's name: the sibling directory ``run1_old`` shows as ``_old`` in ``run1``, the file
+    ``run1.txt`` as ``.txt``. Nothing is there (they cannot be read, moved or removed), so the
+    names of a ``ram://`` directory are those its pattern ``<dir>/*`` matches, which are exact."""
     if not is_url(path):
         return os.listdir(path)
-    return [name.rstrip("/") for name in _call(path, "listdir")]
+    names = [name.rstrip("/") for name in _call(path, "listdir")]
+    if scheme_of(path) == "ram":
+        pattern = join(glob.escape(path.rstrip("/")), "*")
+        real = {basename(match) for match in _call(pattern, "glob")}
+        return [name for name in names if name in real]
+    return names
 
 
 def makedirs(path):
@@ -235,12 +246,24 @@ def move_tree(source, target):
     if not is_url(source):
         shutil.move(source, target)
         return
-    for root, _, names in _call(source, "walk"):
+    for root, names in _walk(source):
         here = join(target, root[len(source.rstrip("/")):].lstrip("/"))
         makedirs(here)
         for name in names:
             copy(join(root, name), join(here, name))
     rmtree(source)
+
+
+def _walk(path):
+    """``(directory, file names)`` of the URL directory ``path`` and of every directory in it,
+    top-down, from :func:`listdir` (``tf.io.gfile.walk`` lists ``ram://``'s names of other
+    directories too)."""
+    names, subdirectories = [], []
+    for name in listdir(path):
+        (subdirectories if _call(join(path, name), "isdir") else names).append(name)
+    yield path, names
+    for name in subdirectories:
+        yield from _walk(join(path, name))
 
 
 def copy(source, target):
@@ -264,8 +287,16 @@ def mtime(path):
 
 
 def rmtree(path):
-    """Remove directory ``path`` and everything in it."""
+    """Remove directory ``path`` and everything in it (nothing when there is no ``path``).
+
+    On ``ram://``, TensorFlow's ``rmtree`` also tries to remove the names that a directory's
+    listing wrongly holds (see :func:`listdir`) and fails on them once the directory's own files
+    are gone: that failure is an error only when the directory is still there."""
     if not is_url(path):
         shutil.rmtree(path, ignore_errors=True)
-    else:
+        return
+    try:
         _call(path, "rmtree")
+    except FileNotFoundError:
+        if isdir(path):
+            raise

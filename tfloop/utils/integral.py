@@ -1,13 +1,15 @@
-"""Floats for integer inputs: TensorFlow 1's feed cast them; tfloop takes them when no value
-changes.
+"""Numbers for integer inputs of another dtype: taken when no value changes in the cast.
 
 A float array may reach an integer input when each value is a whole number the integer dtype can
-hold (``1.0`` for an ``int32`` label, a 0/1 edge map of floats); a fraction, ``nan``, ``inf`` or a
-value out of the dtype's range would change in the cast and is refused by the caller, naming it.
+hold (``1.0`` for an ``int32`` label, a 0/1 edge map of floats), as TensorFlow 1's feed took it;
+a fraction, ``nan``, ``inf`` or a value out of the dtype's range would change in the cast and is
+refused by the caller, naming it. An integer array may reach a narrower integer input (int64
+labels for an ``int32`` input) when every value is in the narrower dtype's range: a cast would
+wrap the others around (300 to ``uint8`` is 44).
 """
 import numpy as np
 
-__all__ = ["first_changed_value", "integer_bounds"]
+__all__ = ["first_changed_value", "integer_bounds", "out_of_range_value"]
 
 
 def integer_bounds(dtype):
@@ -38,3 +40,23 @@ def first_changed_value(values, dtype):
         ok = np.isfinite(flat) & (flat == np.round(flat)) & (flat >= low) & (flat < high)
     bad = flat[~ok]
     return bad[0].item() if bad.size else None
+
+
+def out_of_range_value(values, dtype):
+    """A value of the integer ``values`` that the integer ``dtype`` cannot hold (the smallest
+    when it is below the range, else the largest), as a Python int, or None when all fit.
+
+    Example:
+        >>> out_of_range_value(np.array([1, 300, -1]), np.uint8)
+        -1
+    """
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return None
+    info = np.iinfo(dtype)
+    smallest, largest = int(arr.min()), int(arr.max())
+    if smallest < info.min:
+        return smallest
+    if largest > info.max:
+        return largest
+    return None

@@ -8,7 +8,7 @@ then sends the log lines to ``<dir>/log.log``. A trainer takes the directory cla
 The directory is a local path or a URL TensorFlow's file layer knows (``gs://``, ``ram://``; see
 :mod:`tfloop.utils.files`). A local directory is owned through its lock
 (:mod:`tfloop.utils.dirlock`); a URL has none: nothing keeps a second run out of it, and a warning
-says so.
+says so. A URL's storage must answer within a deadline first (:mod:`tfloop.utils.url_contact`).
 
 Example:
     >>> claim("train_log/run1", "keep")
@@ -28,6 +28,7 @@ from datetime import datetime
 
 from tfloop.utils import files
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock
+from tfloop.utils.url_contact import check_reachable
 
 __all__ = ["ACTIONS", "claim", "release", "current", "auto_dir_name", "path_in",
            "local_path_in", "task_subdir"]
@@ -183,6 +184,7 @@ def claim(dirname, action=None):
         raise ValueError(f"Unknown log dir action {action!r}: use one of keep, backup, delete, "
                          "new, quit.")
     dirname = _check_name(dirname)
+    check_reachable(dirname)
     release()
     lock = _lock_existing(dirname) if files.isdir(dirname) else None
     try:
