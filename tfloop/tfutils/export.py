@@ -8,7 +8,7 @@ from typing import Any
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
-from tfloop.tfutils.export_files import disk_full_said, sibling_directory
+from tfloop.tfutils.export_files import disk_full_said, scratch_directory, sibling_directory
 from tfloop.tfutils.export_frozen import fold_constants, prune
 from tfloop.tfutils.export_graph import building_for_export
 from tfloop.tfutils.export_savedmodel import eager_in_a_thread, write_saved_model
@@ -190,9 +190,10 @@ class ModelExporter:
         input_keys = {signature_key(t): t for t in inputs}
         output_keys = {signature_key(t): t for t in outputs}
         with sess, _quiet_tf_logs():
-            with sibling_directory(filename) as partial, \
+            with sibling_directory(filename) as partial, scratch_directory(filename) as scratch, \
                     disk_full_said("export_serving", filename):
-                write_saved_model(sess, partial, input_keys, output_keys, tags, signature_name)
+                write_saved_model(sess, partial, scratch, input_keys, output_keys, tags,
+                                  signature_name)
         logger.info(f"SavedModel written to {filename} (signature {signature_name!r}: inputs "
                     f"{', '.join(input_keys)}; outputs {', '.join(output_keys)}; tags {tags}).")
         return graph

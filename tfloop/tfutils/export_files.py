@@ -1,6 +1,6 @@
 """Where an export writes: a hidden sibling directory renamed when complete, removed on failure,
-on SIGTERM and, when its process died (``kill -9``), by the next export beside it; a full disk
-said as such."""
+on SIGTERM and, when its process died (``kill -9``), by the next export beside it; its scratch
+space kept the same way; a full disk said as such."""
 import contextlib
 import errno
 import glob
@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import tempfile
 import threading
 import uuid
 
@@ -15,7 +16,7 @@ from tfloop.compat import tf
 from tfloop.utils import files, logger
 from tfloop.utils.dirlock import pid_alive
 
-__all__ = ["sibling_directory", "disk_full_said"]
+__all__ = ["sibling_directory", "scratch_directory", "disk_full_said"]
 
 _PARTIAL = re.compile(r"\.partial-(\d+)-[0-9a-f]+$")
 
@@ -55,6 +56,34 @@ def _removed_on_sigterm():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _partial_path(parent, name):
+    return files.join(parent, f".{name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+
+
+@contextlib.contextmanager
+def scratch_directory(target):
+    """A new hidden directory beside a local ``target`` for an export's intermediate files,
+    removed when the block exits; named as :func:`sibling_directory`'s partial directories, so a
+    process killed meanwhile leaves it to the next export beside ``target``. Beside a URL it is
+    a local temporary directory.
+
+    Example:
+        >>> with scratch_directory("export/1") as scratch:
+        ...     write_intermediate_files(scratch)
+    """
+    if files.is_url(target):
+        with tempfile.TemporaryDirectory(prefix="tfloop-export-") as scratch:
+            yield scratch
+        return
+    target = os.path.abspath(target)
+    scratch = _partial_path(os.path.dirname(target), os.path.basename(target))
+    os.makedirs(scratch)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def sibling_directory(target):
     """A hidden new directory beside ``target``, renamed to ``target`` when the block succeeds and
@@ -70,7 +99,7 @@ def sibling_directory(target):
     parent, name = files.dirname(target), files.basename(target)
     if not url:
         _remove_stale_partials(parent, name)
-    partial = files.join(parent, f".{name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    partial = _partial_path(parent, name)
     with _removed_on_sigterm():
         try:
             yield partial

@@ -1,14 +1,13 @@
 """Writing an export's SavedModel: a TF2 SavedModel with the serving signature and ``serve``.
 
 tfloop builds and restores the model in a ``tf.compat.v1`` graph and session. That graph is
-written as a SavedModel by TF1's builder into a temporary directory, loaded back in eager mode
+written as a SavedModel by TF1's builder into a scratch directory, loaded back in eager mode
 and saved again by ``tf.saved_model.save`` around a ``tf.Module`` whose ``serve`` function runs
 the signature: the result has the signature TF Serving, ``saved_model_cli``, TFLite's converter
 and tf2onnx read, and the ``serve`` endpoint Keras's ``model.export`` gives, with the variables
 in ``variables/``.
 """
 import os
-import tempfile
 import threading
 
 from tfloop.compat import tf, tfv1
@@ -74,7 +73,7 @@ def eager_in_a_thread(fn):
     return "result" in outcome
 
 
-def write_saved_model(sess, directory, inputs, outputs, tags, signature_name):
+def write_saved_model(sess, directory, scratch, inputs, outputs, tags, signature_name):
     """Write the session's graph to ``directory`` as a TF2 SavedModel.
 
     Without eager execution (a program that called ``tf.compat.v1.disable_eager_execution()``),
@@ -83,26 +82,26 @@ def write_saved_model(sess, directory, inputs, outputs, tags, signature_name):
     Args:
         sess (tf.compat.v1.Session): holds the graph and the variables' values.
         directory (str): a new directory.
+        scratch (str): an empty directory for the intermediate TF1 SavedModel.
         inputs, outputs (dict[str, tf.Tensor]): the signature's tensors by key, in order.
         tags (list[str]): the MetaGraph's tags; they hold ``"serve"``.
         signature_name (str): the signature's key.
     """
-    with tempfile.TemporaryDirectory(prefix="tfloop-export-") as scratch:
-        v1_dir = os.path.join(scratch, "v1")
-        with sess.graph.as_default():
-            _write_v1(sess, v1_dir, inputs, outputs, [tf.saved_model.SERVING], "serving_default")
+    v1_dir = os.path.join(scratch, "v1")
+    with sess.graph.as_default():
+        _write_v1(sess, v1_dir, inputs, outputs, [tf.saved_model.SERVING], "serving_default")
 
-        def save_tf2():
-            loaded = tf.saved_model.load(v1_dir)
-            module = _serving_module(loaded, inputs)
-            extra = [t for t in tags if t != tf.saved_model.SERVING]
-            tf.saved_model.save(module, directory,
-                                signatures={signature_name: module.serve.get_concrete_function()},
-                                options=tf.saved_model.SaveOptions(extra_tags=extra or None))
-            return True
+    def save_tf2():
+        loaded = tf.saved_model.load(v1_dir)
+        module = _serving_module(loaded, inputs)
+        extra = [t for t in tags if t != tf.saved_model.SERVING]
+        tf.saved_model.save(module, directory,
+                            signatures={signature_name: module.serve.get_concrete_function()},
+                            options=tf.saved_model.SaveOptions(extra_tags=extra or None))
+        return True
 
-        if eager_in_a_thread(save_tf2):
-            return
+    if eager_in_a_thread(save_tf2):
+        return
     with sess.graph.as_default():
         _write_v1(sess, directory, inputs, outputs, tags, signature_name)
     logger.info("Eager execution is disabled in this process: the SavedModel is TF1's, with "
