@@ -157,8 +157,10 @@ class ClusterTrainerMixin:
             super().main_loop(steps_per_epoch, starting_epoch, max_epoch)
         except CLUSTER_ERRORS as e:    # a callback's own session call, outside the step
             self._end(failed=True)
+            started = self.loop.epoch_num >= self.loop.starting_epoch
+            where = f"at global step {self.global_step}" if started else "before the first step"
             raise ClusterError(
-                f"{self.task.device()}: a session call at global step {self.global_step} "
+                f"{self.task.device()}: a session call {where} "
                 f"failed: another task of the cluster died, hung or stopped responding "
                 f"(timeout {self.timeout_s:g} s): {_failure_cause(self.task, e)}") from e
         except BaseException as e:
