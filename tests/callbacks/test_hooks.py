@@ -308,3 +308,10 @@ def test_callback_to_hook_follows_the_step_schedule_of_what_it_runs():
     with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook"):
         _monitored_linear_training(lambda: [tfloop.CallbackToHook(
             tfloop.PeriodicCallback(Record(), every_k_epochs=2))], steps=1)
+    # the last step of each epoch (MergeAllSummaries' fetches) needs epochs too: said, not
+    # silently never due
+    class AtEpochEnds(Record):
+        when = tfloop.Schedule(last_step_of_epoch=True)
+
+    with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook"):
+        _monitored_linear_training(lambda: [tfloop.CallbackToHook(AtEpochEnds())], steps=1)

@@ -141,10 +141,11 @@ class Timetable:
         self._steps_vary = any(e.step is not None or e.step_triggers for e in self._stepping)
         self.step_calls: list[tuple[Callback, str]] = [
             (e.cb, hook) for e in self._stepping for hook in e.step_calls()]
-        # Whether begin_step needs the epoch (a PeriodicCallback's every_k_epochs).
+        # Whether begin_step needs the epoch (a PeriodicCallback's every_k_epochs, the last step
+        # of each epoch).
         self.needs_epoch_at_steps = any(
-            state.schedule.mode == STEP_OR_EPOCH_MODE and state.schedule.every_k_epochs
-            is not None for state in self._step_states)
+            (state.schedule.mode == STEP_OR_EPOCH_MODE and state.schedule.every_k_epochs
+             is not None) or state.schedule.last_step_of_epoch for state in self._step_states)
 
     @property
     def every_step(self) -> bool:
