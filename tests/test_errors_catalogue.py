@@ -1022,6 +1022,21 @@ def _(tmp):
     train_linear([saver], max_epoch=1)
 
 
+@case("schedule-mode")
+def _(tmp):
+    tfloop.Schedule(mode="sometimes")
+
+
+@case("schedule-before-train")
+def _(tmp):
+    tfloop.Schedule(before_train=True)
+
+
+@case("schedule-step-points")
+def _(tmp):
+    tfloop.Schedule(step_points=(10, -1))
+
+
 @case("inject-shell-no-logdir")
 def _(tmp):
     train_linear([tfloop.InjectShell()])

@@ -204,7 +204,7 @@ def test_wrappers_answer_for_what_they_wrap():
     assert uses(tfloop.PeriodicTrigger(Idle(), every_k_epochs=1)) == (False, False)
     assert uses(tfloop.PeriodicTrigger(StepOnly([]), every_k_epochs=1)) == (False, True)
     assert uses(tfloop.PeriodicTrigger(RunOnly([]), every_k_epochs=1)) == (True, False)
-    # the wrapper's own per-step work: counting steps or seconds to the next trigger
+    # a trigger() scheduled at steps: the wrapper is called after (some) steps
     assert uses(tfloop.PeriodicTrigger(Idle(), every_k_steps=2)) == (False, True)
     assert uses(tfloop.PeriodicTrigger(Idle(), every_k_seconds=5)) == (False, True)
     assert uses(tfloop.PeriodicTrigger(tfloop.PeriodicTrigger(RunOnly([]), every_k_epochs=1),
@@ -334,10 +334,19 @@ def test_a_schedule_is_a_checked_value_that_wrappers_and_flags_set():
     assert tfloop.Schedule(every_k_seconds=2.5).at_steps
     assert not tfloop.Schedule(every_k_epochs=1).at_steps
     trigger = tfloop.PeriodicTrigger(Idle(), every_k_epochs=2, before_train=True)
-    assert trigger.when == tfloop.Schedule(every_k_epochs=2, before_train=True, step_hook=False)
-    assert tfloop.PeriodicCallback(Idle(), every_k_steps=4).when.every_k_steps == 4
+    assert trigger.when == tfloop.Schedule(every_k_epochs=2, before_train=True, mode="trigger")
+    assert tfloop.PeriodicCallback(Idle(), every_k_steps=4).when == tfloop.Schedule(
+        every_k_steps=4, mode="step_or_epoch")
     assert tfloop.JSONWriter(every_k_steps=5).when.step_hook
     assert not tfloop.JSONWriter().when.step_hook
     assert tfloop.RunOp(lambda: None, run_step=False).when.fetches is False
     setter = tfloop.ScheduledHyperParamSetter("lr", [(0, 1.0), (10, 0.1)], step_based=True)
     assert setter.when.step_points == (0, 10) and setter.when.step_hook
+    ramp = tfloop.ScheduledHyperParamSetter("lr", [(0, 0.0), (10, 0.1)], interp="linear",
+                                            step_based=True)
+    assert ramp.when.step_points == () and ramp.when.step_hook     # every step: it interpolates
+    summaries = tfloop.MergeAllSummaries(period=10)
+    assert summaries.when == tfloop.Schedule(every_k_steps=10, last_step_of_epoch=True,
+                                             step_hook=False)
+    assert tfloop.SimpleMovingAverage(["cost"], 5).when == tfloop.Schedule(every_k_steps=5,
+                                                                           mode="trigger")

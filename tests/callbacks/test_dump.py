@@ -45,8 +45,8 @@ def test_dump_tensors_along_with_the_last_step_of_each_epoch(logdir):
 def test_dump_tensors_every_k_steps_and_every_k_epochs(logdir):
     train_linear([tfloop.PeriodicCallback(tfloop.DumpTensors("cost", every_step=True),
                                           every_k_steps=4)], max_epoch=3)
-    # before_run is due when the steps finished so far are 0, 4, 8: the steps ending at 1, 5, 9.
-    assert npz_files(logdir) == ["DumpTensor-1.npz", "DumpTensor-5.npz", "DumpTensor-9.npz"]
+    # The tensors go with the steps that end at a multiple of 4, and the files are named so.
+    assert npz_files(logdir) == ["DumpTensor-4.npz", "DumpTensor-8.npz"]
     for name in npz_files(logdir):
         os.remove(os.path.join(logdir, name))
     train_linear([tfloop.PeriodicCallback(tfloop.DumpTensors(["cost"]), every_k_epochs=2)],

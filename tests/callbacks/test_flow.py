@@ -1,6 +1,6 @@
 """StopEpoch: a callback ends the current epoch; the epoch's end hooks run, training goes on."""
 import pytest
-from support import LinearModel, batches, make_regression_data, train_linear
+from support import LinearModel, RecordingCallback, batches, make_regression_data, train_linear
 
 import tfloop
 from tfloop import StopEpoch
@@ -155,6 +155,20 @@ def test_stop_epoch_in_a_wrapped_callbacks_epoch_trigger_names_the_wrapper():
         def _trigger(self):
             raise StopEpoch()
 
+    # The dispatcher calls the wrapper's trigger() after the epoch, on its schedule.
     with pytest.raises(RuntimeError, match=r"^PeriodicTrigger\(EveryEpoch\) raised StopEpoch in "
-                                           r"trigger_epoch: StopEpoch may be raised only in"):
+                                           r"trigger: StopEpoch may be raised only in"):
         train_linear([tfloop.PeriodicTrigger(EveryEpoch(), every_k_epochs=1)], max_epoch=1)
+
+
+def test_stop_epoch_from_a_trigger_scheduled_at_a_step_ends_the_epoch_after_that_step():
+    class EndsEpoch(tfloop.Callback):
+        def _trigger(self):
+            raise StopEpoch("enough")
+
+    log = []
+    train_linear([tfloop.PeriodicTrigger(EndsEpoch(), every_k_steps=2),
+                  RecordingCallback("r", log)], max_epoch=2)
+    # every callback still sees step 2; epoch 1 ends after it, epoch 2 after step 4
+    assert [e[3] for e in log if e[1] == "trigger_step"] == [1, 2, 3, 4]
+    assert [e[3] for e in log if e[1] == "after_epoch"] == [2, 4]

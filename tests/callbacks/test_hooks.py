@@ -284,3 +284,34 @@ def test_callback_to_hook_names_what_a_callback_misses_outside_tfloop():
     with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook.*sees only "
                                              r"self.trainer.sess, .graph and .global_step"):
         _monitored_linear_training(lambda: [tfloop.CallbackToHook(NeedsEpoch())], steps=1)
+
+
+def test_callback_to_hook_follows_the_step_schedule_of_what_it_runs():
+    log = []
+
+    class Record(tfloop.Callback):
+        def _before_run(self, ctx):
+            log.append(("before_run", self.global_step))
+
+        def _after_run(self, ctx, values):
+            log.append(("after_run", self.global_step))
+
+        def _trigger_step(self):
+            log.append(("trigger_step", self.global_step))
+
+    _monitored_linear_training(lambda: [tfloop.CallbackToHook(
+        tfloop.PeriodicCallback(Record(), every_k_steps=2))], steps=4)
+    # As TensorFlow's own hooks do, a run is taken for the step after the global step read
+    # before it: the runs of steps 2 and 4 (the last run, reading w, would be step 5).
+    assert log == [("before_run", 1), ("after_run", 2), ("trigger_step", 2),
+                   ("before_run", 3), ("after_run", 4), ("trigger_step", 4)]
+    with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook"):
+        _monitored_linear_training(lambda: [tfloop.CallbackToHook(
+            tfloop.PeriodicCallback(Record(), every_k_epochs=2))], steps=1)
+    # the last step of each epoch (MergeAllSummaries' fetches) needs epochs too: said, not
+    # silently never due
+    class AtEpochEnds(Record):
+        when = tfloop.Schedule(last_step_of_epoch=True)
+
+    with pytest.raises(AttributeError, match=r"'epoch_num'.*CallbackToHook"):
+        _monitored_linear_training(lambda: [tfloop.CallbackToHook(AtEpochEnds())], steps=1)

@@ -180,18 +180,19 @@ def test_graph_profiler_writes_traces_for_the_chosen_steps_only(logdir):
     train_linear([counter, tfloop.PeriodicCallback(profiler, every_k_steps=2)], monitors=[events],
                  max_epoch=2)
     traces = sorted(glob.glob(os.path.join(logdir, "chrome-trace-*.json")))
-    assert [os.path.basename(p) for p in traces] == ["chrome-trace-1.json", "chrome-trace-3.json",
-                                                     "chrome-trace-5.json"]
+    # The steps that end at a multiple of 2 are traced, and the files named after them.
+    assert [os.path.basename(p) for p in traces] == ["chrome-trace-2.json", "chrome-trace-4.json",
+                                                     "chrome-trace-6.json"]
     for path in traces:
         with open(path) as f:
             trace = json.load(f)
         names = {event.get("name") for event in trace["traceEvents"]}
         assert any("MatMul" in str(name) for name in names)
-    with open(os.path.join(logdir, "runmetadata-3.pb"), "rb") as f:
+    with open(os.path.join(logdir, "runmetadata-4.pb"), "rb") as f:
         metadata = tfv1.RunMetadata.FromString(f.read())
     assert len(metadata.step_stats.dev_stats) > 0
     assert [(e.step, e.tagged_run_metadata.tag) for e in events.events] == [
-        (1, "step1"), (3, "step3"), (5, "step5")]
+        (2, "step2"), (4, "step4"), (6, "step6")]
     assert not [p for p in os.listdir(logdir) if p.endswith(".tmp")]
     # Traced along with the training step: exactly as many session runs as without the profiler.
     baseline = RunCounter()

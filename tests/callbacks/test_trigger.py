@@ -41,18 +41,19 @@ def test_periodic_trigger_every_k_seconds_with_an_injected_clock():
     log = []
     train_linear([Tick(), tfloop.PeriodicTrigger(RecordingCallback("r", log), every_k_seconds=4,
                                                  clock=clock)], max_epoch=3)
-    # Clock after steps 1..9: 1.5, 3, 4.5*, 6, 7.5, 9*, 10.5, 12, 13.5* (* = >= 4 s since last).
-    assert calls(log, "trigger") == [(1, 3), (2, 6), (3, 9)]
+    # The clock when steps 1..9 start: 0, 1.5, 3, 4.5*, 6, 7.5, 9*, 10.5, 12 (* = >= 4 s since
+    # the last trigger, which restarts the count): the trigger follows steps 4 and 7.
+    assert calls(log, "trigger") == [(2, 4), (3, 7)]
 
 
 def test_periodic_callback_runs_all_hooks_only_when_due():
     log = []
     train_linear([tfloop.PeriodicCallback(RecordingCallback("r", log), every_k_steps=2)],
                  max_epoch=2)
-    # before_run sees the steps finished so far: 0, 2, 4 -> steps 1, 3, 5 run with it.
-    assert calls(log, "before_run") == [(1, 0), (1, 2), (2, 4)]
-    assert calls(log, "after_run") == [(1, 1), (1, 3), (2, 5)]
-    assert calls(log, "trigger_step") == [(1, 2), (2, 4), (2, 6)]
+    # Its hooks go with the steps that end at 2, 4, 6: before_run sees the steps finished
+    # before each (1, 3, 5), after_run and trigger_step see 2, 4, 6.
+    assert calls(log, "before_run") == [(1, 1), (2, 3), (2, 5)]
+    assert calls(log, "after_run") == calls(log, "trigger_step") == [(1, 2), (2, 4), (2, 6)]
     assert calls(log, "trigger") == [(2, 6)]
     assert calls(log, "before_train") == [(0, 0)]
     assert calls(log, "after_train") == [(2, 6)]

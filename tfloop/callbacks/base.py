@@ -5,8 +5,8 @@ The trainer calls the public hooks (``before_run`` ...), which call the undersco
 (``_before_run`` ...) that a callback defines; a callback may define a public hook instead, as in
 Keras, with the same meaning. Per-step hooks are called only for the callbacks whose classes define
 them and whose schedules (``cb.when``, :mod:`tfloop.callbacks.schedule`) keep them
-(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`). The order of the calls and
-when each hook runs: :mod:`tfloop.callbacks.lifecycle`.
+(:meth:`Callback.uses_run_hooks`, :meth:`Callback.uses_step_hook`), at the steps the schedules
+name. The order of the calls and when each hook runs: :mod:`tfloop.callbacks.lifecycle`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from tfloop.callbacks.lifecycle import HOOKS, RUN_HOOKS, STEP_HOOKS
 from tfloop.callbacks.run_args import answering_as_run_args, as_run_args
-from tfloop.callbacks.schedule import EVERY_EPOCH, Schedule
+from tfloop.callbacks.schedule import EVERY_EPOCH, TRIGGER_MODE, Schedule
 from tfloop.callbacks.trainer_view import TrainerView
 from tfloop.compat import tfv1
 from tfloop.tfutils.common import UnknownNameError, get_op_or_tensor_by_name
@@ -175,8 +175,10 @@ class Callback:
         """Called after each step; keep it light."""
 
     def _trigger_epoch(self) -> None:
-        """Called after each epoch; calls :meth:`trigger` by default."""
-        self.trigger()
+        """Called after each epoch; calls :meth:`trigger` by default (unless the callback's
+        schedule times ``trigger()`` itself: ``when.mode == "trigger"``)."""
+        if self.when.mode != TRIGGER_MODE:
+            self.trigger()
 
     def _trigger(self) -> None:
         """The callback's periodic work, whatever its period: ``PeriodicTrigger`` decides when."""
@@ -209,10 +211,12 @@ class Callback:
         return any(cb.when.fetches and cb._works_in(RUN_HOOKS) for cb in self.walk())
 
     def uses_step_hook(self) -> bool:
-        """Whether the callback is called at ``trigger_step`` after each step: whether it, or a
-        callback it wraps, defines ``_trigger_step`` (or ``trigger_step``) and its schedule keeps
-        it (``when.step_hook``)."""
-        return any(cb.when.step_hook and cb._works_in(STEP_HOOKS) for cb in self.walk())
+        """Whether the callback is called after some steps: whether it, or a callback it wraps,
+        defines ``_trigger_step`` (or ``trigger_step``) and its schedule keeps it
+        (``when.step_hook``), or has its ``trigger()`` scheduled at steps
+        (``when.triggers_after_steps``, e.g. ``PeriodicTrigger(..., every_k_steps=k)``)."""
+        return any((cb.when.step_hook and cb._works_in(STEP_HOOKS)) or
+                   cb.when.triggers_after_steps for cb in self.walk())
 
     @property
     def step_period(self) -> int | None:

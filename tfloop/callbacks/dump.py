@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.schedule import Schedule
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_number
@@ -56,22 +57,18 @@ class _StepDumper(Callback):
 
     def __init__(self, every_step):
         self.every_step = bool(every_step)
+        self.when = Schedule(last_step_of_epoch=not self.every_step)
         self._fetches = None
         self.log_dir = None
 
-    def _due(self):
-        return self.every_step or self.local_step == self.trainer.steps_per_epoch - 1
-
     def _before_run(self, ctx):
-        return self._fetches if self._due() else None
+        return self._fetches
 
     def _dump(self, results):
         """Write ``results`` (this step's fetched values) into the log directory."""
         raise NotImplementedError(f"{type(self).__name__} must implement _dump(results).")
 
     def _after_run(self, ctx, values):
-        if values.results is None:
-            return
         try:
             self._dump(values.results)
         except OSError as e:

@@ -8,8 +8,9 @@ __all__ = ["StopEpoch", "SkipUpdateWhen", "misplaced_stop_epoch"]
 
 
 class StopEpoch(Exception):
-    """Raise it in a callback's ``_trigger_step`` to end the current epoch after this step.
-    Raised in any other hook it fails training with an error naming the callback and the hook.
+    """Raise it in a callback's ``_trigger_step`` (or in a ``trigger()`` that a
+    ``PeriodicTrigger`` calls after a step) to end the current epoch after this step. Raised in
+    any other hook it fails training with an error naming the callback and the hook.
 
     The other callbacks' ``trigger_step`` still run for this step; then the rest of the epoch's
     steps are not run, and ``after_epoch`` and ``trigger_epoch`` run as at any

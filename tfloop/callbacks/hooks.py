@@ -1,5 +1,6 @@
 """Bridges between tfloop callbacks and TensorFlow's ``SessionRunHook``."""
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.timetable import Timetable
 from tfloop.compat import tf, tfv1
 
 __all__ = ["CallbackToHook", "HookToCallback", "SessionTrainer", "TFLocalCLIDebugHook"]
@@ -177,8 +178,11 @@ class CallbackToHook(tfv1.train.SessionRunHook):
 
     ``begin`` runs the callback's ``setup_graph`` (with a :class:`SessionTrainer` as its
     trainer), ``after_create_session`` its ``before_train``, every ``run`` its ``before_run``,
-    ``after_run`` and ``trigger_step``, and ``end`` its ``after_train``. A callback needing more of
-    the trainer (epochs, monitors) says which attribute it missed.
+    ``after_run`` and ``trigger_step``, and ``end`` its ``after_train``. Its schedule (and those of
+    what it wraps) is followed as in tfloop's loop, counting the graph's global step: e.g.
+    ``PeriodicCallback(TensorPrinter(["cost"]), every_k_steps=100)`` prints with the runs that
+    make it a multiple of 100. A callback needing more of the trainer (epochs, monitors) says
+    which attribute it missed.
 
     Example:
         >>> with tf.compat.v1.train.MonitoredSession(
@@ -191,23 +195,37 @@ class CallbackToHook(tfv1.train.SessionRunHook):
             raise TypeError(f"CallbackToHook needs a Callback, got {cb!r}.")
         self._cb = cb
         self.trainer = None
+        self._timetable = Timetable(())
+        self._runs_with = False
 
     def begin(self):
         graph = tfv1.get_default_graph()
         self.trainer = SessionTrainer(graph)
         self._cb.setup_graph(self.trainer)
+        self._timetable = Timetable([self._cb])
 
     def after_create_session(self, session, coord):
         self.trainer.sess = session
+        self._timetable.start()
         self._cb.before_train()
+        for _ in range(self._timetable.entries[0].before_train_triggers):
+            self._cb.trigger()
 
     def before_run(self, run_context):
-        return self._cb.before_run(run_context)
+        timetable, step, epoch = self._timetable, 0, 0
+        if not timetable.every_step:
+            step = self.trainer.global_step
+        if timetable.needs_epoch_at_steps:
+            epoch = self.trainer.epoch_num      # an AttributeError naming it: there are none
+        self._runs_with = bool(timetable.begin_step(step, step + 1, epoch, False))
+        return self._cb.before_run(run_context) if self._runs_with else None
 
     def after_run(self, run_context, run_values):
-        self._cb.after_run(run_context, run_values)
+        if self._runs_with:
+            self._cb.after_run(run_context, run_values)
         self.trainer._runs += 1
-        self._cb.trigger_step()
+        for cb, hook in self._timetable.step_calls:
+            getattr(cb, hook)()
 
     def end(self, session):
         self._cb.after_train()

@@ -71,8 +71,9 @@ class ScheduledHyperParamSetter(HyperParamSetter):
             and each value with ``float()`` (a config file's ``('25', '1e-5')`` is
             ``(25, 1e-05)``).
         interp (str): None or ``"linear"``.
-        step_based (bool): points are global steps, checked after every step (the parameter is
-            only set when its value changes); otherwise epochs, checked at each trigger.
+        step_based (bool): points are global steps: the parameter is set after the step that
+            reaches each point (with ``interp='linear'``, after every step); otherwise epochs,
+            checked at each trigger.
         set_at_beginning (bool): set the value of the current point in ``before_train``.
 
     Example:
@@ -89,8 +90,10 @@ class ScheduledHyperParamSetter(HyperParamSetter):
         self.step_based = bool(step_based)
         self.set_at_beginning = bool(set_at_beginning)
         self._points = [p for p, _ in self.schedule]
+        # Step based: set after the steps that reach a point, or after every step to interpolate.
+        stepwise = self.step_based and interp is None
         self.when = Schedule(step_hook=self.step_based,
-                             step_points=tuple(self._points) if self.step_based else ())
+                             step_points=tuple(self._points) if stepwise else ())
         super().__init__(param)
 
     def _setup_graph(self):

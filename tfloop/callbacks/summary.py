@@ -4,7 +4,7 @@ import collections
 import numpy as np
 
 from tfloop.callbacks.base import Callback
-from tfloop.callbacks.schedule import Schedule
+from tfloop.callbacks.schedule import TRIGGER_MODE, Schedule
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
@@ -96,7 +96,10 @@ class MergeAllSummaries(Callback):
         self._key = key or tfv1.GraphKeys.SUMMARIES
         self._summary = None
         self._fetches = None
-        self.when = Schedule(every_k_steps=period or None, step_hook=run_alone)
+        # Fetched with the epoch's last step (and every period steps), or run alone after every
+        # period steps (the epoch's end runs _trigger).
+        self.when = Schedule(every_k_steps=period or None, last_step_of_epoch=not run_alone,
+                             step_hook=run_alone and period > 0)
 
     @property
     def collection(self):
@@ -115,26 +118,18 @@ class MergeAllSummaries(Callback):
 
     def _trigger_step(self):
         last_of_epoch = self.local_step == self.trainer.steps_per_epoch - 1  # _trigger runs then
-        if self._run_alone and self._period > 0 and self.global_step % self._period == 0 and \
-                not last_of_epoch:
+        if not last_of_epoch:
             self._run_summary()
 
     def _trigger(self):
         if self._run_alone:
             self._run_summary()
 
-    def _due(self):
-        if self.local_step == self.trainer.steps_per_epoch - 1:
-            return True
-        return self._period > 0 and \
-            (self.global_step + self.trainer.steps_per_run) % self._period == 0
-
     def _before_run(self, ctx):
-        return self._fetches if self._due() else None
+        return self._fetches
 
     def _after_run(self, ctx, values):
-        if values.results is not None:
-            self.trainer.monitors.put_summary(values.results)
+        self.trainer.monitors.put_summary(values.results)
 
     def __str__(self):
         alone = ", run_alone=True" if self._run_alone else ""
@@ -167,7 +162,8 @@ class SimpleMovingAverage(Callback):
         self._display_names = [n[:-2] if n.endswith(":0") else n for n in self._names]
         self._window = window_size
         self._queue = collections.deque(maxlen=window_size)
-        self.when = Schedule(every_k_steps=window_size)   # the averages are put that often
+        # Fetched with every step; the averages are put (trigger) every window_size steps.
+        self.when = Schedule(every_k_steps=window_size, mode=TRIGGER_MODE)
 
     def _setup_graph(self):
         tensors = self.get_tensors_maybe_in_tower(self._names)
@@ -183,11 +179,12 @@ class SimpleMovingAverage(Callback):
     def _after_run(self, ctx, values):
         self._queue.append(values.results)
 
-    def _trigger_step(self):
-        if self.global_step % self._window == 0:
-            averages = np.asarray(self._queue, dtype=np.float64).mean(axis=0)
-            for name, average in zip(self._display_names, averages):
-                self.trainer.monitors.put_scalar(f"{name}/SMA", float(average))
+    def _trigger(self):
+        if not self._queue:    # triggered (by a wrapper) before the first step
+            return
+        averages = np.asarray(self._queue, dtype=np.float64).mean(axis=0)
+        for name, average in zip(self._display_names, averages):
+            self.trainer.monitors.put_scalar(f"{name}/SMA", float(average))
 
     def __str__(self):
         return f"SimpleMovingAverage({self._names}, {self._window})"

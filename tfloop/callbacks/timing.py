@@ -18,6 +18,7 @@ _TIMED_HOOKS = (
     ("trigger_step", ("_trigger_step",)),
     ("after_epoch", ("_after_epoch",)),
     ("trigger_epoch", ("_trigger_epoch", "_trigger")),
+    ("trigger", ("_trigger",)),       # a trigger() on a schedule of its own (PeriodicTrigger)
 )
 
 

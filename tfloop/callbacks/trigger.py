@@ -1,32 +1,30 @@
 """Wrappers that decide *when* a callback's work runs; the callback itself says *what*.
 
-Each sets its schedule (``when``, :class:`~tfloop.callbacks.schedule.Schedule`) and follows it.
+Each states its schedule (``when``, :class:`~tfloop.callbacks.schedule.Schedule`); the
+``Callbacks`` group follows it (:mod:`tfloop.callbacks.timetable`).
 """
 from tfloop.callbacks.base import ProxyCallback
 from tfloop.callbacks.lifecycle import HOOKS
-from tfloop.callbacks.schedule import Schedule
-from tfloop.utils.checks import check_callable, check_positive_number
-from tfloop.utils.timer import Clock
+from tfloop.callbacks.schedule import STEP_OR_EPOCH_MODE, TRIGGER_MODE, Schedule
+from tfloop.utils.checks import check_callable
 
 __all__ = ["PeriodicTrigger", "PeriodicCallback", "EnableCallbackIf"]
-
-
-def _check_period(name, value):
-    return None if value is None else check_positive_number(value, name)
 
 
 class PeriodicTrigger(ProxyCallback):
     """Call the wrapped callback's ``trigger()`` every k steps, k epochs and/or k seconds.
 
     Every other hook of the wrapped callback runs as usual, except ``trigger_epoch``: its
-    ``trigger()`` now runs on this schedule instead of after every epoch.
+    ``trigger()`` now runs on this schedule instead of after every epoch. The ``Callbacks``
+    group calls it on the schedule (``when``, mode ``"trigger"``); the periods mean what
+    :mod:`tfloop.callbacks.schedule` says for every callback.
 
     Args:
         triggerable (Callback): the callback whose ``trigger()`` to schedule.
-        every_k_steps (int): trigger after the step when ``global_step % k == 0``.
+        every_k_steps (int): trigger after each step that makes ``global_step`` a multiple of k.
         every_k_epochs (int): trigger after the epoch when ``epoch_num % k == 0``.
-        every_k_seconds (float): trigger after a step when at least k seconds passed since the
-            last trigger (or the start of training).
+        every_k_seconds (float): trigger after the first step that starts once k seconds passed
+            since the last trigger (or the start of training).
         before_train (bool): also trigger once in ``before_train``.
         clock (callable): time source in seconds (for tests); monotonic time by default.
 
@@ -37,40 +35,17 @@ class PeriodicTrigger(ProxyCallback):
     def __init__(self, triggerable, every_k_steps=None, every_k_epochs=None, before_train=False,
                  *, every_k_seconds=None, clock=None):
         super().__init__(triggerable)
-        when = Schedule(every_k_steps=_check_period("every_k_steps", every_k_steps),
-                        every_k_epochs=_check_period("every_k_epochs", every_k_epochs),
-                        every_k_seconds=_check_period("every_k_seconds", every_k_seconds),
-                        before_train=bool(before_train))
+        when = Schedule(every_k_steps=every_k_steps,
+                        every_k_epochs=every_k_epochs,
+                        every_k_seconds=every_k_seconds,
+                        before_train=bool(before_train), mode=TRIGGER_MODE, clock=clock)
         if not when.at_steps and when.every_k_epochs is None:
             raise ValueError("PeriodicTrigger needs every_k_steps, every_k_epochs or "
                              "every_k_seconds.")
-        self.when = when.replace(step_hook=when.at_steps)
-        self._clock = clock or Clock()
-        self._last_trigger_time = None
-
-    def _before_train(self):
-        self.cb.before_train()
-        self._last_trigger_time = self._clock()
-        if self.when.before_train:
-            self.cb.trigger()
-
-    def _trigger_now(self):
-        self._last_trigger_time = self._clock()
-        self.cb.trigger()
-
-    def _trigger_step(self):
-        self.cb.trigger_step()
-        when = self.when
-        if when.every_k_steps is not None and self.global_step % when.every_k_steps == 0:
-            self._trigger_now()
-        elif when.every_k_seconds is not None and \
-                self._clock() - self._last_trigger_time >= when.every_k_seconds:
-            self._trigger_now()
+        self.when = when
 
     def _trigger_epoch(self):
-        k = self.when.every_k_epochs
-        if k is not None and self.epoch_num % k == 0:
-            self._trigger_now()
+        """Nothing: the wrapped callback's ``trigger()`` runs on this schedule instead."""
 
 
 class EnableCallbackIf(ProxyCallback, forwarding=True):
@@ -122,12 +97,19 @@ for _hook, _when in HOOKS.items():
 del _hook, _when
 
 
+def _always(wrapper):
+    return True
+
+
 class PeriodicCallback(EnableCallbackIf):
     """Run all per-step and per-epoch hooks of the wrapped callback only every k steps or epochs.
 
-    A hook runs when ``global_step % every_k_steps == 0`` or ``epoch_num % every_k_epochs == 0``
-    at the time it would be called (for ``before_run``, ``global_step`` counts the steps finished
-    before this one).
+    The per-step hooks run with the steps that make ``global_step`` a multiple of
+    ``every_k_steps`` (``before_run`` goes with that step's ``session.run``; ``after_run`` and
+    ``trigger_step`` see the multiple) and all through the epochs that are multiples of
+    ``every_k_epochs``; the per-epoch hooks run in those epochs and whenever ``global_step`` is a
+    multiple of ``every_k_steps`` at the time. The ``Callbacks`` group applies this schedule
+    (``when``, mode ``"step_or_epoch"``).
 
     Args:
         callback (Callback): the callback to run less often.
@@ -138,16 +120,10 @@ class PeriodicCallback(EnableCallbackIf):
     """
 
     def __init__(self, callback, every_k_steps=None, every_k_epochs=None):
-        when = Schedule(every_k_steps=_check_period("every_k_steps", every_k_steps),
-                        every_k_epochs=_check_period("every_k_epochs", every_k_epochs))
+        when = Schedule(every_k_steps=every_k_steps,
+                        every_k_epochs=every_k_epochs,
+                        mode=STEP_OR_EPOCH_MODE)
         if when.every_k_steps is None and when.every_k_epochs is None:
             raise ValueError("PeriodicCallback needs every_k_steps or every_k_epochs.")
-        super().__init__(callback, PeriodicCallback._due)
+        super().__init__(callback, _always)
         self.when = when
-
-    @staticmethod
-    def _due(self):
-        steps, epochs = self.when.every_k_steps, self.when.every_k_epochs
-        if steps is not None and self.global_step % steps == 0:
-            return True
-        return epochs is not None and self.epoch_num % epochs == 0

@@ -158,8 +158,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._epoch_values[name] = value
 
     def _trigger_step(self):
-        if self.global_step % self.every_k_steps == 0 and \
-                self.local_step != self.trainer.steps_per_epoch - 1:
+        if self.local_step != self.trainer.steps_per_epoch - 1:  # the epoch's record comes next
             self._add_record(self._since_record)
 
     def _trigger(self):

@@ -145,7 +145,8 @@ class HookedSession:
 
     Args:
         sess (tf.compat.v1.Session): the raw session.
-        hooks (list): objects with ``before_run`` and ``after_run`` (e.g. callbacks).
+        hooks (list): objects with ``before_run`` and ``after_run`` (e.g. callbacks); setting
+            :attr:`hooks` replaces them for the following runs.
         max_callables (int): how many fetch structures keep a callable.
 
     Example:
@@ -157,7 +158,7 @@ class HookedSession:
         max_callables = check_int(max_callables, "max_callables", at_least=0)
         self.sess = sess
         self.graph = sess.graph
-        self._hooks = list(hooks)
+        self._hooks = tuple(hooks)
         self.stop_requested = False
         self._max_callables = max_callables
         self._cache = {}
@@ -165,7 +166,12 @@ class HookedSession:
 
     @property
     def hooks(self):
-        return tuple(self._hooks)
+        """The hooks of the next runs; the trainer sets each step's (the callbacks due at it)."""
+        return self._hooks
+
+    @hooks.setter
+    def hooks(self, hooks):
+        self._hooks = tuple(hooks)
 
     @property
     def num_callables(self):

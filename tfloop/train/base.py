@@ -304,6 +304,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             for _ in loop.runs_of_epoch():
                 if self._unannounced:
                     self.announce_checkpoints()
+                hooked_sess.hooks = callbacks.begin_step()   # the callbacks due at this step
                 self.run_step()
                 callbacks.trigger_step()
                 if hooked_sess.stop_requested:
