@@ -136,6 +136,7 @@ class PredictConfig:
         with graph.as_default():
             self.session_init.setup_graph()
             check_session_init_complete(self.session_init, graph)
-        sess = self.session_creator.create_session(graph)
-        self.session_init.init(sess)
+        with self.precision.rewriter_environment():
+            sess = self.session_creator.create_session(graph)
+            self.session_init.init(sess)
         return sess

@@ -259,10 +259,11 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         with self.graph.as_default():
             session_init.setup_graph()
         session_init.check_holds_the_model()
-        self.sess = session_creator.create_session(self.graph)
-        session_init.init(self.sess)
-        if self._resume is not None:
-            restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
+        with self._options.precision.rewriter_environment():
+            self.sess = session_creator.create_session(self.graph)
+            session_init.init(self.sess)
+            if self._resume is not None:
+                restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
@@ -279,7 +280,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners)
-        with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
+        rewriter_environment = self._options.precision.rewriter_environment()
+        with rewriter_environment, self.graph.as_default(), self.sess.as_default(), \
+                self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
                 callbacks.before_epoch()
