@@ -41,6 +41,25 @@ def test_precision_options_need_a_session_creator_with_a_config():
         tfloop.TrainConfig(model=LinearModel(), data=[(X, Y)], session_creator=Creator(), xla=True)
 
 
+def argument_doc(cls, name):
+    """The text of argument ``name`` in the ``Args:`` of ``cls``'s docstring."""
+    lines = cls.__doc__.split("\n")
+    start, = [i for i, line in enumerate(lines) if line.strip().startswith(name + " (")]
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = next(i for i in range(start + 1, len(lines))
+               if len(lines[i]) - len(lines[i].lstrip()) <= indent)
+    return " ".join(line.strip() for line in lines[start:end])
+
+
+def test_the_precision_modes_are_described_once_in_precision():
+    for mode in precision.MIXED_PRECISION_MODES:
+        assert f"- ``{mode!r}``".replace("'", '"') in Precision.__doc__
+    for cls in (tfloop.TrainConfig, tfloop.RunOptions, tfloop.PredictConfig):
+        text = argument_doc(cls, "mixed_precision")
+        assert "MIXED_PRECISION_MODES" in text and "Precision`" in text, (cls, text)
+        assert not any(f'"{mode}"' in text for mode in ("bfloat16", "float16")), (cls, text)
+
+
 def test_float16_on_cpu_computes_in_float16_and_warns_it_is_slow(caplog):
     probe = train_convnet(mixed_precision="float16")
     assert probe.reduced["float16"] >= 5 and "bfloat16" not in probe.reduced

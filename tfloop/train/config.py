@@ -95,9 +95,10 @@ class TrainConfig:
             none. See docs/reproducibility.md.
         deterministic (bool): turn on TensorFlow's op determinism
             (``tf.config.experimental.enable_op_determinism()``, for the whole process).
-        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
-            loss scaling); variables, checkpoints and exports stay float32. See
-            :mod:`tfloop.tfutils.precision` and ``docs/performance.md``.
+        mixed_precision (str): reduced-precision arithmetic in the training step, one of
+            :data:`~tfloop.tfutils.precision.MIXED_PRECISION_MODES` (what each does:
+            :class:`~tfloop.tfutils.precision.Precision`); variables, checkpoints and exports
+            stay float32. See ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
         logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
             as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
