@@ -65,3 +65,15 @@ def test_a_stop_request_is_the_loops():
     assert not trainer.stop_requested
     trainer.request_stop("SIGTERM received")
     assert trainer.stop_requested and trainer.loop.stop_reason == "SIGTERM received"
+
+
+class SeesItsGraphFirst(tfloop.SimpleTrainer):
+    def __init__(self):
+        self.graph_before_init = self.graph         # the metaclass made it already
+        self.default_in_init = tfv1.get_default_graph()
+        super().__init__()
+
+
+def test_the_trainers_graph_is_made_before_any_constructor_and_kept():
+    trainer = SeesItsGraphFirst()
+    assert trainer.graph is trainer.graph_before_init is trainer.default_in_init

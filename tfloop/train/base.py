@@ -102,10 +102,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     is_chief: bool = True
     task: Any = None  # a cluster trainer's ClusterTask
     tower_func: Any = None  # a tower trainer's TowerFunc
+    graph: Any  # made by the metaclass before __init__ runs
 
     def __init__(self) -> None:
-        if "graph" not in self.__dict__:
-            self.graph = tf.Graph()
         self.loop = TrainLoop()
         self.train_op: Any = None
         self.sess: Any = None

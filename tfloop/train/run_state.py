@@ -82,10 +82,6 @@ class RunStateOwner:
         :meth:`TrainLoop.state_dict`)."""
         return self.loop.state_dict()
 
-    def load_loop_state(self, state: dict[str, Any]) -> None:
-        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
-        self.loop.load_state_dict(state)
-
     def continue_run_of(self, prefix: str) -> bool:
         """Continue the run of checkpoint ``prefix``: read its run state once and put the loop at
         its position (:meth:`TrainLoop.load_state_dict`, which also decides whether that run
