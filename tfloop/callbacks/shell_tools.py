@@ -140,8 +140,7 @@ class ShellTools:
         """
         param = self._hyper_param(name)
         if param is not None:
-            if hasattr(param, "check_value"):
-                param.check_value(value)
+            param.check_value(value)
             with self.trainer.sess.as_default():
                 param.set_value(value)
             return
