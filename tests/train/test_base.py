@@ -77,3 +77,16 @@ class SeesItsGraphFirst(tfloop.SimpleTrainer):
 def test_the_trainers_graph_is_made_before_any_constructor_and_kept():
     trainer = SeesItsGraphFirst()
     assert trainer.graph is trainer.graph_before_init is trainer.default_in_init
+
+
+def test_the_callbacks_of_a_kind_are_found_inside_wrappers_in_calling_order(tmp_path):
+    inner, last = tfloop.ModelSaver(checkpoint_dir=str(tmp_path)), tfloop.ModelSaver(
+        checkpoint_dir=str(tmp_path / "other"))
+    wrapped = tfloop.PeriodicTrigger(inner, every_k_epochs=2)
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    trainer = tfloop.SimpleTrainer()
+    trainer.register_callback([wrapped, setter, last])
+    assert trainer.callbacks_of(tfloop.ModelSaver) == [inner, last]
+    assert trainer.callbacks_of(tfloop.HyperParamSetter) == [setter]
+    assert trainer.callbacks_of(tfloop.Callback) == [wrapped, inner, setter, last]
+    assert trainer.callbacks_of(tfloop.EarlyStopping) == []

@@ -73,9 +73,7 @@ class ResumeStateSaver(Callback):
                            "its beginning: resuming is exact only for a stateless pipeline.")
 
     def _before_train(self):
-        savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
-                  if isinstance(inner, ModelSaver)]
-        if not savers and self.trainer.is_chief:
+        if not self.trainer.callbacks_of(ModelSaver) and self.trainer.is_chief:
             logger.warning("ResumeStateSaver: there is no ModelSaver, so only checkpoints saved on "
                            "a signal get a resume state.")
 

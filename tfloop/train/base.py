@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.flow import StopEpoch
@@ -38,6 +38,8 @@ from tfloop.utils import logger
 from tfloop.utils.checks import check_list_of
 
 __all__ = ["Trainer", "StopTraining"]
+
+_C = TypeVar("_C")
 
 
 def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
@@ -157,6 +159,15 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     def callbacks(self) -> list[Callback]:
         """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
         return list(self._callbacks) if self._callbacks is not None else list(self._registered)
+
+    def callbacks_of(self, kind: type[_C]) -> list[_C]:
+        """The callbacks that are a ``kind`` (an ``isinstance`` class), those inside wrappers
+        (``PeriodicTrigger(ModelSaver())``) and groups too, in the order they are called.
+
+        Example:
+            >>> savers = trainer.callbacks_of(ModelSaver)
+        """
+        return [inner for cb in self.callbacks for inner in cb.walk() if isinstance(inner, kind)]
 
     @property
     def step_callbacks(self) -> tuple[Callback, ...]:
