@@ -289,7 +289,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners)
+        ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
+                                     self.announce_checkpoints)
         rewriter_environment = self._options.precision.rewriter_environment()
         with rewriter_environment, self.graph.as_default(), self.sess.as_default(), \
                 self._final_weights_kept(), ending:
