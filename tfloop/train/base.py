@@ -291,9 +291,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
                                      self.announce_checkpoints)
-        rewriter_environment = self._options.precision.rewriter_environment()
-        with rewriter_environment, self.graph.as_default(), self.sess.as_default(), \
-                self._final_weights_kept(), ending:
+        with self._options.precision.rewriter_environment(), self.graph.as_default(), \
+                self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
                 callbacks.before_epoch()
