@@ -35,20 +35,15 @@ class SQLiteWriter(LogDirMonitor):
         self.filename = filename
         self.db = None
 
-    def _setup_graph(self):
-        super()._setup_graph()
+    def _before_train(self):
+        # Scalars other callbacks put before this point reach process_scalar right after it.
         if self.logdir is None:
             return
-        # Not in _before_train: other callbacks may put scalars in their before_train, before ours.
         self.db = sqlite3.connect(os.path.join(self.logdir, self.filename))
         self.db.execute("CREATE TABLE IF NOT EXISTS scalars (wall_time REAL, epoch INTEGER, "
                         "global_step INTEGER, name TEXT, value REAL)")
-        self.started = time.time()
-
-    def _before_train(self):
-        if self.db is not None:  # the rows of earlier runs from the step this run starts at on
-            self.db.execute("DELETE FROM scalars WHERE global_step >= ? AND wall_time < ?",
-                            (self.global_step, self.started))
+        # The rows of earlier runs from the step this run starts at on.
+        self.db.execute("DELETE FROM scalars WHERE global_step >= ?", (self.global_step,))
 
     def process_scalar(self, name, value):
         if self.db is not None:

@@ -539,7 +539,8 @@ def _(tmp):
 
 @case("auto-resume-no-logdir")
 def _(tmp):
-    tfloop.AutoResumeTrainConfig(model=LinearModel(), data=_feed())
+    tfloop.launch_train_with_config(tfloop.AutoResumeTrainConfig(
+        model=LinearModel(), data=_feed(), monitors=[], max_epoch=1), tfloop.SimpleTrainer())
 
 
 @case("auto-resume-dir")

@@ -161,3 +161,43 @@ def test_obj_attr_param_missing_attribute_fails_at_setup():
 def test_param_must_be_a_name_or_a_hyper_param():
     with pytest.raises(TypeError, match="param must be a variable name .* got 0.1"):
         Halve(0.1)
+
+
+class Rotation(tfloop.HyperParam):
+    """Augmentor.rotation, which takes angles from 0 to 90 only."""
+
+    readable_name = "rotation"
+
+    def __init__(self, augmentor):
+        self.augmentor = augmentor
+
+    def check_value(self, value):
+        if not 0 <= value <= 90:
+            raise ValueError(f"rotation must be within [0, 90], got {value!r}.")
+        return value
+
+    def set_value(self, value):
+        self.augmentor.rotation = value
+
+    def get_value(self):
+        return self.augmentor.rotation
+
+
+def test_the_base_param_takes_any_value_and_every_setter_asks_a_params_own_check(
+        logdir, log_warnings):
+    assert tfloop.ObjAttrParam(Augmentor(), "rotation").check_value("any") == "any"
+    with pytest.raises(ValueError, match=r"schedule entry 1 \(2, 120.0\): rotation must be within"):
+        train_linear([tfloop.ScheduledHyperParamSetter(Rotation(Augmentor()),
+                                                       [(0, 10), (2, 120)])], max_epoch=1)
+    augmentor = Augmentor()
+    with pytest.raises(ValueError, match=r"func\(2, 90.0\) returned 270.0, which is refused: "
+                                         "rotation must be within"):
+        train_linear([tfloop.HyperParamSetterWithFunc(Rotation(augmentor),
+                                                      lambda epoch, v: v * 3)], max_epoch=3)
+    assert augmentor.rotation == 90.0             # 10 -> 30 (start) -> 90 (after epoch 1)
+    augmentor = Augmentor()
+    with open(f"{logdir}/hyper.txt", "w") as f:
+        f.write("rotation:100\n")
+    train_linear([tfloop.HumanHyperParamSetter(Rotation(augmentor))], max_epoch=1)
+    assert augmentor.rotation == 10.0
+    assert [w for w in log_warnings if "line 'rotation:100' ignored: rotation must be within"]

@@ -6,7 +6,7 @@ import pytest
 from support import LinearModel, train_linear
 
 import tfloop
-from tfloop import Callback, MonitorBase, Monitors
+from tfloop import Callback, MonitorBase
 from tfloop.compat import tfv1
 
 
@@ -105,6 +105,95 @@ def test_backends_see_every_scalar_of_an_epoch_before_they_flush():
             3 * epoch - 2, 3 * epoch - 1, 3 * epoch}
 
 
+class OpensInBeforeTrain(MonitorBase):
+    """A backend that opens its "file" in ``_before_train``: logs each hook and each scalar it
+    receives, or that it lost because its file was not open yet."""
+
+    def __init__(self):
+        self.log, self.is_open = [], False
+
+    def _open(self):
+        self.is_open = True
+        self.log.append("open")
+
+    def _before_train(self):
+        self._open()
+
+    def process_scalar(self, name, value):
+        self.log.append((self.global_step, name, value) if self.is_open else ("lost", name))
+
+    def _trigger(self):
+        self.log.append("flush")
+
+    def _after_train(self):
+        self.is_open = False
+        self.log.append("close")
+
+
+class OpensInSetupGraph(OpensInBeforeTrain):
+    def _setup_graph(self):
+        self._open()
+
+    def _before_train(self):
+        self.log.append("before_train")
+
+
+class OpensInPublicBeforeTrain(OpensInBeforeTrain):
+    def before_train(self):     # Keras style: the public hook, as Callback allows
+        self._open()
+
+
+class PutIn(Callback):
+    """Puts the scalar ``name`` = ``value`` in one hook; raises ``fail`` in ``before_train``."""
+
+    def __init__(self, hook, name=None, value=None, fail=None):
+        self.hook, self.name, self.value, self.fail = hook, name, value, fail
+
+    def _setup_graph(self):
+        if self.hook == "setup_graph":
+            self.trainer.monitors.put_scalar(self.name, self.value)
+
+    def _before_train(self):
+        if self.hook == "before_train":
+            self.trainer.monitors.put_scalar(self.name, self.value)
+        if self.fail is not None:
+            raise self.fail
+
+
+class PutInBeforeTrainBackend(MonitorBase):
+    """A backend that puts a scalar in its own ``before_train``."""
+
+    def __init__(self, name, value):
+        self.name, self.value = name, value
+
+    def _before_train(self):
+        self.trainer.monitors.put_scalar(self.name, self.value)
+
+
+@pytest.mark.parametrize("backend_class", [OpensInBeforeTrain, OpensInSetupGraph,
+                                           OpensInPublicBeforeTrain])
+def test_a_backend_receives_every_scalar_put_before_its_before_train_once_it_ran(backend_class):
+    backend = backend_class()
+    monitors = train_linear(
+        [PutIn("setup_graph", "setup", 1.0), PutIn("before_train", "before", 2.0)],
+        monitors=[PutInBeforeTrainBackend("early-backend", 3.0), backend,
+                  PutInBeforeTrainBackend("late-backend", 4.0)], max_epoch=1).monitors
+    opening = ["open"] if backend_class is not OpensInSetupGraph else ["open", "before_train"]
+    assert backend.log == opening + [
+        (0, "setup", 1.0), (0, "before", 2.0), (0, "early-backend", 3.0),
+        (0, "late-backend", 4.0), "flush", "close"]
+    for name, value in (("setup", 1.0), ("before", 2.0), ("early-backend", 3.0)):
+        assert monitors.get_history(name) == [(0, value)]
+
+
+def test_what_was_held_reaches_a_backend_before_its_after_train_when_training_fails_earlier():
+    backend = OpensInSetupGraph()
+    with pytest.raises(RuntimeError, match="no start"):
+        train_linear([PutIn("before_train", "before", 2.0),
+                      PutIn(None, fail=RuntimeError("no start"))], monitors=[backend])
+    assert backend.log == ["open", (0, "before", 2.0), "close"]
+
+
 class SummaryRecorder(MonitorBase):
     def __init__(self):
         self.scalars, self.summaries, self.images = [], [], []
@@ -119,13 +208,19 @@ class SummaryRecorder(MonitorBase):
         self.images.append((name, images))
 
 
-def test_put_summary_puts_scalar_values_without_tower_prefix():
+def put_in_training(put):
+    """A one-epoch training whose callback calls ``put(trainer.monitors)``: a
+    :class:`SummaryRecorder` backend's record, and the dispatcher."""
     recorder = SummaryRecorder()
-    monitors = Monitors([recorder])
+    trainer = train_linear([PutOnce(put)], monitors=[recorder], max_epoch=1)
+    return recorder, trainer.monitors
+
+
+def test_put_summary_puts_scalar_values_without_tower_prefix():
     summary = tfv1.Summary(value=[
         tfv1.Summary.Value(tag="tower0/accuracy", simple_value=0.75),
         tfv1.Summary.Value(tag="weights", histo=tfv1.HistogramProto(num=2, sum=1.0))])
-    monitors.put_summary(summary.SerializeToString())
+    recorder, monitors = put_in_training(lambda m: m.put_summary(summary.SerializeToString()))
     assert recorder.scalars == [("accuracy", 0.75)]
     assert [v.tag for v in recorder.summaries[0].value] == ["accuracy", "weights"]
     assert monitors.get_latest("accuracy") == 0.75
@@ -136,14 +231,12 @@ def test_put_summary_puts_scalar_values_without_tower_prefix():
 def test_put_summary_takes_tensorboards_own_summary_proto_and_its_bytes():
     from tensorboard.compat.proto import summary_pb2
     from tensorboard.plugins.hparams import api as hp
-    recorder = SummaryRecorder()
-    monitors = Monitors([recorder])
     hparams = hp.hparams_pb({"lr": 0.1, "optimizer": "adam"})
     assert type(hparams) is summary_pb2.Summary and summary_pb2.Summary is not tfv1.Summary
-    monitors.put_summary(hparams)
     scalar = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="acc", simple_value=0.5)])
-    monitors.put_summary(scalar.SerializeToString())
-    monitors.put_summary(scalar)
+    recorder, _ = put_in_training(lambda m: (m.put_summary(hparams),
+                                             m.put_summary(scalar.SerializeToString()),
+                                             m.put_summary(scalar)))
     assert all(type(s) is tfv1.Summary for s in recorder.summaries)
     assert recorder.summaries[0].SerializeToString() == hparams.SerializeToString()
     assert recorder.summaries[0].value[0].metadata.plugin_data.plugin_name == "hparams"
@@ -151,9 +244,8 @@ def test_put_summary_takes_tensorboards_own_summary_proto_and_its_bytes():
 
 
 def test_put_image_gives_backends_uint8_nhwc():
-    recorder = SummaryRecorder()
-    monitors = Monitors([recorder])
-    monitors.put_image("gray", np.array([[0.0, 0.5], [1.0, 2.0]]))
+    recorder, monitors = put_in_training(
+        lambda m: m.put_image("gray", np.array([[0.0, 0.5], [1.0, 2.0]])))
     name, images = recorder.images[0]
     assert name == "gray" and images.dtype == np.uint8 and images.shape == (1, 2, 2, 1)
     assert images[0, :, :, 0].tolist() == [[0, 127], [255, 255]]

@@ -3,6 +3,7 @@
 import json
 import os
 
+import pytest
 from resume_support import (
     STEPS_PER_EPOCH,
     StepCounter,
@@ -92,3 +93,36 @@ def test_the_config_names_the_checkpoint_and_the_trainer_reads_its_state(tmp_pat
     tfloop.launch_train_with_config(config(), trainer)
     assert (trainer.loop.starting_epoch, trainer.loop.starting_local_step) == (2, 2)
     assert trainer.global_step == 4 * STEPS_PER_EPOCH
+
+
+def train_in_its_own_directory(way, logdir, stop_at=None):
+    """resume_support.train's run with the log directory given to the run only (``way``:
+    ``"config"``, TrainConfig(logdir=); ``"trainer"``, trainer.logdir), no logger directory."""
+    assert logger.get_logger_dir() is None
+    weights, counter = WeightLog(), StepCounter()
+    callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=None), every_k_steps=2),
+                 weights, counter] + ([StopAt(stop_at)] if stop_at else [])
+    config = tfloop.AutoResumeTrainConfig(
+        model=LinearModel(), data=tfloop.DatasetInput(make_dataset), callbacks=callbacks,
+        monitors=[tfloop.JSONWriter()], extra_callbacks=[], max_epoch=4,
+        **({"logdir": logdir} if way == "config" else {}))
+    trainer = tfloop.SimpleTrainer()
+    if way == "trainer":
+        trainer.logdir = logdir
+    tfloop.launch_train_with_config(config, trainer)
+    return config, weights, counter
+
+
+@pytest.mark.parametrize("way", ["config", "trainer"])
+def test_a_run_resumes_from_the_checkpoint_in_its_own_log_directory(tmp_path, way, log_warnings):
+    _, reference, _ = train(str(tmp_path / "reference"), max_to_keep=None)
+    logdir = str(tmp_path / "log")
+    first, _, _ = train_in_its_own_directory(way, logdir, stop_at=5)
+    assert first.resume_from is None
+    config, weights, counter = train_in_its_own_directory(way, logdir)
+    assert config.resume_from == os.path.join(logdir, "model-5")
+    assert counter.at_start == 5 and counter.steps == 12
+    assert [step for step, _ in weights.after_step] == list(range(6, 13))
+    assert weights.final.tobytes() == reference.final.tobytes()
+    assert read_stats(logdir) == read_stats(str(tmp_path / "reference"))
+    assert not [w for w in log_warnings if "no log directory" in w]

@@ -65,3 +65,28 @@ def test_a_stop_request_is_the_loops():
     assert not trainer.stop_requested
     trainer.request_stop("SIGTERM received")
     assert trainer.stop_requested and trainer.loop.stop_reason == "SIGTERM received"
+
+
+class SeesItsGraphFirst(tfloop.SimpleTrainer):
+    def __init__(self):
+        self.graph_before_init = self.graph         # the metaclass made it already
+        self.default_in_init = tfv1.get_default_graph()
+        super().__init__()
+
+
+def test_the_trainers_graph_is_made_before_any_constructor_and_kept():
+    trainer = SeesItsGraphFirst()
+    assert trainer.graph is trainer.graph_before_init is trainer.default_in_init
+
+
+def test_the_callbacks_of_a_kind_are_found_inside_wrappers_in_calling_order(tmp_path):
+    inner, last = tfloop.ModelSaver(checkpoint_dir=str(tmp_path)), tfloop.ModelSaver(
+        checkpoint_dir=str(tmp_path / "other"))
+    wrapped = tfloop.PeriodicTrigger(inner, every_k_epochs=2)
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(1, 0.05)])
+    trainer = tfloop.SimpleTrainer()
+    trainer.register_callback([wrapped, setter, last])
+    assert trainer.callbacks_of(tfloop.ModelSaver) == [inner, last]
+    assert trainer.callbacks_of(tfloop.HyperParamSetter) == [setter]
+    assert trainer.callbacks_of(tfloop.Callback) == [wrapped, inner, setter, last]
+    assert trainer.callbacks_of(tfloop.EarlyStopping) == []

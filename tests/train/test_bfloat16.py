@@ -130,8 +130,12 @@ def test_convolution_gradients_stay_float32_only_on_cpus_without_bfloat16(
     monkeypatch.setattr(precision, "_cpu_flags", lambda: flags)
     monkeypatch.setenv(REMOVE, "Mine")
     config = Precision("bfloat16").apply(tfv1.ConfigProto())
-    Precision("bfloat16").apply(config)                    # a second run adds nothing twice
-    assert os.environ[REMOVE] == expected
+    assert os.environ[REMOVE] == "Mine"                     # apply leaves the process alone
+    with Precision("bfloat16").rewriter_environment():
+        with Precision("bfloat16").rewriter_environment():  # a second run adds nothing twice
+            assert os.environ[REMOVE] == expected
+        assert os.environ[REMOVE] == expected
+    assert os.environ[REMOVE] == "Mine"
     assert config.graph_options.rewrite_options.auto_mixed_precision_onednn_bfloat16 == 1
 
 

@@ -16,6 +16,7 @@ from support import LinearModel, batches, make_regression_data, train_linear
 
 import tfloop
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.precision import Precision
 from tfloop.train.devices import resolve_devices
 from tfloop.train.multigpu import (
     SyncMultiGPUTrainer,
@@ -277,3 +278,17 @@ def test_bad_modes_and_ps_devices():
         SyncMultiGPUTrainerParameterServer(2, ps_device=0)
     assert SyncMultiGPUTrainerReplicated(2).mode == "add_n"
     assert SyncMultiGPUTrainerParameterServer(2, ps_device="/cpu:1").ps_devices == ["/device:CPU:1"]
+
+
+def test_the_run_options_are_applied_once_to_the_session_of_a_multi_device_trainer(monkeypatch):
+    applied = []
+    apply = Precision.apply
+    monkeypatch.setattr(Precision, "apply",
+                        lambda self, config: applied.append(config) or apply(self, config))
+    trainer = SyncMultiGPUTrainerReplicated(2)
+    trainer.set_options(tfloop.RunOptions(xla=True))
+    _built_trainer(trainer).initialize()
+    assert len(applied) == 1
+    assert applied[0].device_count["CPU"] == 2        # the trainer's config, towers' devices in
+    assert trainer.sess.run(trainer.replica_difference) == 0.0
+    trainer.sess.close()

@@ -12,9 +12,12 @@ from support import LinearModel, make_regression_data
 
 import tfloop
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils import precision
 from tfloop.tfutils.precision import Precision, merge_session_configs
 
 X, Y = make_regression_data(24)
+REMOVE = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_ALLOWLIST_REMOVE"
+EMULATE = "TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"
 
 
 @pytest.mark.parametrize("value", ["fp8", "bf16x", True, "Float16", 16])
@@ -38,6 +41,25 @@ def test_precision_options_need_a_session_creator_with_a_config():
         tfloop.TrainConfig(model=LinearModel(), data=[(X, Y)], session_creator=Creator(), xla=True)
 
 
+def argument_doc(cls, name):
+    """The text of argument ``name`` in the ``Args:`` of ``cls``'s docstring."""
+    lines = cls.__doc__.split("\n")
+    start, = [i for i, line in enumerate(lines) if line.strip().startswith(name + " (")]
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = next(i for i in range(start + 1, len(lines))
+               if len(lines[i]) - len(lines[i].lstrip()) <= indent)
+    return " ".join(line.strip() for line in lines[start:end])
+
+
+def test_the_precision_modes_are_described_once_in_precision():
+    for mode in precision.MIXED_PRECISION_MODES:
+        assert f"- ``{mode!r}``".replace("'", '"') in Precision.__doc__
+    for cls in (tfloop.TrainConfig, tfloop.RunOptions, tfloop.PredictConfig):
+        text = argument_doc(cls, "mixed_precision")
+        assert "MIXED_PRECISION_MODES" in text and "Precision`" in text, (cls, text)
+        assert not any(f'"{mode}"' in text for mode in ("bfloat16", "float16")), (cls, text)
+
+
 def test_float16_on_cpu_computes_in_float16_and_warns_it_is_slow(caplog):
     probe = train_convnet(mixed_precision="float16")
     assert probe.reduced["float16"] >= 5 and "bfloat16" not in probe.reduced
@@ -54,8 +76,57 @@ def test_float16_emulation_asked_for_by_hand_is_turned_off(caplog, monkeypatch):
     probe = train_convnet(mixed_precision="float16", callbacks=[
         tfloop.InferenceRunner(val, [tfloop.ScalarStats("cost")])])
     assert probe.reduced["float16"] >= 5
-    assert os.environ["TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"] == "0"
+    assert probe.reduced_ops["MatMul"] >= 1      # computed in float16, not emulated with casts
+    assert os.environ["TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_EMULATE_FP16"] == "1"   # given back
     assert "is replaced by 0" in caplog.text
+
+
+def test_a_bfloat16_training_leaves_nothing_behind_for_a_float16_one(monkeypatch):
+    monkeypatch.setattr(precision, "_cpu_flags", set)  # no bfloat16 arithmetic: bfloat16 takes
+    monkeypatch.delenv(REMOVE, raising=False)           # the convolution gradients out of the
+    monkeypatch.delenv(EMULATE, raising=False)          # rewrites while it runs
+    environment = dict(os.environ)
+    train_convnet(mixed_precision="bfloat16")
+    assert dict(os.environ) == environment
+    probe = train_convnet(mixed_precision="float16")
+    assert probe.reduced_ops["Conv2DBackpropFilter"] >= 1     # in float16: not taken out
+    assert dict(os.environ) == environment
+
+
+def rewrite_of_a_call(dumps, predictor, inputs):
+    """The lists and the graph TensorFlow's mixed-precision rewriter used for the first call of
+    ``predictor``, from the files it writes into ``dumps`` (its LOG_PATH)."""
+    for old in dumps.iterdir():       # those of loading the weights
+        old.unlink()
+    predictor(inputs)
+    lists, = [f.read_text() for f in dumps.glob("paintbuckets_*.txt")]
+    allow = lists.split("AllowList:")[1].split("DenyList:")[0].split()
+    graph, = [tfv1.GraphDef.FromString(f.read_bytes())
+              for f in dumps.glob("graphdef_AutoMixedPrecision_*.pb")]
+    return allow, graph
+
+
+def test_a_float16_predictor_after_a_bfloat16_training_rewrites_in_its_own_environment(
+        logdir, tmp_path, monkeypatch):
+    monkeypatch.setattr(precision, "_cpu_flags", set)
+    monkeypatch.delenv(REMOVE, raising=False)
+    monkeypatch.delenv(EMULATE, raising=False)
+    train_convnet(mixed_precision="bfloat16", callbacks=[tfloop.ModelSaver()])
+    dumps = tmp_path / "rewrites"
+    dumps.mkdir()
+    monkeypatch.setenv("TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LOG_PATH", str(dumps))
+    predictor = tfloop.OfflinePredictor(tfloop.PredictConfig(
+        model=ConvNet(), session_init=tfloop.SmartInit(logdir), input_names=["image"],
+        output_names=["prob"], mixed_precision="float16"))
+    assert REMOVE not in os.environ and EMULATE not in os.environ
+    allow, graph = rewrite_of_a_call(dumps, predictor, images(4)[0])
+    assert "Conv2DBackpropFilter" in allow and "MatMul" in allow
+    # The emulation was off while the call was rewritten: ops compute in float16 (emulating
+    # leaves casts only in float16).
+    computing = [node.op for node in graph.node if node.op != "Cast"
+                 and node.attr["T"].type == tf.float16.as_datatype_enum]
+    assert computing, [node.op for node in graph.node]
+    assert REMOVE not in os.environ and EMULATE not in os.environ
 
 
 def test_float32_step_has_no_reduced_precision_and_no_xla():

@@ -181,4 +181,6 @@ def trainers_as_callbacks_see_them() -> list[TrainerView]:
     cluster_trainers: list[type[TrainerView]] = [DistributedTrainerReplicated,
                                                  DistributedTrainerParameterServer]
     assert all(isinstance(cls, type) for cls in cluster_trainers)
+    savers: list[ModelSaver] = views[0].callbacks_of(ModelSaver)    # typed by the kind asked
+    assert savers == []
     return views

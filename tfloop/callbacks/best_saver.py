@@ -118,8 +118,7 @@ class MinSaver(StatMonitorCallback):
             tfv1.GraphKeys.GLOBAL_VARIABLES), write_version=tfv1.train.SaverDef.V2)
 
     def _before_train(self):
-        self._model_savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
-                              if isinstance(inner, ModelSaver)]
+        self._model_savers = self.trainer.callbacks_of(ModelSaver)
         super()._before_train()
 
     def _after_train(self):

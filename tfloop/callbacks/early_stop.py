@@ -144,8 +144,8 @@ class EarlyStopping(StatMonitorCallback):
 
     def _checkpoint_at(self, step):
         """A checkpoint a ModelSaver of this run saved at global step ``step`` and still keeps."""
-        for cb in (inner for listed in self.trainer.callbacks for inner in listed.walk()):
-            path = cb.checkpoint_at(step) if isinstance(cb, ModelSaver) else None
+        for saver in self.trainer.callbacks_of(ModelSaver):
+            path = saver.checkpoint_at(step)
             if path is not None:
                 return path
         return None

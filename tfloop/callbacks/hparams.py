@@ -64,9 +64,8 @@ class HyperParams(Callback):
         model = self.trainer.model
         if model is not None:
             values["model"] = type(model).__name__
-        for setter in (inner for cb in self.trainer.callbacks for inner in cb.walk()):
-            if isinstance(setter, HyperParamSetter):
-                values[setter.param.readable_name] = setter.get_current_value()
+        for setter in self.trainer.callbacks_of(HyperParamSetter):
+            values[setter.param.readable_name] = setter.get_current_value()
         values.update(self.hparams)
         return {name: _hparam_value(value) for name, value in values.items()}
 

@@ -151,10 +151,10 @@ class ModelSaver(Callback):
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
-        for other in (inner for cb in self.trainer.callbacks for inner in cb.walk()):
+        for other in self.trainer.callbacks_of(ModelSaver):
             if other is self:
                 break
-            if isinstance(other, ModelSaver) and other.checkpoint_dir == self.checkpoint_dir:
+            if other.checkpoint_dir == self.checkpoint_dir:
                 self._share_directory_with(other)
                 break
         variables = []

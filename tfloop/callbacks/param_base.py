@@ -47,8 +47,23 @@ class HyperParam:
     def setup_graph(self):
         """Called in the setter's ``setup_graph``, before the graph is finalized: make ops here."""
 
+    def check_value(self, value):
+        """``value`` as the parameter would take it; raise ValueError (naming the value and what
+        the parameter takes) if it cannot. Every setter checks a value before it sets it, so a
+        bad schedule entry, ``func`` result or line of a hyper-parameter file is refused with a
+        clear message. The default takes any value; override it to refuse some.
+
+        Example:
+            >>> class KeepProb(HyperParam):
+            ...     def check_value(self, value):
+            ...         if not 0 < value <= 1:
+            ...             raise ValueError(f"keep_prob must be in (0, 1], got {value!r}.")
+            ...         return value
+        """
+        return value
+
     def set_value(self, value):
-        """Change the parameter to ``value``."""
+        """Change the parameter to ``value`` (checked by :meth:`check_value`)."""
         raise NotImplementedError(f"{type(self).__name__} must implement set_value(value).")
 
     def get_value(self):

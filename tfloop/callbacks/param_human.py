@@ -139,10 +139,9 @@ class HumanHyperParamSetter(HyperParamSetter):
             messages.append(f"{self}: {self.path} has no line '{name}:<value>'; the value stays as "
                             "it is.")
         value = values.get(name)
-        check = getattr(self.param, "check_value", None)
-        if value is not None and check is not None:
+        if value is not None:
             try:
-                check(value)
+                self.param.check_value(value)
             except ValueError as e:
                 messages.append(f"{self}: {self.path} line '{name}:{value!r}' ignored: {e}")
                 value = None

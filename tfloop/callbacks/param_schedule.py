@@ -98,12 +98,9 @@ class ScheduledHyperParamSetter(HyperParamSetter):
 
     def _setup_graph(self):
         super()._setup_graph()
-        check = getattr(self.param, "check_value", None)
-        if check is None:
-            return
         for i, (point, value) in enumerate(self.schedule):
             try:
-                check(value)
+                self.param.check_value(value)
             except ValueError as e:
                 raise ValueError(f"schedule entry {i} ({point}, {value!r}): {e}") from None
 
@@ -195,10 +192,9 @@ class HyperParamSetterWithFunc(HyperParamSetter):
         point = self.global_step if self.step_based else self.epoch_num
         current = self._step_value if self._step_value is not None else self.get_current_value()
         value = self.f(point, current)
-        check = getattr(self.param, "check_value", None)
-        if value is not None and check is not None:
+        if value is not None:
             try:
-                check(value)
+                self.param.check_value(value)
             except ValueError as e:
                 raise ValueError(f"{self}: func({point}, {current!r}) returned {value!r}, which is "
                                  f"refused: {e}") from None

@@ -156,13 +156,12 @@ class RayReportCallback(Callback):
         self.trainer.checkpoint_listeners.append(self._checkpoint_saved)
 
     def _check_order(self):
-        callbacks = self.trainer.callbacks
-        mine = next(i for i, cb in enumerate(callbacks) if any(c is self for c in cb.walk()))
-        for callback in callbacks[mine + 1:]:
-            if any(isinstance(inner, _REPORT_AFTER) for inner in callback.walk()):
-                raise ValueError(f"{self} is listed before {callback}, whose checkpoint or stats "
-                                 f"of an epoch it would report one epoch late: list {self} "
-                                 "after it.")
+        in_order = self.trainer.callbacks_of(Callback)
+        mine = next(i for i, cb in enumerate(in_order) if cb is self)
+        late = [cb for cb in in_order[mine + 1:] if isinstance(cb, _REPORT_AFTER)]
+        if late:
+            raise ValueError(f"{self} is listed before {late[0]}, whose checkpoint or stats of an "
+                             f"epoch it would report one epoch late: list {self} after it.")
 
     def _before_train(self):
         self._stop = None

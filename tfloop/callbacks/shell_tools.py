@@ -84,14 +84,11 @@ class ShellTools:
     def _hyper_param(self, name):
         """The hyper-parameter a setter of the trainer's callbacks sets under ``name``, or None."""
         op_name = get_op_tensor_name(name)[0]
-        for cb in self.trainer.callbacks:
-            for layer in cb.walk():
-                if not isinstance(layer, HyperParamSetter):
-                    continue
-                var = getattr(layer.param, "var", None)
-                names = {layer.param.readable_name} | ({var.op.name} if var is not None else set())
-                if op_name in names:
-                    return layer.param
+        for setter in self.trainer.callbacks_of(HyperParamSetter):
+            var = getattr(setter.param, "var", None)
+            names = {setter.param.readable_name} | ({var.op.name} if var is not None else set())
+            if op_name in names:
+                return setter.param
         return None
 
     def _unknown(self, name, what):
@@ -140,8 +137,7 @@ class ShellTools:
         """
         param = self._hyper_param(name)
         if param is not None:
-            if hasattr(param, "check_value"):
-                param.check_value(value)
+            param.check_value(value)
             with self.trainer.sess.as_default():
                 param.set_value(value)
             return

@@ -8,9 +8,11 @@ and the modules that use ``self.trainer`` are type-checked against it (``mypy.in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["TrainerView", "StepCounter"]
+
+_C = TypeVar("_C")
 
 
 class TrainerView(Protocol):
@@ -43,6 +45,10 @@ class TrainerView(Protocol):
     @property
     def callbacks(self) -> list[Any]:
         """Every callback, in the order they are called."""
+
+    def callbacks_of(self, kind: type[_C]) -> list[_C]:
+        """The callbacks that are a ``kind`` (an ``isinstance`` class), those inside wrappers
+        and groups too, in the order they are called."""
 
     @property
     def model(self) -> Any:

@@ -4,9 +4,11 @@ A backend subclasses :class:`MonitorBase` and implements any of the ``process_*`
 :class:`Monitors` dispatcher, available as ``trainer.monitors``, is how everything else puts data:
 it sends each item to every backend at once and keeps the history of every scalar.
 """
+import functools
 import numbers
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,8 +24,14 @@ class MonitorBase(Callback):
 
     Override any of ``process_scalar``, ``process_image``, ``process_summary``,
     ``process_event``; the default of each ignores the data. Backends are callbacks too: open files
-    in ``_setup_graph``/``_before_train``, flush in ``_trigger_epoch`` (or ``_trigger``), close in
-    ``_after_train``. Monitors run on every worker (not chief-only).
+    in ``_setup_graph`` or ``_before_train``, flush in ``_trigger_epoch`` (or ``_trigger``), close
+    in ``_after_train``. Monitors run on every worker (not chief-only).
+
+    A backend receives nothing before its ``before_train`` has run: what other callbacks put
+    earlier (in their ``setup_graph``, or in a ``before_train`` called before the backend's) is
+    held by the :class:`Monitors` dispatcher and handed to the backend, in the order it was put,
+    as soon as its ``before_train`` returns — or, when training fails before reaching it, right
+    before its ``after_train``. So whatever ``_before_train`` opens is open for every item.
 
     Example:
         >>> class PrintScalars(MonitorBase):
@@ -32,6 +40,30 @@ class MonitorBase(Callback):
     """
 
     _chief_only = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A backend's own public ``before_train``/``after_train`` (Keras style) hand over the
+        held items as :meth:`before_train` and :meth:`after_train` do."""
+        super().__init_subclass__(**kwargs)
+        if "before_train" in cls.__dict__:
+            cls.before_train = _then_receiving(cls.__dict__["before_train"])  # type: ignore[method-assign]
+        if "after_train" in cls.__dict__:
+            cls.after_train = _receiving_first(cls.__dict__["after_train"])  # type: ignore[method-assign]
+
+    def before_train(self) -> None:
+        self._before_train()
+        self._start_receiving()
+
+    def after_train(self) -> None:
+        self._start_receiving()
+        self._after_train()
+
+    def _start_receiving(self) -> None:
+        """Receive what was put before this backend's ``before_train``; from now on, receive
+        each item as it is put."""
+        dispatcher = self.trainer.monitors if self.trainer is not None else None
+        if isinstance(dispatcher, Monitors):
+            dispatcher._hand_over(self)
 
     def process_scalar(self, name: str, value: float) -> None:
         """Receive a scalar ``value`` (a Python float or int) named ``name``."""
@@ -44,6 +76,22 @@ class MonitorBase(Callback):
 
     def process_event(self, event: Any) -> None:
         """Receive a ``tf.compat.v1.Event`` protobuf (step and wall time already set)."""
+
+
+def _then_receiving(before_train: Callable[[MonitorBase], None]) -> Callable[..., None]:
+    @functools.wraps(before_train)
+    def receiving_after(self: MonitorBase) -> None:
+        before_train(self)
+        self._start_receiving()
+    return receiving_after
+
+
+def _receiving_first(after_train: Callable[[MonitorBase], None]) -> Callable[..., None]:
+    @functools.wraps(after_train)
+    def receiving_before(self: MonitorBase) -> None:
+        self._start_receiving()
+        after_train(self)
+    return receiving_before
 
 
 class NoOpMonitor(MonitorBase):
@@ -148,7 +196,9 @@ class Monitors(Callback):
     """Dispatch data to every monitor backend, and remember every scalar.
 
     Available as ``trainer.monitors``; always the last callback, so every other callback's
-    ``trigger_epoch`` has put its data before backends flush.
+    ``trigger_epoch`` has put its data before backends flush. Until a backend's ``before_train``
+    has run, what is put is held for it and handed over then (see :class:`MonitorBase`); the
+    history of scalars has every value as soon as it is put.
 
     Example:
         >>> self.trainer.monitors.put_scalar("val-error", 0.03)
@@ -167,14 +217,33 @@ class Monitors(Callback):
                                 f"({type(m).__name__}).")
         self._monitors = list(monitors)
         self._scalar_history = {}
+        # What each backend whose before_train has not run yet was sent: (method, args), in order.
+        self._held = {id(m): [] for m in self._monitors}
+        self._set_receivers()
+
+    def _set_receivers(self):
         self._scalar_receivers = self._receivers("process_scalar")
         self._image_receivers = self._receivers("process_image")
         self._summary_receivers = self._receivers("process_summary")
         self._event_receivers = self._receivers("process_event")
 
     def _receivers(self, method):
-        return [getattr(m, method) for m in self._monitors
+        return [self._holder(m, method) if id(m) in self._held else getattr(m, method)
+                for m in self._monitors
                 if getattr(type(m), method) is not getattr(MonitorBase, method)]
+
+    def _holder(self, backend, method):
+        held = self._held[id(backend)]
+        return lambda *args: held.append((method, args))
+
+    def _hand_over(self, backend):
+        """Give ``backend`` what it was sent so far, in order; send it the rest as it comes."""
+        held = self._held.pop(id(backend), None)
+        if held is None:
+            return
+        self._set_receivers()
+        for method, args in held:
+            getattr(backend, method)(*args)
 
     @property
     def backends(self):

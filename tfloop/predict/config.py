@@ -82,8 +82,9 @@ class PredictConfig:
             the initial values (a warning is logged).
         return_input (bool): predictors return ``(inputs, outputs)``.
         create_graph (bool): build in a new graph (else in the default graph).
-        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"``: predict with the
-            rewrite ``TrainConfig`` uses for training (``docs/performance.md``); inputs, outputs
+        mixed_precision (str): one of :data:`~tfloop.tfutils.precision.MIXED_PRECISION_MODES`
+            (:class:`~tfloop.tfutils.precision.Precision`): predict with the rewrite
+            ``TrainConfig`` uses for training (``docs/performance.md``); inputs, outputs
             and the loaded variables stay float32.
         xla (bool): compile the prediction with XLA auto-clustering.
 
@@ -136,6 +137,7 @@ class PredictConfig:
         with graph.as_default():
             self.session_init.setup_graph()
             check_session_init_complete(self.session_init, graph)
-        sess = self.session_creator.create_session(graph)
-        self.session_init.init(sess)
+        with self.precision.rewriter_environment():
+            sess = self.session_creator.create_session(graph)
+            self.session_init.init(sess)
         return sess

@@ -51,5 +51,6 @@ class FeedfreePredictor(PredictorBase):
 
     def __call__(self):
         """The outputs of the next batch of the input source."""
-        outputs = self._callable()
+        with self.config.precision.rewriter_environment():
+            outputs = self._callable()
         return ((), outputs) if self.return_input else outputs

@@ -89,7 +89,8 @@ class MultiTowerOfflinePredictor(PredictorBase):
         self.devices = resolve_towers(towers, "MultiTowerOfflinePredictor")
         self.return_input = config.return_input
         self.graph, self.sess, built = _build_towers(config, self.devices)
-        self.predictors = [OnlinePredictor(inputs, outputs, config.return_input, self.sess)
+        self.predictors = [OnlinePredictor(inputs, outputs, config.return_input, self.sess,
+                                           run_context=config.precision.rewriter_environment)
                            for inputs, outputs in built]
 
     def _do_call(self, dp):
@@ -129,4 +130,5 @@ class DataParallelOfflinePredictor(OnlinePredictor):
         self.graph, sess, built = _build_towers(config, self.devices)
         inputs = [t for tower_inputs, _ in built for t in tower_inputs]
         outputs = [t for _, tower_outputs in built for t in tower_outputs]
-        super().__init__(inputs, outputs, config.return_input, sess)
+        super().__init__(inputs, outputs, config.return_input, sess,
+                         run_context=config.precision.rewriter_environment)

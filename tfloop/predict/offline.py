@@ -56,4 +56,5 @@ class OfflinePredictor(OnlinePredictor):
         sess = config._create_session(self.graph)
         if config.create_graph:
             self.graph.finalize()
-        super().__init__(inputs, outputs, config.return_input, sess)
+        super().__init__(inputs, outputs, config.return_input, sess,
+                         run_context=config.precision.rewriter_environment)

@@ -57,10 +57,9 @@ class SignalHandler:
         self._previous = {}
         self._saver = None
         self._deadline = None  # ends the process after a second SIGTERM
-        callbacks = [inner for cb in trainer.callbacks for inner in cb.walk()]
         self._logdir = trainer.logdir
-        if not any(isinstance(cb, ModelSaver) for cb in callbacks) and self._logdir is not None \
-                and trainer.is_chief:
+        if not trainer.callbacks_of(ModelSaver) and self._logdir is not None and \
+                trainer.is_chief:
             with trainer.graph.as_default():
                 variables = tfv1.global_variables()
                 if variables:

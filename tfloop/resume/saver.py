@@ -25,14 +25,15 @@ __all__ = ["ResumeStateSaver"]
 class ResumeStateSaver(Callback):
     """Save the resume state of every checkpoint (see the module doc).
 
-    :class:`~tfloop.train.config.AutoResumeTrainConfig` adds it; add it yourself after your
-    ModelSavers to get the same files with a plain ``TrainConfig``. Saving: it is one of the
+    :class:`~tfloop.train.config.AutoResumeTrainConfig` adds it; add it yourself, anywhere in
+    the list, to get the same files with a plain ``TrainConfig``. Saving: it is one of the
     trainer's ``checkpoint_listeners``, which ``ModelSaver`` and the signal handler notify; the
     trainer hands it each checkpoint once every callback finished the trigger in which it was
-    saved (before the next step, or in this callback's ``after_train``), so the state holds
-    what the callbacks did in that trigger too. It also builds the input's save and restore
-    ops (``setup_state``). Restoring is the trainer's: ``train(resume_from=)`` reads the state
-    once and, right after the session init, gives the input and the callbacks theirs.
+    saved (before the next step, or when the loop ends, before any ``after_train``), so the
+    state holds what the callbacks did in that trigger too, whatever the callbacks' order. It
+    also builds the input's save and restore ops (``setup_state``). Restoring is the
+    trainer's: ``train(resume_from=)`` reads the state once and, right after the session init,
+    gives the input and the callbacks theirs.
 
     Args:
         input_source: the training InputSource; a ``DatasetInput``'s iterator position is saved
@@ -73,16 +74,9 @@ class ResumeStateSaver(Callback):
                            "its beginning: resuming is exact only for a stateless pipeline.")
 
     def _before_train(self):
-        savers = [inner for cb in self.trainer.callbacks for inner in cb.walk()
-                  if isinstance(inner, ModelSaver)]
-        if not savers and self.trainer.is_chief:
+        if not self.trainer.callbacks_of(ModelSaver) and self.trainer.is_chief:
             logger.warning("ResumeStateSaver: there is no ModelSaver, so only checkpoints saved on "
                            "a signal get a resume state.")
-
-    def _after_train(self):
-        # The checkpoints of the last trigger round (and ModelSaver's final one) get their
-        # states here, before the callbacks listed after this one end.
-        self.trainer.announce_checkpoints()
 
     def save(self, prefix):
         """The trainer's checkpoint listener: record the resume state of ``prefix``, saved in the
@@ -105,7 +99,8 @@ class ResumeStateSaver(Callback):
         if step is not None and step != self.global_step:
             logger.error(f"ResumeStateSaver: checkpoint {prefix} is from global step {step} but "
                          f"training is at step {self.global_step}; its resume state is not "
-                         "written. List ResumeStateSaver after every ModelSaver.")
+                         "written. Whoever saves a checkpoint calls trainer.checkpoint_saved("
+                         "prefix) in the trigger round that saved it.")
             return
         state = {"format": FORMAT_VERSION, "checkpoint": os.path.basename(prefix),
                  "global_step": self.global_step, "epoch": epoch, "local_step": local_step,

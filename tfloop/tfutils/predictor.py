@@ -3,6 +3,8 @@
 The base classes live here, below both ``train/`` (``trainer.get_predictor``) and ``predict/``
 (the offline predictors), which both return an :class:`OnlinePredictor`.
 """
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,8 @@ from tfloop.tfutils.common import get_op_or_tensor_by_name, get_op_tensor_name
 from tfloop.tfutils.predictor_inputs import convert_input_value
 
 __all__ = ["PredictorBase", "OnlinePredictor"]
+
+RunContext = Callable[[], contextlib.AbstractContextManager[Any]]
 
 
 class PredictorBase:
@@ -83,6 +87,9 @@ class OnlinePredictor(PredictorBase):
         return_input (bool): return ``(inputs, outputs)``.
         sess (tf.compat.v1.Session): the session to run in; None: the default session at the
             first call (or the one a trainer binds at initialization).
+        run_context (callable): makes a context manager entered around each call, e.g.
+            ``Precision.rewriter_environment`` (the environment TensorFlow's mixed-precision
+            rewriter reads when the first call rewrites the graph). None: nothing.
 
     Example:
         >>> predictor = OnlinePredictor([x], [prob], sess=sess)
@@ -92,7 +99,8 @@ class OnlinePredictor(PredictorBase):
     ACCEPT_OPTIONS = False
 
     def __init__(self, input_tensors: list, output_tensors: list, return_input: bool = False,
-                 sess: Any = None) -> None:
+                 sess: Any = None, *,
+                 run_context: RunContext | None = None) -> None:
         graph = None
         for t in list(input_tensors) + list(output_tensors):
             if isinstance(t, tf.Tensor):
@@ -106,6 +114,7 @@ class OnlinePredictor(PredictorBase):
         self._specs = [_InputSpec(t) for t in self.input_tensors]
         self._who = f"{type(self).__name__}({', '.join(s.name for s in self._specs)})"
         self._callable = None
+        self._run_context = run_context or contextlib.nullcontext
         self.sess = sess
 
     @staticmethod
@@ -141,7 +150,8 @@ class OnlinePredictor(PredictorBase):
         if run is None:
             self.sess = self._default_session()
             run = self._callable
-        return run(*args)
+        with self._run_context():
+            return run(*args)
 
     def _default_session(self):
         sess = tf.compat.v1.get_default_session()

@@ -15,6 +15,7 @@ from tabulate import tabulate
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import files, logger
+from tfloop.utils.checkpoint_files import checkpoint_step, list_checkpoint_files
 from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["get_checkpoint_path", "checkpoint_reader", "find_latest_checkpoint", "list_checkpoints",
@@ -23,18 +24,11 @@ __all__ = ["get_checkpoint_path", "checkpoint_reader", "find_latest_checkpoint",
            "SessionUpdate", "dump_session_params", "save_checkpoint_vars", "get_all_checkpoints",
            "load_checkpoint_vars", "save_chkpt_vars"]
 
-_STEP_SUFFIX = re.compile(r"-(\d+)$")
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-(\d{5})$")
 _FILE_SUFFIX = re.compile(r"(\.index|\.meta|\.data-\d{5}-of-\d{5}|\.callbacks\.json)$")
 _SLOT = re.compile(r"/(Adam|Adam_1|Momentum|RMSProp|RMSProp_1|Adagrad|AdagradDA|Adadelta|"
                    r"Adadelta_1|Ftrl|Ftrl_1|ProximalAdagrad|GradientDescent)$"
                    r"|^(beta1_power|beta2_power)(_\d+)?$")
-
-
-def checkpoint_step(prefix):
-    """The global step in a checkpoint prefix's name (``model-1200`` -> 1200), or None."""
-    match = _STEP_SUFFIX.search(files.basename(prefix))
-    return int(match.group(1)) if match else None
 
 
 def checkpoint_reader(prefix):
@@ -96,32 +90,21 @@ def _names_in(directory):
 
 
 def list_checkpoints(directory):
-    """Every checkpoint prefix in ``directory`` (complete or not), oldest first.
+    """Every checkpoint prefix in ``directory`` (complete or not), oldest first (see
+    :func:`~tfloop.utils.checkpoint_files.list_checkpoint_files`).
 
     Prefixes come from the ``checkpoint`` state file and from the ``*.index`` files present, so a
-    stale or missing state file does not hide a checkpoint. They are sorted by the step in their
-    name, then by modification time.
+    stale or missing state file does not hide a checkpoint.
     """
-    prefixes = set()
     try:
         state = tf.train.get_checkpoint_state(directory)
     except (tf.errors.OpError, ValueError) as e:
         logger.warning(f"Checkpoint state file in {directory} is unreadable ({e}); looking at the "
                        "files instead.")
         state = None
-    if state is not None:
-        for path in list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]:
-            if path:
-                prefixes.add(files.join(directory, files.basename(path)))
-    for name in _names_in(directory):
-        if name.endswith(".index") and not name.startswith("."):
-            prefixes.add(files.join(directory, name[:-len(".index")]))
-
-    def order(prefix):
-        step = checkpoint_step(prefix)
-        mtime = files.mtime(prefix + ".index") if files.exists(prefix + ".index") else 0.0
-        return (-1 if step is None else step, mtime)
-    return sorted(prefixes, key=order)
+    named = [] if state is None else \
+        list(state.all_model_checkpoint_paths) + [state.model_checkpoint_path]
+    return [c.prefix for c in list_checkpoint_files(directory, named)]
 
 
 def find_latest_checkpoint(directory, accept=None):
@@ -250,13 +233,9 @@ def get_all_checkpoints(dir: str, prefix: str = "model") -> list:
         >>> for path, step in get_all_checkpoints("train_log/run"):
         ...     print(step, load_checkpoint_vars(path)["fc/W"].mean())
     """
-    pattern = re.compile(re.escape(prefix) + r"-(\d+)$")
-    found = []
-    for path in list_checkpoints(dir):
-        match = pattern.match(os.path.basename(path))
-        if match and is_complete_checkpoint(path)[0]:
-            found.append((path, int(match.group(1))))
-    return sorted(found, key=lambda item: item[1])
+    return [(c.prefix, c.step) for c in list_checkpoint_files(dir)
+            if c.step is not None and c.name.rsplit("-", 1)[0] == prefix
+            and is_complete_checkpoint(c.prefix)[0]]
 
 
 def load_checkpoint_vars(path: str) -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.flow import StopEpoch
@@ -38,6 +38,8 @@ from tfloop.utils import logger
 from tfloop.utils.checks import check_list_of
 
 __all__ = ["Trainer", "StopTraining"]
+
+_C = TypeVar("_C")
 
 
 def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
@@ -102,10 +104,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     is_chief: bool = True
     task: Any = None  # a cluster trainer's ClusterTask
     tower_func: Any = None  # a tower trainer's TowerFunc
+    graph: Any  # made by the metaclass before __init__ runs
 
     def __init__(self) -> None:
-        if "graph" not in self.__dict__:
-            self.graph = tf.Graph()
         self.loop = TrainLoop()
         self.train_op: Any = None
         self.sess: Any = None
@@ -158,6 +159,15 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     def callbacks(self) -> list[Callback]:
         """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
         return list(self._callbacks) if self._callbacks is not None else list(self._registered)
+
+    def callbacks_of(self, kind: type[_C]) -> list[_C]:
+        """The callbacks that are a ``kind`` (an ``isinstance`` class), those inside wrappers
+        (``PeriodicTrigger(ModelSaver())``) and groups too, in the order they are called.
+
+        Example:
+            >>> savers = trainer.callbacks_of(ModelSaver)
+        """
+        return [inner for cb in self.callbacks for inner in cb.walk() if isinstance(inner, kind)]
 
     @property
     def step_callbacks(self) -> tuple[Callback, ...]:
@@ -259,10 +269,11 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         with self.graph.as_default():
             session_init.setup_graph()
         session_init.check_holds_the_model()
-        self.sess = session_creator.create_session(self.graph)
-        session_init.init(self.sess)
-        if self._resume is not None:
-            restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
+        with self._options.precision.rewriter_environment():
+            self.sess = session_creator.create_session(self.graph)
+            session_init.init(self.sess)
+            if self._resume is not None:
+                restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
@@ -278,8 +289,10 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners)
-        with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
+        ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
+                                     self.announce_checkpoints)
+        with self._options.precision.rewriter_environment(), self.graph.as_default(), \
+                self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
             for _ in loop.epochs():
                 callbacks.before_epoch()

@@ -95,9 +95,10 @@ class TrainConfig:
             none. See docs/reproducibility.md.
         deterministic (bool): turn on TensorFlow's op determinism
             (``tf.config.experimental.enable_op_determinism()``, for the whole process).
-        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
-            loss scaling); variables, checkpoints and exports stay float32. See
-            :mod:`tfloop.tfutils.precision` and ``docs/performance.md``.
+        mixed_precision (str): reduced-precision arithmetic in the training step, one of
+            :data:`~tfloop.tfutils.precision.MIXED_PRECISION_MODES` (what each does:
+            :class:`~tfloop.tfutils.precision.Precision`); variables, checkpoints and exports
+            stay float32. See ``docs/performance.md``.
         xla (bool): compile the training step with XLA auto-clustering.
         logdir (str): the run's log directory (``trainer.logdir``): a local path or a URL such
             as ``gs://bucket/run``. None: the directory of ``logger.set_logger_dir``.
@@ -181,10 +182,11 @@ def _existing_dir(path):
 
 
 class AutoResumeTrainConfig(TrainConfig):
-    """A :class:`TrainConfig` that continues from the latest checkpoint of the log directory.
+    """A :class:`TrainConfig` that continues from the latest checkpoint of the run's log directory.
 
-    When the log directory (set with ``logger.set_logger_dir(..., action="keep")``) holds a
-    complete checkpoint, the config names it (:attr:`resume_from`, asking first if
+    The run's log directory is the trainer's (``TrainConfig(logdir=...)``, ``trainer.logdir =
+    ...``, else ``logger.set_logger_dir(..., action="keep")``). When it holds a complete
+    checkpoint, the config names it (:attr:`resume_from`, asking first if
     ``always_resume=False``) and restores its variables (``session_init``, replaced); the trainer
     continues its run: it reads the checkpoint's run state, continues at the epoch and step where
     it was written, and gives the input and the callbacks their states right after the session
@@ -192,8 +194,13 @@ class AutoResumeTrainConfig(TrainConfig):
     finished: launching it again logs one line and trains nothing, so a script can be rerun any
     number of times, and rerunning it with a larger ``max_epoch`` trains the new epochs only.
     Otherwise it is a plain ``TrainConfig``. Either way it adds a :class:`ResumeStateSaver`,
-    which writes the resume state next to every checkpoint a ``ModelSaver`` writes: use this
+    which writes the resume state next to every checkpoint the trainer announces: use this
     config from the first run on to make resuming exact.
+
+    The config looks when it is made, in the directory it knows then (``logdir=``, else the
+    logger's), so that :attr:`resume_from` and the attributes below can be read before
+    launching; ``launch_train_with_config`` looks again when the trainer's directory is another
+    (``trainer.logdir``).
 
     Args:
         always_resume (bool): resume without asking. With False, an interactive terminal asks
@@ -223,23 +230,40 @@ class AutoResumeTrainConfig(TrainConfig):
         self.state_saver = ResumeStateSaver(self.data)
         self.callbacks = self.callbacks + [self.state_saver]
         self._resumed: TrainLoop | None = None
-        logdir = self.logdir if self.logdir is not None else logger.get_logger_dir()
-        if resume_dir is not None:
-            logdir = _existing_dir(resume_dir)
-        if logdir is None:
-            logger.warning("AutoResumeTrainConfig: no log directory is set, so this run saves "
-                           "nothing to resume from and cannot be resumed: call "
-                           "logger.set_logger_dir(dir, action='keep') before creating the config.")
-            return
-        prefix = find_resume_checkpoint(logdir)
+        self._always_resume = always_resume
+        self._resume_dir = None if resume_dir is None else _existing_dir(resume_dir)
+        self._given = {name: kwargs.get(name) for name in ("session_init", "starting_epoch")}
+        self._looked_in: str | None = None
+        known = self._resume_dir or self.logdir or logger.get_logger_dir()
+        if known is not None:
+            self._resume_from_checkpoint_in(known)
+
+    def resume_in(self, run_logdir: str | None) -> None:
+        """Name the checkpoint to resume from in ``run_logdir``, the log directory of the run
+        being launched (``resume_dir`` instead when given); ``launch_train_with_config`` calls
+        it with the trainer's. Nothing changes when the config looked there already."""
+        directory = self._resume_dir or run_logdir
+        if directory is None:
+            logger.warning("AutoResumeTrainConfig: the run has no log directory, so it saves "
+                           "nothing to resume from and cannot be resumed: give "
+                           "TrainConfig(logdir=...) or trainer.logdir, or call "
+                           "logger.set_logger_dir(dir, action='keep').")
+        elif directory != self._looked_in:
+            self._resume_from_checkpoint_in(directory)
+
+    def _resume_from_checkpoint_in(self, directory: str) -> None:
+        self._looked_in = directory
+        self.resume_from, self._resumed = None, None
+        self.session_init = self._given["session_init"]
+        prefix = find_resume_checkpoint(directory)
         if prefix is None:
             return
-        if not always_resume and not self._ask(prefix):
+        if not self._always_resume and not self._ask(prefix):
             logger.info(f"Not resuming from {prefix}, as asked.")
             return
-        for name in ("session_init", "starting_epoch"):
-            if kwargs.get(name) is not None:
-                logger.info(f"AutoResumeTrainConfig: {name}={kwargs[name]!r} is replaced by the "
+        for name, value in self._given.items():
+            if value is not None:
+                logger.info(f"AutoResumeTrainConfig: {name}={value!r} is replaced by the "
                             f"checkpoint {prefix}.")
         self.resume_from = prefix
         self.session_init = ResumeInit(prefix)

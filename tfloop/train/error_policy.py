@@ -35,6 +35,11 @@ class TrainingErrorPolicy:
       weights). ``after_train`` of every callback always runs. When it (or a listener) raises
       after a clean end, that error propagates; after a failed run it is logged and the first
       error is re-raised.
+    - ``announce_checkpoints`` (the trainer's) is called once the loop ended, after the loop-end
+      listeners and before any ``after_train``, whether training failed or not, and again once
+      every ``after_train`` ran: the checkpoints saved at the end (the last trigger round's,
+      ``ModelSaver``'s final one) get their resume states with every callback's state from
+      before ``after_train``, wherever the callbacks are listed.
 
     Args:
         loop (TrainLoop): the loop whose position it logs and whose ``training_error`` it sets.
@@ -42,6 +47,8 @@ class TrainingErrorPolicy:
         input_source (InputSource): the trainer's input, named when it runs out.
         loop_end_listeners (list): functions of no argument called after a clean end, before
             ``after_train``.
+        announce_checkpoints (callable): hands the checkpoints saved so far to the trainer's
+            listeners (``Trainer.announce_checkpoints``); None: nothing to announce.
 
     Example:
         >>> policy = TrainingErrorPolicy(loop, callbacks, input_source)
@@ -52,11 +59,13 @@ class TrainingErrorPolicy:
     """
 
     def __init__(self, loop: TrainLoop, callbacks: Callbacks, input_source: InputSource | None,
-                 loop_end_listeners: Sequence[Callable[[], None]] = ()) -> None:
+                 loop_end_listeners: Sequence[Callable[[], None]] = (),
+                 announce_checkpoints: Callable[[], None] | None = None) -> None:
         self.loop = loop
         self.callbacks = callbacks
         self.input_source = input_source
         self.loop_end_listeners = loop_end_listeners
+        self.announce_checkpoints = announce_checkpoints or (lambda: None)
 
     def __enter__(self) -> TrainingErrorPolicy:
         return self
@@ -79,10 +88,12 @@ class TrainingErrorPolicy:
         raise error from None
 
     def _end(self, clean):
-        """Every loop-end listener (after a clean end), then every ``after_train``, however any
-        of them fails; the first error is raised afterwards."""
+        """Every loop-end listener (after a clean end), the checkpoints' announcement, every
+        ``after_train``, the announcement of what they saved, however any of them fails; the
+        first error is raised afterwards."""
         first_error = None
-        for end in [*(self.loop_end_listeners if clean else ()), self.callbacks.after_train]:
+        for end in [*(self.loop_end_listeners if clean else ()), self.announce_checkpoints,
+                    self.callbacks.after_train, self.announce_checkpoints]:
             try:
                 end()
             except BaseException as e:

@@ -58,6 +58,8 @@ class FinalWeightsGraph:
         weights (dict): ``{variable name: value}``, e.g. :func:`read_model_weights`.
         session_creator: creates the session (``create_session(graph)``).
         device: where the tower goes (see ``tfutils.predict_tower.device_scope``).
+        run_context (callable): makes a context manager entered around every run of the
+            session, e.g. the training precision's ``rewriter_environment``.
 
     Example:
         >>> graph = FinalWeightsGraph(trainer.tower_func, trainer.final_weights,
@@ -66,7 +68,8 @@ class FinalWeightsGraph:
     """
 
     def __init__(self, tower_func: TowerFunc, weights: dict, session_creator: Any,
-                 device: Any) -> None:
+                 device: Any, run_context: Callable[[], Any] | None = None) -> None:
+        self._run_context = run_context or contextlib.nullcontext
         signature = tower_func.input_signature
         self.graph = tf.Graph()
         with self.graph.as_default():
@@ -74,15 +77,16 @@ class FinalWeightsGraph:
             self.tower = build_predict_tower(TowerFunc(tower_func.tower_fn, signature), inputs,
                                              "", device)
             assign_ops, feeds = _assign_ops(self.graph, weights)
-        self.sess = session_creator.create_session(self.graph)
-        self.sess.run(assign_ops, feeds)
+        with self._run_context():
+            self.sess = session_creator.create_session(self.graph)
+            self.sess.run(assign_ops, feeds)
         self.graph.finalize()
 
     def predictor(self, input_names: list, output_names: list) -> OnlinePredictor:
         """A predictor of ``output_names`` from ``input_names`` in this graph's session."""
         return OnlinePredictor(lookup_tensors(self.tower, list(input_names), "input_names"),
                                lookup_tensors(self.tower, list(output_names), "output_names"),
-                               sess=self.sess)
+                               sess=self.sess, run_context=self._run_context)
 
 
 class FinalWeightsOwner:
@@ -171,7 +175,8 @@ class FinalWeightsOwner:
         graph = self._final_graphs.get(device)
         if graph is None:
             creator = self.options.session_creator(None, self.default_session_config())
-            graph = FinalWeightsGraph(tower_func, self._final_weights, creator, device)
+            graph = FinalWeightsGraph(tower_func, self._final_weights, creator, device,
+                                      self.options.precision.rewriter_environment)
             self._final_graphs[device] = graph
             logger.detail("get_predictor: the model is built for inference in a graph of its own, "
                         "on the weights training ended with.")

@@ -1,7 +1,7 @@
 """launch_train_with_config: the one call that trains a TrainConfig with a trainer."""
 from tfloop.tfutils.precision import merge_session_configs
 from tfloop.tfutils.sesscreate import NewSessionCreator
-from tfloop.train.config import TrainConfig
+from tfloop.train.config import AutoResumeTrainConfig, TrainConfig
 from tfloop.train.tower import TowerTrainer
 
 __all__ = ["launch_train_with_config"]
@@ -9,7 +9,8 @@ __all__ = ["launch_train_with_config"]
 
 def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None:
     """Build ``config.model`` with ``trainer`` and train it: the trainer takes the config's
-    :class:`RunOptions` and, for a resumed run, the checkpoint it continues.
+    :class:`RunOptions` and, for a resumed run, the checkpoint it continues (an
+    :class:`AutoResumeTrainConfig` finds it in the trainer's run directory).
 
     Example:
         >>> launch_train_with_config(TrainConfig(model=MyModel(), data=data, max_epoch=5),
@@ -24,6 +25,8 @@ def launch_train_with_config(config: TrainConfig, trainer: TowerTrainer) -> None
         raise ValueError("TrainConfig needs model= and data= to be launched.")
     if config.logdir is not None:
         trainer.logdir = config.logdir
+    if isinstance(config, AutoResumeTrainConfig):
+        config.resume_in(trainer.run_logdir)       # the checkpoint is the run's own
     trainer.set_options(config.options)
     trainer.setup_model(config.model, config.data)
     session_creator = config.session_creator

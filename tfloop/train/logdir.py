@@ -50,7 +50,7 @@ class RunLogDir:
         """
         if self._logdir_taken:
             return self._run_logdir
-        chosen = self._logdir_arg if self._logdir_arg is not None else logger.get_logger_dir()
+        chosen = self.run_logdir
         return None if chosen is None else self._logdir_of_this_process(chosen)
 
     @logdir.setter
@@ -59,6 +59,14 @@ class RunLogDir:
             raise RuntimeError(f"The log directory of a run is fixed when it starts: set "
                                f"trainer.logdir before training (it is {self._run_logdir}).")
         self._logdir_arg = check_logdir(path, "trainer.logdir")
+
+    @property
+    def run_logdir(self) -> str | None:
+        """The log directory of the whole run, where the chief writes its checkpoints: the same
+        in every process of a cluster (a worker's own files go to :attr:`logdir`). Given with
+        ``trainer.logdir = path``, else the directory of ``logger.set_logger_dir``; None without
+        either."""
+        return self._logdir_arg if self._logdir_arg is not None else logger.get_logger_dir()
 
     def _take_logdir(self) -> None:
         """Fix :attr:`logdir` for the run that starts now (a URL's storage must answer first:

@@ -114,13 +114,12 @@ class DataParallelTrainer(TowerTrainer):
             [[variables[j] for j in keep] for variables in var_lists]
 
     def initialize(self, session_creator=None, session_init=None):
-        """Create the session (with the towers' devices), initialize, then check the devices."""
-        session_creator = self.options.session_creator(session_creator,
-                                                       self.default_session_config())
-        probe = isinstance(session_creator, NewSessionCreator)
+        """Create the session (with the towers' devices), initialize, then check the devices.
+        The run's options are applied to the session by ``Trainer.initialize``, once."""
+        probed = session_creator or NewSessionCreator(config=self.default_session_config())
+        probe = isinstance(probed, NewSessionCreator)
         if probe:  # an empty session shows the devices before an op is placed on a missing one
-            with tfv1.Session(session_creator.target, graph=tf.Graph(),
-                              config=session_creator.config) as sess:
+            with tfv1.Session(probed.target, graph=tf.Graph(), config=probed.config) as sess:
                 check_session_devices(sess, self.devices, type(self).__name__)
         super().initialize(session_creator, session_init)
         if not probe:

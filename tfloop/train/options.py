@@ -32,8 +32,9 @@ class RunOptions:
             Python's, NumPy's and DataFlow RNGs. None: the seed of ``tf.random.set_seed`` if one
             was called, else none. See docs/reproducibility.md.
         deterministic (bool): turn on TensorFlow's op determinism (for the whole process).
-        mixed_precision (str): None (float32), ``"bfloat16"`` or ``"float16"`` (with dynamic
-            loss scaling); variables, checkpoints and exports stay float32.
+        mixed_precision (str): one of :data:`~tfloop.tfutils.precision.MIXED_PRECISION_MODES`
+            (what each does: :class:`~tfloop.tfutils.precision.Precision`); variables,
+            checkpoints and exports stay float32.
         xla (bool): compile the training step with XLA auto-clustering.
         steps_per_run (int): training steps per session call (an in-graph loop; trainers that
             support it, e.g. ``SimpleTrainer``). None: the trainer's own setting.

@@ -18,7 +18,8 @@ class RunStateOwner:
     """What :class:`~tfloop.train.base.Trainer` does with the run's state.
 
     Saving: whoever saves a checkpoint calls :meth:`checkpoint_saved`; the trainer hands it to
-    its ``checkpoint_listeners`` (e.g. ``ResumeStateSaver``) once the trigger round is over.
+    its ``checkpoint_listeners`` (e.g. ``ResumeStateSaver``) once the trigger round is over, at
+    points of its own loop, so the callbacks' order does not matter.
     Resuming: :meth:`continue_run_of` reads a checkpoint's run state once and puts the loop at its
     position (``TrainLoop.load_state_dict``); ``Trainer.initialize`` gives the input and the
     callbacks their states right after the session init.
@@ -41,7 +42,8 @@ class RunStateOwner:
     def checkpoint_saved(self, prefix: str, pending: Any = None) -> None:
         """Called by whoever saved checkpoint ``prefix`` (``ModelSaver``, the signal handler):
         :attr:`checkpoint_listeners` get it once the trigger round that saved it is over (before
-        the next session run, or when :meth:`announce_checkpoints` is called), so that what they
+        the next session run; when the loop ends, before any ``after_train``; or when
+        :meth:`announce_checkpoints` is called), so that what they
         record with it includes what every callback did in that round. ``pending``: the
         :class:`~tfloop.callbacks.background_write.PendingWrite` of its files when they are still
         being written (see :meth:`when_checkpoint_written`)."""
@@ -81,10 +83,6 @@ class RunStateOwner:
         """Where a run resumed from a checkpoint saved now continues (see
         :meth:`TrainLoop.state_dict`)."""
         return self.loop.state_dict()
-
-    def load_loop_state(self, state: dict[str, Any]) -> None:
-        """Continue at the position ``state`` (see :meth:`TrainLoop.load_state_dict`)."""
-        self.loop.load_state_dict(state)
 
     def continue_run_of(self, prefix: str) -> bool:
         """Continue the run of checkpoint ``prefix``: read its run state once and put the loop at

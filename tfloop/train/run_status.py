@@ -87,8 +87,7 @@ class RunStatusRecorder:
         trainer = self.trainer
         state, reason = training_outcome(exc, trainer.stop_reason,
                                          trainer.global_step)
-        setters = [inner for cb in trainer.callbacks for inner in cb.walk()
-                   if isinstance(inner, HyperParamSetter)]
+        setters = trainer.callbacks_of(HyperParamSetter)
         self._write(state, reason, global_step=trainer.global_step, epoch_num=trainer.epoch_num,
                     hyper_params=sorted({s.param.readable_name for s in setters}))
         return False

@@ -22,13 +22,13 @@ Example:
 """
 import json
 import os
-import re
 import socket
 import sys
 import time
 from dataclasses import dataclass, field
 
 from tfloop.utils import files
+from tfloop.utils.checkpoint_files import checkpoint_step, list_checkpoint_files
 from tfloop.utils.dirlock import LOCK_FILE_NAME, DirLock, is_locked
 from tfloop.utils.fs import atomic_write, read_json_records
 
@@ -54,7 +54,6 @@ UNKNOWN = "unknown"                  # nothing in the directory says (e.g. not s
 STATES = (RUNNING, FINISHED, STOPPED, FAILED)   # the states written; DIED is only ever read
 _STATUS_VERSION = 1
 STATUS_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"   # status.json's "started" and "ended", local time
-_STEP = re.compile(r"-(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -226,43 +225,22 @@ def stat_names(records):
     return sorted(names - set(POSITION_FIELDS))
 
 
-def _checkpoint_files(names):
-    """``{prefix: [file names]}`` of every checkpoint (a prefix with an ``.index`` file)."""
-    prefixes = {name[:-len(".index")] for name in names if name.endswith(".index")}
-    files = {prefix: [] for prefix in prefixes}
-    for name in names:
-        owner = None
-        dot = name.find(".")
-        while dot != -1:    # the checkpoint whose name is the longest prefix before a dot
-            if name[:dot] in prefixes:
-                owner = name[:dot]
-            dot = name.find(".", dot + 1)
-        if owner is not None:
-            files[owner].append(name)
-    return files
-
-
 def list_checkpoints(logdir):
     """The checkpoints ``<name>-<step>`` that have an index file, oldest step first; the best
-    checkpoints kept under ``min-``/``max-`` names are left out. One listing of the directory.
+    checkpoints kept under ``min-``/``max-`` names are left out. One listing of the directory
+    (:func:`~tfloop.utils.checkpoint_files.list_checkpoint_files`).
 
     Returns:
         list[dict]: ``name``, ``step``, ``bytes`` (its files, resume state excluded), ``time``
         (the index file's modification time; None where the filesystem keeps none) and
         ``resumable`` (a resume state was saved with it).
     """
-    names_here = set(files.listdir(logdir))
-    found = []
-    for prefix, names in _checkpoint_files(list(names_here)).items():
-        step = _STEP.search(prefix)
-        if step is None or prefix.startswith(BEST_PREFIXES):
-            continue
-        found.append({"name": prefix, "step": int(step.group(1)),
-                      "bytes": sum(files.size(files.join(logdir, n)) for n in names
-                                   if not n.endswith(".json")),
-                      "time": files.mtime(files.join(logdir, prefix + ".index")) or None,
-                      "resumable": prefix + RESUME_SUFFIX in names_here})
-    return sorted(found, key=lambda c: (c["step"], c["name"]))
+    return [{"name": c.name, "step": c.step,
+             "bytes": sum(files.size(files.join(logdir, n)) for n in c.files
+                          if not n.endswith(".json")),
+             "time": c.time, "resumable": c.name + RESUME_SUFFIX in c.files}
+            for c in list_checkpoint_files(logdir)
+            if c.step is not None and c.has_index and not c.name.startswith(BEST_PREFIXES)]
 
 
 def _read_json(path):
@@ -294,9 +272,9 @@ def newest_resume_state(logdir):
     states = []
     for name in files.listdir(logdir):
         if name.endswith(RESUME_SUFFIX):
-            step = _STEP.search(name[:-len(RESUME_SUFFIX)])
+            step = checkpoint_step(name[:-len(RESUME_SUFFIX)])
             if step is not None:
-                states.append((int(step.group(1)), name))
+                states.append((step, name))
     for _, name in sorted(states, reverse=True):
         state = _read_json(files.join(logdir, name))
         if isinstance(state, dict) and isinstance(state.get("global_step"), int):
