@@ -3,6 +3,7 @@ holds the weights of its step, and it is listed (and resumable) only once comple
 import filecmp
 import multiprocessing
 import os
+import subprocess
 import threading
 import time
 
@@ -16,6 +17,7 @@ import tfloop
 from tfloop.compat import tfv1
 from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.resume.state import read_resume_state
+from tfloop.utils import logger
 
 WAIT_S = scaled_timeout(30)
 
@@ -256,3 +258,81 @@ def test_no_disk_warning_when_nothing_more_is_kept_or_it_is_small(logdir, log_wa
     mib = kwargs.pop("mib", 8)
     train_linear([tfloop.ModelSaver(**kwargs)], model=BigModel(mib), max_epoch=1)
     assert not [w for w in log_warnings if "keep_checkpoint_every_n_hours" in w]
+
+
+# ---- a full disk ---------------------------------------------------------------------------------
+DISK_MIB = 24
+MODEL_MIB = 8
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A directory on a tmpfs of ``DISK_MIB`` MiB: a real disk that fills up. Mounting needs
+    root; the test is skipped where the mount is refused."""
+    path = tmp_path / "disk"
+    path.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MIB}m", "tmpfs",
+                                  str(path)], capture_output=True, text=True)
+    except OSError as e:
+        pytest.skip(f"no mount command: {e}")
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+class ChunkedModel(LinearModel):
+    """LinearModel plus ``MODEL_MIB`` non-trainable variables of 1 MiB each: a write that runs out
+    of space fails between two of them, where TensorFlow leaves its temporary file behind."""
+
+    def build_graph(self, x, y):
+        for i in range(MODEL_MIB):
+            tfv1.get_variable(f"chunk{i}", [2 ** 18], trainable=False,
+                              initializer=tfv1.zeros_initializer())
+        return super().build_graph(x, y)
+
+
+def free_bytes(path):
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
+
+
+class FillDisk(tfloop.Callback):
+    """At the trigger of global step 6, fills the disk but for ``MODEL_MIB / 2`` MiB, so that the
+    save of step 6 fails midway; when epoch 3 starts (the write of step 6 has finished or
+    failed), frees ``MODEL_MIB - 1`` MiB of the filler: a checkpoint fits only if the failed write
+    gave its space back."""
+
+    def __init__(self, saver, disk):
+        self.saver, self.filler = saver, disk / "filler"
+        self.free_before_save = self.free_after_failure = None
+
+    def _trigger(self):
+        if self.global_step == 6:
+            assert self.saver.checkpoint_at(3) is not None      # waits for the write of step 3
+            size = free_bytes(self.filler.parent) - MODEL_MIB * 2 ** 19
+            with open(self.filler, "wb") as f:
+                f.write(b"\0" * size)
+            self.free_before_save = free_bytes(self.filler.parent)
+
+    def _before_epoch(self):
+        if self.epoch_num == 3:
+            assert self.saver.checkpoint_at(6) is None      # waits for the write: it failed
+            self.free_after_failure = free_bytes(self.filler.parent)
+            os.truncate(self.filler, os.path.getsize(self.filler) - (MODEL_MIB - 1) * 2 ** 20)
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_write_failed_on_a_full_disk_gives_its_space_back(small_disk, log_lines, background):
+    logger.set_logger_dir(str(small_disk), action="keep")
+    saver = tfloop.ModelSaver(max_to_keep=1, background=background)
+    fill = FillDisk(saver, small_disk)
+    train_linear([fill, saver], model=ChunkedModel(), max_epoch=3)
+    failed = [line for line in log_lines if "could not save checkpoint" in line]
+    assert len(failed) == 1 and "model-6 (global step 6)" in failed[0]
+    assert fill.free_after_failure >= fill.free_before_save
+    assert not [n for n in os.listdir(small_disk) if "tempstate" in n or n.endswith("_temp")]
+    assert tfv1.train.latest_checkpoint(str(small_disk)) == str(small_disk / "model-9")

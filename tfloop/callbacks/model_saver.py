@@ -1,4 +1,5 @@
 """Model checkpoints at every trigger (ModelSaver), and the checkpoint IO both savers share."""
+import re
 import time
 
 from tfloop.callbacks.background_write import BackgroundWriter
@@ -20,6 +21,9 @@ DISK_WARNING_BYTES = 2 ** 30
 PROJECTED_HOURS = 24
 # What a failed checkpoint write raises: Python file operations, or TF's file system via the op.
 IO_ERRORS = (OSError, tf.errors.OpError)
+# TensorFlow's temporary files of checkpoint model-<N> (group 1): a file of the bundle being
+# written (model-N.data-00000-of-00001.tempstate<random>) or a sharded save's directory.
+_UNFINISHED_WRITE = re.compile(rf"{re.escape(CHECKPOINT_PREFIX)}-(\d+)(?:\..*\.tempstate|_temp$)")
 
 
 def resolve_checkpoint_dir(checkpoint_dir, who, logdir):
@@ -86,7 +90,8 @@ class ModelSaver(Callback):
 
     A save that fails (disk full, directory not writable) is logged as an error naming the path, and
     training continues; ``on_error="raise"`` stops training instead (for a background write: at
-    the next save, or at the end of training).
+    the next save, or at the end of training). The failed write's temporary files are deleted at
+    once, so that on a full disk the next save has the space they held.
 
     At the start of training, when ``keep_checkpoint_every_n_hours`` keeps checkpoints besides the
     ``max_to_keep`` latest ones, the disk they take after a day of training is logged once: the
@@ -197,21 +202,24 @@ class ModelSaver(Callback):
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
                             f"{self.checkpoint_dir} count towards max_to_keep.")
 
-    def _remove_unfinished_writes(self):
+    def _remove_unfinished_writes(self, step=None):
         """Delete what a write killed midway left: TensorFlow's temporary files of a checkpoint
         (``model-N.data-...tempstate...``, a sharded save's ``model-N_temp`` directory), never
-        listed and never to be finished, as large as the model."""
+        listed and never to be finished, as large as the model. With ``step``, only those of
+        ``model-<step>``: TensorFlow's Saver leaves them behind when a write fails (a full disk),
+        where they would hold the space the next save needs."""
         if not files.isdir(self.checkpoint_dir):
             return
         for name in files.listdir(self.checkpoint_dir):
-            if not name.startswith(f"{CHECKPOINT_PREFIX}-"):
+            match = _UNFINISHED_WRITE.match(name)
+            if match is None or (step is not None and int(match.group(1)) != step):
                 continue
             path = files.join(self.checkpoint_dir, name)
             try:
-                if ".tempstate" in name and files.isfile(path):
-                    files.remove(path)
-                elif name.endswith("_temp") and files.isdir(path):
+                if name.endswith("_temp") and files.isdir(path):
                     files.rmtree(path)
+                elif not name.endswith("_temp") and files.isfile(path):
+                    files.remove(path)
                 else:
                     continue
             except IO_ERRORS as e:
@@ -324,6 +332,7 @@ class ModelSaver(Callback):
             if shared is not None:
                 shared.written(self, path)
         except IO_ERRORS as e:
+            self._remove_unfinished_writes(step)
             if shared is not None:
                 shared.failed(step, self._prefix(step))
             return None, e

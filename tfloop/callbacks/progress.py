@@ -147,6 +147,7 @@ class ProgressBar(Callback):
             tensors = list(tensors) + averages
         if tensors:
             self._fetches = tfv1.train.SessionRunArgs(fetches=tensors)
+        self.when = self.when.replace(fetches=self._fetches is not None)  # no averages: none
 
     def _before_epoch(self):
         stream = self._file if self._file is not None else logger.console_stream()

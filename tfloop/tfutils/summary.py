@@ -12,6 +12,7 @@ import re
 import weakref
 
 from tfloop.compat import tf, tfv1
+from tfloop.tfutils.step_graph import variable_reads_beyond
 from tfloop.tfutils.tower import get_current_tower_context
 from tfloop.utils import logger
 from tfloop.utils.checks import is_number
@@ -264,23 +265,32 @@ def add_moving_summary(*tensors, decay=0.95, collection=MOVING_SUMMARY_OPS_KEY):
     return averages
 
 
-def add_cost_summary(cost, name="cost"):
-    """Average the training cost for the monitors, unless the model already averages it.
+def add_cost_summary(cost, name="cost", train_op=None):
+    """Record the training cost for the monitors, unless the model already averages it.
 
-    Trainers call this on the cost that the main training tower returns, so that every run records
-    ``cost`` in ``stats.json``, TensorBoard and on the console without user code. Nothing is added
-    outside the main training tower, or when a moving average named like the cost (or ``name``)
-    exists already (the model called ``add_moving_summary(cost)`` itself).
+    Trainers call this on the cost that the main training tower returns, once the training op
+    exists, so that every run records ``cost`` in ``stats.json``, TensorBoard and on the console
+    without user code: a moving average updated with every step (``MovingAverageSummary``), which
+    costs next to nothing when the update computes what the cost is computed from anyway. When
+    computing the cost would read variables that ``train_op`` does not need (a cost linear in the
+    variables, a weight-decay term of its own: see
+    :func:`tfloop.tfutils.step_graph.variable_reads_beyond`), the cost is recorded from the last
+    step of each epoch instead (a summary that ``MergeAllSummaries`` fetches with it), so that
+    monitoring does not add that work to every step. Nothing is added outside the main training
+    tower, or when a moving average named like the cost (or ``name``) exists already (the model
+    called ``add_moving_summary(cost)`` itself, which averages over every step at any price).
 
     Args:
         cost (tf.Tensor): the scalar cost.
         name (str): the monitor name to use when the cost's own op name is not ``name``.
+        train_op (tf.Operation): the training op; None: the moving average, whatever the cost
+            needs.
 
     Returns:
-        tf.Tensor or None: the moving average, or None when none was added.
+        tf.Tensor or None: the moving average or the summary, or None when none was added.
 
     Example:
-        >>> add_cost_summary(tf.reduce_mean(loss))       # monitors get "cost"
+        >>> add_cost_summary(tf.reduce_mean(loss), train_op=train_op)   # monitors get "cost"
     """
     if not _in_main_training_tower():
         return None
@@ -289,9 +299,24 @@ def add_cost_summary(cost, name="cost"):
     own_name = _strip_tower_prefix(cost.op.name)
     if own_name in existing or name in existing:
         return None
+    reads = [] if train_op is None else variable_reads_beyond(cost, train_op)
+    if reads:
+        return _add_epoch_cost_summary(cost, name, reads)
     if own_name != name:
         cost = tf.identity(cost, name=name)
     return add_moving_summary(cost)[0]
+
+
+def _add_epoch_cost_summary(cost, name, reads):
+    shown = ", ".join(op.name for op in reads[:3]) + (", ..." if len(reads) > 3 else "")
+    logger.info(f"The cost {cost.name} is recorded at the last step of each epoch, not averaged "
+                f"over every step: computing it reads variables that the update does not need "
+                f"({shown}). add_moving_summary(cost) in build_graph averages it over every "
+                "step, at the price of that work in every step.")
+    with cost.graph.name_scope(None), cost.graph.name_scope("cost_summary"):
+        summary = tf.raw_ops.ScalarSummary(tags=name, values=cost)
+    cost.graph.add_to_collection(tfv1.GraphKeys.SUMMARIES, summary)
+    return summary
 
 
 def average_finite_values_only(graph):

@@ -36,6 +36,7 @@ import contextlib
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_global_step_var
+from tfloop.tfutils.step_graph import colocate_gradients
 from tfloop.tfutils.tower import TowerContext
 from tfloop.utils.checks import check_int, is_int
 
@@ -118,8 +119,9 @@ class StepsPerRunLoop:
             inputs = input.get_input_tensors()
             with TowerContext("", is_training=True, index=1):
                 cost = tower_fn(*inputs)
-            grads = opt.compute_gradients(cost, var_list=var_list,
-                                          colocate_gradients_with_ops=True)
+            grads = opt.compute_gradients(
+                cost, var_list=var_list,
+                colocate_gradients_with_ops=colocate_gradients(cost, var_list))
             grads = [(g, v) for g, v in grads if g is not None]
             with tf.control_dependencies([opt.apply_gradients(grads, global_step=global_step)]):
                 return i + 1

@@ -19,6 +19,7 @@ from tfloop.tfutils.predict_tower import (
 )
 from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.seed import warn_unseeded_eager_shuffles
+from tfloop.tfutils.step_graph import colocate_gradients
 from tfloop.tfutils.summary import add_cost_summary
 from tfloop.tfutils.tower import (
     TowerContext,
@@ -51,15 +52,18 @@ def check_cost(cost):
     return cost
 
 
-def _with_cost_summary(get_cost_fn):
-    """The tower function, recording the main training tower's cost for the monitors."""
+def _keeping_main_cost(get_cost_fn, costs):
+    """The tower function, appending the main training tower's cost to ``costs``: the trainer
+    records it for the monitors once the training op exists (``add_cost_summary``)."""
     @functools.wraps(get_cost_fn)
-    def build_and_summarize(*inputs):
+    def build_and_keep(*inputs):
         cost = get_cost_fn(*inputs)
-        if isinstance(cost, tf.Tensor) and cost.shape.rank == 0 and cost.dtype.is_floating:
-            add_cost_summary(cost)
+        ctx = get_current_tower_context()
+        if (isinstance(cost, tf.Tensor) and cost.shape.rank == 0 and cost.dtype.is_floating
+                and (ctx is None or ctx.is_main_training_tower)):
+            costs.append(cost)
         return cost
-    return build_and_summarize
+    return build_and_keep
 
 
 def check_optimizer(opt):
@@ -127,8 +131,12 @@ class TowerTrainer(Trainer):
             for cb in input.setup(input_signature):
                 self.register_callback(cb)
             self._input_source = input
-            self.tower_func = TowerFunc(_with_cost_summary(get_cost_fn), input.input_signature)
+            main_costs: list[Any] = []
+            self.tower_func = TowerFunc(_keeping_main_cost(get_cost_fn, main_costs),
+                                        input.input_signature)
             self.train_op = self._setup_graph(input, get_cost_fn, get_opt_fn)
+            if main_costs:
+                add_cost_summary(main_costs[0], train_op=self.train_op)
         warn_unseeded_eager_shuffles(self.graph, seed)
 
     def setup_model(self, model: Any, input: InputSource) -> None:
@@ -230,7 +238,9 @@ class SingleCostTrainer(TowerTrainer):
 
     Attributes:
         COLOCATE_GRADIENTS_WITH_OPS, GATE_GRADIENTS, AGGREGATION_METHOD: the options of
-            ``compute_gradients`` used by ``_make_get_grad_fn``.
+            ``compute_gradients`` used by ``_make_get_grad_fn``. ``COLOCATE_GRADIENTS_WITH_OPS``
+            is None by default: colocate when the model placed an op on a device
+            (:func:`tfloop.tfutils.step_graph.colocate_gradients`); True or False forces it.
 
     Example:
         >>> class MyTrainer(SingleCostTrainer):
@@ -242,7 +252,7 @@ class SingleCostTrainer(TowerTrainer):
         ...         return []
     """
 
-    COLOCATE_GRADIENTS_WITH_OPS = True
+    COLOCATE_GRADIENTS_WITH_OPS: bool | None = None
     GATE_GRADIENTS = False
     AGGREGATION_METHOD = tf.AggregationMethod.DEFAULT
 
@@ -281,10 +291,12 @@ class SingleCostTrainer(TowerTrainer):
             variables = tfv1.trainable_variables()
             if ctx.vs_name:
                 variables = [v for v in variables if v.op.name.startswith(ctx.vs_name + "/")]
+            colocate = self.COLOCATE_GRADIENTS_WITH_OPS
+            if colocate is None:
+                colocate = colocate_gradients(cost, variables)
             grads = get_opt_fn().compute_gradients(
                 cost, var_list=variables, gate_gradients=self.GATE_GRADIENTS,
-                colocate_gradients_with_ops=self.COLOCATE_GRADIENTS_WITH_OPS,
-                aggregation_method=self.AGGREGATION_METHOD)
+                colocate_gradients_with_ops=colocate, aggregation_method=self.AGGREGATION_METHOD)
             return FilterNoneGrad().process(grads)
         return get_grad_fn
 
@@ -341,7 +353,8 @@ class SimpleTrainer(TowerTrainer):
                 raise ValueError("The model has no trainable variables: the cost "
                                  f"{cost.name} does not depend on any trainable variable.")
             with tf.name_scope("optimizer"):
-                grads = opt.compute_gradients(cost, colocate_gradients_with_ops=True)
+                grads = opt.compute_gradients(cost, colocate_gradients_with_ops=colocate_gradients(
+                    cost, tfv1.trainable_variables()))
                 grads = [(g, v) for g, v in grads if g is not None]
                 if not grads:
                     raise ValueError(f"The cost {cost.name} does not depend on any trainable "
