@@ -76,11 +76,15 @@ def test_a_python_iterable_as_data_means_queue_input():
     assert trainer.global_step == 4
 
 
-def test_a_dataflow_is_reset_once_and_its_unknown_length_needs_steps_per_epoch():
+def test_a_dataflow_without_length_is_reset_once_and_trains_one_pass_per_epoch():
     flow = Flow(data(), length=False)
-    with pytest.raises(ValueError, match="steps_per_epoch is required: the input source "
-                                         "QueueInput does not know its size"):
-        train_linear([], data=tfloop.QueueInput(flow))
+    trainer = train_linear([], data=tfloop.QueueInput(flow), max_epoch=2)
+    assert trainer.global_step == 6 and trainer.expected_steps_per_epoch == 3
+    assert flow.resets == 1
+
+
+def test_steps_per_epoch_fixes_the_epochs_of_a_dataflow_without_length():
+    flow = Flow(data(), length=False)
     log = StepValues("cost", float)
     train_linear([log], data=tfloop.QueueInput(flow), steps_per_epoch=5, max_epoch=2)
     assert flow.resets == 1 and len(log.values) == 10

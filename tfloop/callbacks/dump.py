@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 
 from tfloop.callbacks.base import Callback
+from tfloop.callbacks.trainer_view import expects_last_step
 from tfloop.tfutils.common import get_op_tensor_name
 from tfloop.utils import logger
 from tfloop.utils.checks import check_callable, check_number
@@ -59,7 +60,7 @@ class _StepDumper(Callback):
         self.log_dir = None
 
     def _due(self):
-        return self.every_step or self.local_step == self.trainer.steps_per_epoch - 1
+        return self.every_step or expects_last_step(self.trainer)
 
     def _before_run(self, ctx):
         return self._fetches if self._due() else None

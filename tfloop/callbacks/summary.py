@@ -5,6 +5,7 @@ import numpy as np
 
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.schedule import Schedule
+from tfloop.callbacks.trainer_view import expects_last_step
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.summary import MOVING_SUMMARY_OPS_KEY, moving_summary_name
 from tfloop.utils import logger
@@ -69,6 +70,9 @@ class MergeAllSummaries(Callback):
     The summaries are fetched along with a training step, never in a ``session.run`` of their own,
     so summaries that depend on the inputs see a real batch. Scalar values inside are also put as
     scalars. Does nothing when the collection has no summaries. One of the default callbacks.
+    When each epoch is one pass over data of unknown length, the epoch's last step is not known
+    before it runs: the summaries go with the step the last pass's length says is the last, and
+    in the first pass with its first step (see :func:`expects_last_step`).
 
     Args:
         period (int): when > 0, also fetch with every step whose ``global_step`` (after the step)
@@ -112,7 +116,7 @@ class MergeAllSummaries(Callback):
             self.trainer.monitors.put_summary(self.trainer.sess.run(self._summary))
 
     def _trigger_step(self):
-        last_of_epoch = self.local_step == self.trainer.steps_per_epoch - 1  # _trigger runs then
+        last_of_epoch = self.trainer.is_last_step  # _trigger runs then
         if self._run_alone and self._period > 0 and self.global_step % self._period == 0 and \
                 not last_of_epoch:
             self._run_summary()
@@ -122,7 +126,7 @@ class MergeAllSummaries(Callback):
             self._run_summary()
 
     def _due(self):
-        if self.local_step == self.trainer.steps_per_epoch - 1:
+        if expects_last_step(self.trainer):
             return True
         return self._period > 0 and \
             (self.global_step + self.trainer.steps_per_run) % self._period == 0
