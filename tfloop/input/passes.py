@@ -10,17 +10,14 @@ one element ahead. The flag is fetched with the step that takes that element, an
 after it. Python data (``QueueInput``) gets the same flags from :func:`in_whole_groups`, in its
 loader thread.
 
-A pass that yields nothing raises an error at the step that would take its first element
-(:data:`EMPTY_PASS`), not a loop that never ends.
+Data that yields nothing ends the marked pipeline at once: the first step raises
+``tf.errors.OutOfRangeError``, which the trainer turns into an error naming the pipeline.
 """
 import re
 
 from tfloop.compat import tf
 
-__all__ = ["EMPTY_PASS", "mark_pass_ends", "describe_pipeline", "in_whole_groups"]
-
-# In the error a pass without an element raises in the training step.
-EMPTY_PASS = "tfloop: a pass over the input pipeline yielded no batch"
+__all__ = ["mark_pass_ends", "describe_pipeline", "in_whole_groups"]
 
 _STAGE_NAMES = {"TensorSlice": "from_tensor_slices", "Tensor": "from_tensors", "Range": "range",
                 "ParallelMap": "map", "ParallelInterleave": "interleave", "TFRecord":
@@ -65,49 +62,21 @@ def _in_groups(dataset, size):
     return dataset.window(size, shift=size, drop_remainder=True).flat_map(elements)
 
 
-def _one_pass_marked(dataset):
-    """One pass over ``dataset``: ``(element, last)`` for each element, ``last`` true for its
-    final one. Each element is held until the next one (or the end) is seen, as a TensorFlow
-    optional; an empty pass raises :data:`EMPTY_PASS` instead of ending."""
-    spec = dataset.element_spec
-    flat_specs = tf.nest.flatten(spec)
-    types = [s.dtype for s in flat_specs]
-    shapes = [s.shape for s in flat_specs]
-
-    def wrap(*element):
-        return tf.raw_ops.OptionalFromValue(components=tf.nest.flatten(element))
-
-    def has_value(optional):
-        return tf.raw_ops.OptionalHasValue(optional=optional)
-
-    def hold(held, current):
-        # Emit the element held so far with whether another one followed it; hold this one.
-        return current, (held, has_value(current))
-
-    def unwrap(held, followed):
-        check = tf.debugging.Assert(has_value(held), [EMPTY_PASS])
-        with tf.control_dependencies([check]):
-            flat = tf.raw_ops.OptionalGetValue(optional=held, output_types=types,
-                                               output_shapes=shapes)
-        return tf.nest.pack_sequence_as(spec, flat), tf.logical_not(followed)
-
-    optionals = dataset.map(wrap).concatenate(
-        tf.data.Dataset.from_tensors(tf.raw_ops.OptionalNone()))
-    pairs = optionals.scan(tf.raw_ops.OptionalNone(), hold)
-    # The first pair of a pass holds nothing; it is kept only when nothing followed (an empty
-    # pass), for unwrap to raise.
-    pairs = pairs.filter(lambda held, followed: tf.logical_or(has_value(held),
-                                                              tf.logical_not(followed)))
-    return pairs.map(unwrap)
-
-
 def mark_pass_ends(dataset, batches_per_step=1):
     """``dataset`` repeated forever, each element paired with a bool scalar: whether it is the
     last element of its pass that a training step takes.
 
     Each pass is a new iteration of ``dataset`` (a ``shuffle`` reshuffles as it says). With
     ``batches_per_step`` = n > 1 (a step of n towers, one element each), each pass is cut to a
-    multiple of n elements, so that no step takes elements of two passes.
+    multiple of n elements, so that no step takes elements of two passes. Each element is held
+    (as a TensorFlow optional) until the next one is read: the next one is the first of its pass
+    (its index in the pass is 0) exactly when the held one ended a pass.
+
+    Every stage is a ``scan``, ``enumerate``, ``skip`` or ``repeat``, never a ``map``: tf.data
+    makes a ``map`` parallel, and a parallel map after a ``filter`` makes a restored iterator
+    reshuffle the later passes differently (TensorFlow 2.21). An empty dataset ends the repeated
+    one at once (the training step's ``OutOfRangeError``); a pass that is empty after others were
+    not never ends (tf.data's ``repeat`` looks for the next element forever).
 
     Args:
         dataset (tf.data.Dataset): a finite dataset, in the graph being built.
@@ -120,7 +89,27 @@ def mark_pass_ends(dataset, batches_per_step=1):
         >>> marked = mark_pass_ends(tf.data.Dataset.range(3))
         >>> # (0, False), (1, False), (2, True), (0, False), ...
     """
-    return _one_pass_marked(_in_groups(dataset, batches_per_step)).repeat()
+    grouped = _in_groups(dataset, batches_per_step)
+    spec = grouped.element_spec
+    flat_specs = tf.nest.flatten(spec)
+    types = [s.dtype for s in flat_specs]
+    shapes = [s.shape for s in flat_specs]
+
+    def hold(held, numbered):
+        index, element = numbered
+        current = tf.raw_ops.OptionalFromValue(components=tf.nest.flatten(element))
+        # Emit the element held so far, and whether this one starts a new pass.
+        return current, (held, tf.equal(index, 0))
+
+    def unwrap(state, pair):
+        held, next_pass = pair
+        flat = tf.raw_ops.OptionalGetValue(optional=held, output_types=types,
+                                           output_shapes=shapes)
+        return state, (tf.nest.pack_sequence_as(spec, flat), next_pass)
+
+    pairs = grouped.enumerate().repeat().scan(tf.raw_ops.OptionalNone(), hold)
+    # The first pair holds nothing yet.
+    return pairs.skip(1).scan(tf.constant(0), unwrap)
 
 
 def in_whole_groups(items, size, pass_end):

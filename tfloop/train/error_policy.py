@@ -7,7 +7,6 @@ from tfloop.callbacks.base import StopTraining
 from tfloop.callbacks.group import Callbacks
 from tfloop.compat import tf
 from tfloop.input.base import InputSource
-from tfloop.input.passes import EMPTY_PASS
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
 
@@ -22,8 +21,9 @@ class TrainingErrorPolicy:
     - ``KeyboardInterrupt`` (Ctrl-C) and any other exception are logged with the global step and
       re-raised once every ``after_train`` ran.
     - A ``tf.errors.OutOfRangeError`` raised during an epoch's steps means the input ran out before
-      ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix. So
-      does the error of a pass over the data that yields nothing (:mod:`tfloop.input.passes`).
+      ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix;
+      from an input that marks the ends of passes (whose data is repeated), it means the data
+      yields nothing.
     - ``loop.training_error`` (``trainer.training_error``) is set to the error that ended
       training (None for a clean end) before ``after_train`` runs, so callbacks can tell a
       failed run from a finished one.
@@ -81,10 +81,9 @@ class TrainingErrorPolicy:
             logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
             return exc
         if isinstance(exc, tf.errors.OutOfRangeError) and loop.running_steps:
-            exc = input_ran_out_error(loop, self.input_source)
-        elif isinstance(exc, tf.errors.InvalidArgumentError) and loop.running_steps and \
-                EMPTY_PASS in (exc.message or ""):
-            exc = empty_pass_error(loop, self.input_source)
+            source = self.input_source
+            exc = empty_data_error(loop, source) if source is not None and \
+                source.marks_pass_ends() else input_ran_out_error(loop, source)
         logger.error(f"Training failed at global step {loop.global_step}: "
                      f"{type(exc).__name__}: {exc}")
         return exc
@@ -106,14 +105,15 @@ def input_ran_out_error(loop, input_source):
         "DatasetInput(dataset) with repeat=True, the default), which tfloop repeats.")
 
 
-def empty_pass_error(loop, input_source):
-    """The error for a pass over the data that yields no batch (:data:`EMPTY_PASS`)."""
+def empty_data_error(loop, input_source):
+    """The error for data that yields no batch, from an input that repeats it and marks the ends
+    of its passes (the repeated data ends only when it is empty)."""
     described = input_source.describe_pipeline() if input_source is not None else None
     pipeline = f" (its pipeline: {described})" if described else ""
     towers = input_source.batches_per_step if input_source is not None else 1
     need = (f"; each step takes {towers} batches, one per tower, so a pass needs at least "
             f"{towers}" if towers > 1 else "")
     return ValueError(
-        f"The input {input_source}{pipeline} yielded no batch in epoch {loop.epoch_num}: a "
-        f"pass over its data is empty{need}. Check what builds it (a filter that drops "
-        "everything, an empty file list).")
+        f"The input {input_source}{pipeline} yielded no batch in epoch {loop.epoch_num}: its "
+        f"data is empty{need}. Check what builds it (a filter that drops everything, an empty "
+        "file list).")
