@@ -311,6 +311,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                     raise StopTraining(loop.stop_reason)
         except StopEpoch as stop:
             loop.running_steps = False
+            loop.end_epoch_early()
             rest = "; the next epoch continues its pass over the data" if loop.passes else ""
             logger.info(f"Epoch {loop.epoch_num} ends early at global step {loop.global_step}: "
                         f"{str(stop) or 'StopEpoch'}{rest}")

@@ -268,10 +268,11 @@ class AutoResumeTrainConfig(TrainConfig):
         if self._resumed is None:
             state, source = read_run_state(self.resume_from)
             steps_per_epoch = self.steps_per_epoch or state.get("steps_per_epoch")
-            if steps_per_epoch is None:
+            if steps_per_epoch is None and "epoch" not in state:
                 raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to say where the "
                                  f"run of {self.resume_from} continues (it has no resume state, "
                                  "and the data's size is unknown).")
+            # None: the run's epochs were passes over data of unknown length.
             loop = TrainLoop()
             loop.configure(steps_per_epoch, 1, self.max_epoch)
             loop.load_state_dict(state, source)

@@ -54,6 +54,7 @@ class TrainLoop:
         self.passes = False
         self.pass_steps: int | None = None
         self._pass_ended = self._resumed_pass_ended = False
+        self._steps_into_pass = 0
         self.steps_per_run = 1
         self.epoch_num = 0
         self.local_step = -1
@@ -137,7 +138,7 @@ class TrainLoop:
             self._epoch_ended = False
             self._pass_ended, self._resumed_pass_ended = self._resumed_pass_ended, False
             yield epoch
-            finished = 0
+            finished, self._steps_into_pass = self._steps_into_pass, 0
 
     def end_epoch(self) -> None:
         """Mark the current epoch's end (its ``after_epoch`` done): a checkpoint saved from now
@@ -152,6 +153,13 @@ class TrainLoop:
         """The steps of an epoch; when the epochs are passes, the length of the last pass that
         ended (:attr:`pass_steps`; None before the first one did)."""
         return self.pass_steps if self.passes else self._steps_per_epoch
+
+    def end_epoch_early(self) -> None:
+        """Called by the trainer when a callback ended the epoch early (``StopEpoch``): when the
+        epochs are passes, the next epoch is the rest of this one's pass, its steps counted on
+        from where this one stopped."""
+        if self.passes and not self._pass_ended:
+            self._steps_into_pass = self.local_step + 1
 
     def end_pass(self) -> None:
         """Called by the trainer when the step in flight took the last batch of its pass: the
@@ -237,7 +245,7 @@ class TrainLoop:
             {'epoch': 2, 'local_step': 1, 'global_step': 4, 'steps_per_epoch': 3}
         """
         if self._epoch_ended:
-            epoch, local_step = self.epoch_num + 1, 0
+            epoch, local_step = self.epoch_num + 1, self._steps_into_pass
         else:
             epoch, local_step = self.epoch_num, self.global_step - self.epoch_first_global_step
         state = {"epoch": epoch, "local_step": local_step, "global_step": self.global_step,
