@@ -121,12 +121,16 @@ MODELS = {
 }
 
 
-def dataset_fn(spec, repeat):
-    """A function building the training ``tf.data`` pipeline of ``spec`` (in the current graph)."""
+def dataset_fn(spec, repeat, pass_length=None):
+    """A function building the training ``tf.data`` pipeline of ``spec`` (in the current graph).
+    With ``pass_length``: a pipeline of unknown length (a ``filter`` that keeps every batch)
+    whose pass is that many batches."""
     x, y = spec.data()
 
     def make():
         ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH, drop_remainder=True)
+        if pass_length is not None:
+            return ds.repeat().take(pass_length).filter(lambda bx, by: True)
         return ds.repeat() if repeat else ds
     return make
 
@@ -293,10 +297,12 @@ def typical_callbacks(spec, window):
 
 
 def run_tfloop(spec, steps_per_epoch, epochs, callbacks="none", steps_per_run=1, feed=False,
-               extra=()):
+               extra=(), unknown_length=None):
     """tfloop ``SimpleTrainer``: ``callbacks`` is ``"none"`` (no default callbacks or monitors),
     ``"default"`` (the defaults) or ``"typical"`` (defaults plus :func:`typical_callbacks`);
-    ``extra`` callbacks come first in the list."""
+    ``extra`` callbacks come first in the list. ``unknown_length``: the data has no known length
+    (passes of ``steps_per_epoch`` batches), with epochs of ``steps_per_epoch`` steps
+    (``"fixed"``) or one pass each (``"passes"``, no ``steps_per_epoch``)."""
     import tfloop
     from tfloop.utils import logger
     logdir = tempfile.mkdtemp(prefix="tfloop-bench-")
@@ -308,14 +314,16 @@ def run_tfloop(spec, steps_per_epoch, epochs, callbacks="none", steps_per_run=1,
         user += typical_callbacks(spec, window)
     user.append(closer)
     data = tfloop.FeedInput(feed_batches(spec)) if feed else \
-        tfloop.DatasetInput(dataset_fn(spec, repeat=False))
+        tfloop.DatasetInput(dataset_fn(spec, repeat=False, pass_length=steps_per_epoch
+                                       if unknown_length else None))
     kwargs = {}
     if callbacks == "none":
         kwargs = dict(extra_callbacks=[], monitors=[])
     if steps_per_run != 1:
         kwargs["steps_per_run"] = steps_per_run
     config = tfloop.TrainConfig(model=tfloop_model(spec), data=data, callbacks=user,
-                                steps_per_epoch=steps_per_epoch, max_epoch=epochs + 1, **kwargs)
+                                steps_per_epoch=None if unknown_length == "passes" else
+                                steps_per_epoch, max_epoch=epochs + 1, **kwargs)
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
     logger.unset_logger_dir()
     return window.result(steps_per_epoch * epochs)

@@ -44,6 +44,10 @@ METHODS = {
     "keras_fit": "(6) Keras 3 model.fit, same layers, data and SGD, default settings",
     "tfloop_spr": f"(7) (4) with steps_per_run={STEPS_PER_RUN}",
     "tfloop_feed": "(8) (4) with FeedInput (feed_dict) instead of DatasetInput; compare to (2)",
+    "tfloop_unknown": "(9) (4) on data of unknown length (a filter keeping every batch; passes of "
+                      "steps_per_epoch batches), steps_per_epoch given",
+    "tfloop_passes": "(10) (9) without steps_per_epoch: each epoch one pass, its end fetched with "
+                     "every step; compare to (9)",
 }
 DEFAULT_METHODS = ["raw_dataset", "raw_callable", "raw_feed", "tfloop_bare", "tfloop_default",
                    "tfloop_typical", "keras_fit", "tfloop_spr", "tfloop_feed"]
@@ -71,6 +75,9 @@ def run_method(method, spec, quick):
                                  steps_per_run=STEPS_PER_RUN)
     if method == "tfloop_feed":
         return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default", feed=True)
+    if method in ("tfloop_unknown", "tfloop_passes"):
+        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default",
+                                 unknown_length="fixed" if method == "tfloop_unknown" else "passes")
     if method == "keras_fit":
         return common.run_keras(spec, steps_per_epoch, epochs)
     raise ValueError("Unknown method {!r}; known: {}.".format(method, ", ".join(METHODS)))

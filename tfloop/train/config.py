@@ -78,7 +78,9 @@ class TrainConfig:
         session_creator: creates the session (``NewSessionCreator`` by default).
         session_config (tf.compat.v1.ConfigProto): config for the default session creator.
         session_init (SessionInit): what to load into the variables (e.g. ``SaverRestore``).
-        steps_per_epoch (int): defaults to the data's size when known.
+        steps_per_epoch (int): defaults to the data's size when known; without it, data of
+            unknown length (TFRecord files, a ``filter``, a DataFlow without ``len``) makes each
+            epoch one pass over it (see ``docs/data.md``, "Epochs").
         starting_epoch (int): the first epoch's number (1 by default).
         max_epoch (int): the last epoch's number (inclusive).
         steps_per_run (int): training steps per session call (an in-graph loop); overrides the
