@@ -55,6 +55,18 @@ BASELINE_METHODS = ["tfloop_bare", "tfloop_default"]
 BASELINE_SUFFIX = "@baseline"
 
 
+# The tfloop methods: the arguments of common.run_tfloop besides the model and the schedule.
+TFLOOP_RUNS = {
+    "tfloop_bare": dict(callbacks="none"),
+    "tfloop_default": dict(callbacks="default"),
+    "tfloop_typical": dict(callbacks="typical"),
+    "tfloop_spr": dict(callbacks="default", steps_per_run=STEPS_PER_RUN),
+    "tfloop_feed": dict(callbacks="default", feed=True),
+    "tfloop_unknown": dict(callbacks="default", unknown_length="fixed"),
+    "tfloop_passes": dict(callbacks="default", unknown_length="passes"),
+}
+
+
 def run_method(method, spec, quick):
     import common
     steps_per_epoch, epochs = spec.schedule(quick)
@@ -64,20 +76,8 @@ def run_method(method, spec, quick):
         return common.run_raw(spec, steps_per_epoch, epochs, feed=True)
     if method == "raw_callable":
         return common.run_raw(spec, steps_per_epoch, epochs, callable_=True)
-    if method == "tfloop_bare":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="none")
-    if method == "tfloop_default":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default")
-    if method == "tfloop_typical":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="typical")
-    if method == "tfloop_spr":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default",
-                                 steps_per_run=STEPS_PER_RUN)
-    if method == "tfloop_feed":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default", feed=True)
-    if method in ("tfloop_unknown", "tfloop_passes"):
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default",
-                                 unknown_length="fixed" if method == "tfloop_unknown" else "passes")
+    if method in TFLOOP_RUNS:
+        return common.run_tfloop(spec, steps_per_epoch, epochs, **TFLOOP_RUNS[method])
     if method == "keras_fit":
         return common.run_keras(spec, steps_per_epoch, epochs)
     raise ValueError("Unknown method {!r}; known: {}.".format(method, ", ".join(METHODS)))
