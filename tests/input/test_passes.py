@@ -5,16 +5,23 @@ import pytest
 
 from tfloop.compat import tf, tfv1
 from tfloop.input.loader import PASS_END, iter_datapoints
-from tfloop.input.passes import describe_pipeline, in_whole_groups, mark_pass_ends
+from tfloop.input.passes import describe_pipeline, held_element, in_whole_groups, mark_pass_ends
+
+
+def marked(dataset, batches_per_step=1):
+    return mark_pass_ends(dataset, batches_per_step), dataset.element_spec
 
 
 def read(dataset, count, state_at=None):
-    """The first ``count`` elements of ``dataset`` built in a graph, as numpy values; with
+    """The first ``count`` elements ``(element, last)`` of ``dataset``, a marked dataset built in
+    a graph by ``dataset()`` (returning it and the element_spec it marked), as numpy values; with
     ``state_at``, also the elements read after restoring the iterator's position saved after
     element ``state_at`` (as many as were read after it)."""
     with tf.Graph().as_default():
-        iterator = tfv1.data.make_initializable_iterator(dataset())
-        element = iterator.get_next()
+        marked, spec = dataset()
+        iterator = tfv1.data.make_initializable_iterator(marked)
+        held, last = iterator.get_next()
+        element = (held_element(held, spec), last)
         resource = iterator._iterator_resource
         save = tf.io.serialize_tensor(tf.raw_ops.SerializeIterator(
             resource_handle=resource, external_state_policy=2))
@@ -39,7 +46,7 @@ def read(dataset, count, state_at=None):
 def test_each_element_says_whether_it_ends_its_pass_and_every_pass_is_reshuffled():
     def dataset():
         tfv1.set_random_seed(3)
-        return mark_pass_ends(tf.data.Dataset.range(5).shuffle(5).filter(lambda i: i < 4))
+        return marked(tf.data.Dataset.range(5).shuffle(5).filter(lambda i: i < 4))
     values = read(dataset, 12)
     passes = [[int(v) for v, _ in values[i:i + 4]] for i in (0, 4, 8)]
     assert [bool(last) for _, last in values] == [False, False, False, True] * 3
@@ -55,7 +62,7 @@ def _positive(i):
 def test_a_restored_iterator_continues_the_pass_and_the_passes_after_it_exactly(state_at):
     def dataset():
         tfv1.set_random_seed(3)
-        return mark_pass_ends(tf.data.Dataset.range(5).shuffle(5).filter(_positive))
+        return marked(tf.data.Dataset.range(5).shuffle(5).filter(_positive))
     values, restored = read(dataset, 14, state_at=state_at)
     as_list = [(int(v), bool(last)) for v, last in values[state_at + 1:]]
     assert [(int(v), bool(last)) for v, last in restored] == as_list
@@ -81,10 +88,13 @@ def _nested_dict(i):
 def test_the_elements_keep_their_structure(make):
 
     def dataset():
-        return mark_pass_ends(tf.data.Dataset.range(3).filter(lambda i: i >= 0).map(make), 2)
+        return marked(tf.data.Dataset.range(3).filter(lambda i: i >= 0).map(make), 2)
     base = tf.data.Dataset.range(3).map(make)
     with tf.Graph().as_default():
-        assert dataset().element_spec == (base.element_spec, tf.TensorSpec([], tf.bool))
+        marked_dataset, spec = dataset()
+        assert spec == base.element_spec
+        assert marked_dataset.element_spec == (tf.TensorSpec([], tf.variant),
+                                               tf.TensorSpec([], tf.bool))
     values = read(dataset, 4)
     expected = [make(i) for i in (0, 1, 0, 1)]           # passes cut to 2 elements, one step
     for (element, last), want, want_last in zip(values, expected, [False, True, False, True]):
@@ -96,7 +106,7 @@ def test_the_elements_keep_their_structure(make):
 
 def test_each_pass_is_cut_to_whole_steps_of_batches_per_step_elements():
     def dataset():
-        return mark_pass_ends(tf.data.Dataset.range(7).filter(lambda i: i >= 0), 3)
+        return marked(tf.data.Dataset.range(7).filter(lambda i: i >= 0), 3)
     values = read(dataset, 12)
     assert [(int(v), bool(last)) for v, last in values] == [
         (0, False), (1, False), (2, False), (3, False), (4, False), (5, True)] * 2
@@ -104,14 +114,14 @@ def test_each_pass_is_cut_to_whole_steps_of_batches_per_step_elements():
 
 def test_empty_data_ends_at_once_instead_of_looking_for_a_pass_forever():
     def dataset():
-        return mark_pass_ends(tf.data.Dataset.range(3).filter(lambda i: i > 5))
+        return marked(tf.data.Dataset.range(3).filter(lambda i: i > 5))
     with pytest.raises(tf.errors.OutOfRangeError):
         read(dataset, 1)
 
 
 def test_data_shorter_than_one_step_is_empty():
     def dataset():
-        return mark_pass_ends(tf.data.Dataset.range(3).filter(lambda i: i < 2), 3)
+        return marked(tf.data.Dataset.range(3).filter(lambda i: i < 2), 3)
     with pytest.raises(tf.errors.OutOfRangeError):
         read(dataset, 1)
 

@@ -11,7 +11,7 @@ from tfloop.input.graph_dataset import (
     built_eagerly,
 )
 from tfloop.input.iterator_state import IteratorState
-from tfloop.input.passes import describe_pipeline, mark_pass_ends
+from tfloop.input.passes import describe_pipeline, held_element, mark_pass_ends
 from tfloop.input.static_rewrite import without_static_rewrite
 
 __all__ = ["DatasetInput"]
@@ -112,6 +112,7 @@ class DatasetInput(InputSource):
         ds = without_static_rewrite(ds, self.feeds.nbytes())
         ds = self._last_stage(ds)
         if self._marks_passes:
+            self._element_spec = ds.element_spec
             ds = mark_pass_ends(ds, self.batches_per_step)
         with tf.name_scope(self._label):
             self.iterator = tfv1.data.make_initializable_iterator(ds)
@@ -137,7 +138,8 @@ class DatasetInput(InputSource):
     def _get_input_tensors(self):
         element = self.iterator.get_next()
         if self._marks_passes:
-            element, last = element
+            held, last = element
+            element = held_element(held, self._element_spec)
             if tfv1.get_default_graph() is self._graph:  # not in a steps_per_run loop's body
                 self._pass_end_flags.append(last)
         if self._keys is not None:

@@ -17,7 +17,7 @@ import re
 
 from tfloop.compat import tf
 
-__all__ = ["mark_pass_ends", "describe_pipeline", "in_whole_groups"]
+__all__ = ["mark_pass_ends", "held_element", "describe_pipeline", "in_whole_groups"]
 
 _STAGE_NAMES = {"TensorSlice": "from_tensor_slices", "Tensor": "from_tensors", "Range": "range",
                 "ParallelMap": "map", "ParallelInterleave": "interleave", "TFRecord":
@@ -63,53 +63,57 @@ def _in_groups(dataset, size):
 
 
 def mark_pass_ends(dataset, batches_per_step=1):
-    """``dataset`` repeated forever, each element paired with a bool scalar: whether it is the
-    last element of its pass that a training step takes.
+    """``dataset`` repeated forever, each element held in a TensorFlow optional and paired with
+    a bool scalar: whether it is the last element of its pass that a training step takes. Read
+    the element with :func:`held_element`.
 
     Each pass is a new iteration of ``dataset`` (a ``shuffle`` reshuffles as it says). With
     ``batches_per_step`` = n > 1 (a step of n towers, one element each), each pass is cut to a
     multiple of n elements, so that no step takes elements of two passes. Each element is held
-    (as a TensorFlow optional) until the next one is read: the next one is the first of its pass
-    (its index in the pass is 0) exactly when the held one ended a pass.
+    until the next one is read: the next one is the first of its pass (its index in the pass is
+    0) exactly when the held one ended a pass.
 
-    Every stage is a ``scan``, ``enumerate``, ``skip`` or ``repeat``, never a ``map``: tf.data
-    makes a ``map`` parallel, and a parallel map after a ``filter`` makes a restored iterator
-    reshuffle the later passes differently (TensorFlow 2.21). An empty dataset ends the repeated
-    one at once (the training step's ``OutOfRangeError``); a pass that is empty after others were
-    not never ends (tf.data's ``repeat`` looks for the next element forever).
+    The stages are ``enumerate``, ``repeat``, one ``scan`` and ``skip``: one function call per
+    element, and never a ``map`` (tf.data makes a ``map`` parallel, and a parallel map after a
+    ``filter`` makes a restored iterator reshuffle the later passes differently, TensorFlow
+    2.21). The element is taken out of its optional in the training step itself. An empty dataset
+    ends the repeated one at once (the training step's ``OutOfRangeError``); a pass that is
+    empty after others were not never ends (tf.data's ``repeat`` looks for the next element
+    forever).
 
     Args:
         dataset (tf.data.Dataset): a finite dataset, in the graph being built.
         batches_per_step (int): the elements one training step takes.
 
     Returns:
-        tf.data.Dataset: elements ``(element, last)``.
+        tf.data.Dataset: elements ``(held, last)``.
 
     Example:
         >>> marked = mark_pass_ends(tf.data.Dataset.range(3))
+        >>> held, last = tf.compat.v1.data.make_initializable_iterator(marked).get_next()
+        >>> element = held_element(held, tf.data.Dataset.range(3).element_spec)
         >>> # (0, False), (1, False), (2, True), (0, False), ...
     """
     grouped = _in_groups(dataset, batches_per_step)
-    spec = grouped.element_spec
-    flat_specs = tf.nest.flatten(spec)
-    types = [s.dtype for s in flat_specs]
-    shapes = [s.shape for s in flat_specs]
 
     def hold(held, numbered):
         index, element = numbered
-        current = tf.raw_ops.OptionalFromValue(components=tf.nest.flatten(element))
+        current = tf.raw_ops.OptionalFromValue(
+            components=tf.nest.flatten(element, expand_composites=True))
         # Emit the element held so far, and whether this one starts a new pass.
         return current, (held, tf.equal(index, 0))
 
-    def unwrap(state, pair):
-        held, next_pass = pair
-        flat = tf.raw_ops.OptionalGetValue(optional=held, output_types=types,
-                                           output_shapes=shapes)
-        return state, (tf.nest.pack_sequence_as(spec, flat), next_pass)
-
-    pairs = grouped.enumerate().repeat().scan(tf.raw_ops.OptionalNone(), hold)
     # The first pair holds nothing yet.
-    return pairs.skip(1).scan(tf.constant(0), unwrap)
+    return grouped.enumerate().repeat().scan(tf.raw_ops.OptionalNone(), hold).skip(1)
+
+
+def held_element(held, spec):
+    """The element that an optional of :func:`mark_pass_ends` holds, with the structure of
+    ``spec`` (the element_spec of the dataset it marked)."""
+    components = tf.nest.flatten(spec, expand_composites=True)
+    flat = tf.raw_ops.OptionalGetValue(optional=held, output_types=[c.dtype for c in components],
+                                       output_shapes=[c.shape for c in components])
+    return tf.nest.pack_sequence_as(spec, flat, expand_composites=True)
 
 
 def in_whole_groups(items, size, pass_end):

@@ -178,7 +178,10 @@ class QueueInput(InputSource):
     Args:
         df: a DataFlow or any re-iterable of datapoints (a list, an object with ``__iter__``);
             each datapoint is a list/tuple in the order of ``inputs()`` or a dict keyed by input
-            name. Its ``len()``, when known, is the default ``steps_per_epoch``.
+            name. Its ``len()``, when known, is the default ``steps_per_epoch``; without one,
+            each epoch is one pass over it (each datapoint carries, in the queue or the buffer,
+            whether it ends its pass; a ``queue`` of your own cannot carry it, and then
+            ``steps_per_epoch`` is needed).
         queue (tf.queue.QueueBase, callable or int): None (a ``FIFOQueue`` of 50 datapoints);
             a TensorFlow queue with the dtypes of ``inputs()``, or a function that builds one
             (called inside the training graph); or an int: feed from a Python buffer of that
@@ -191,6 +194,8 @@ class QueueInput(InputSource):
 
     name = "QueueInput"
     default_capacity = 50
+    # Whether the data comes in passes (a stream of its own never ends one).
+    has_passes = True
 
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
@@ -225,7 +230,7 @@ class QueueInput(InputSource):
         self._plan = component_plan(self._specs)
         # Data of unknown length in a queue of tfloop's own (or fed): each datapoint carries
         # whether it ends its pass, for epochs that are passes.
-        self._marks_passes = data_length(self.data) is None and (
+        self._marks_passes = self.has_passes and data_length(self.data) is None and (
             self.capacity is not None or self._own_queue)
         if self.capacity is not None:
             return

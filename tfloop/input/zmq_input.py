@@ -77,6 +77,7 @@ class ZMQInput(QueueInput):
     """
 
     name = "ZMQInput"
+    has_passes = False
 
     def __init__(self, end_point, hwm, bind=True):
         if not isinstance(end_point, str) or not end_point:
