@@ -179,7 +179,7 @@ class Window:
 
 
 # ---- raw TensorFlow loops ------------------------------------------------------------------------
-def raw_graph(spec, feed):
+def raw_graph(spec, feed, pass_length=None):
     graph = tf.Graph()
     with graph.as_default():
         if feed:
@@ -187,7 +187,9 @@ def raw_graph(spec, feed):
             y = tfv1.placeholder(tf.int32, [None], name="label")
             iterator = None
         else:
-            iterator = tfv1.data.make_initializable_iterator(dataset_fn(spec, repeat=True)())
+            make = dataset_fn(spec, repeat=True, pass_length=pass_length)
+            iterator = tfv1.data.make_initializable_iterator(
+                make() if pass_length is None else make().repeat())
             x, y = iterator.get_next()
         cost = spec.build_cost(x, y)
         train_op = learning_rate_optimizer().minimize(
@@ -200,10 +202,12 @@ def raw_graph(spec, feed):
     return sess, train_op, (x, y)
 
 
-def run_raw(spec, steps_per_epoch, epochs, feed=False, callable_=False):
+def run_raw(spec, steps_per_epoch, epochs, feed=False, callable_=False, unknown_length=False):
     """(1) ``sess.run(train_op)`` with tf.data in the graph, (2) the same fed by feed_dict, or
-    with ``callable_`` a ``Session.make_callable(train_op)`` called in the loop."""
-    sess, train_op, (x, y) = raw_graph(spec, feed)
+    with ``callable_`` a ``Session.make_callable(train_op)`` called in the loop; with
+    ``unknown_length``, on the pipeline of unknown length of ``run_tfloop``'s, repeated."""
+    sess, train_op, (x, y) = raw_graph(spec, feed,
+                                       pass_length=steps_per_epoch if unknown_length else None)
     batches = feed_batches(spec) if feed else None
     step_fn = sess.make_callable(train_op) if callable_ else None
     window = Window()

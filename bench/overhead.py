@@ -44,6 +44,7 @@ METHODS = {
     "keras_fit": "(6) Keras 3 model.fit, same layers, data and SGD, default settings",
     "tfloop_spr": f"(7) (4) with steps_per_run={STEPS_PER_RUN}",
     "tfloop_feed": "(8) (4) with FeedInput (feed_dict) instead of DatasetInput; compare to (2)",
+    "raw_unknown": "(1u) (1) on the pipeline of unknown length of (9), repeated with .repeat()",
     "tfloop_unknown": "(9) (4) on data of unknown length (a filter keeping every batch; passes of "
                       "steps_per_epoch batches), steps_per_epoch given",
     "tfloop_passes": "(10) (9) without steps_per_epoch: each epoch one pass, its end fetched with "
@@ -76,6 +77,8 @@ def run_method(method, spec, quick):
         return common.run_raw(spec, steps_per_epoch, epochs, feed=True)
     if method == "raw_callable":
         return common.run_raw(spec, steps_per_epoch, epochs, callable_=True)
+    if method == "raw_unknown":
+        return common.run_raw(spec, steps_per_epoch, epochs, unknown_length=True)
     if method in TFLOOP_RUNS:
         return common.run_tfloop(spec, steps_per_epoch, epochs, **TFLOOP_RUNS[method])
     if method == "keras_fit":
