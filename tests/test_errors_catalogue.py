@@ -216,6 +216,17 @@ def _(tmp):
     train_linear(data=_dataset_input(lambda ds: ds.filter(lambda x, y: True)), steps_per_run=2)
 
 
+@case("loop-passes-callbacks")
+def _(tmp):
+    model, trainer = LinearModel(), tfloop.SimpleTrainer()
+    trainer.setup_graph(model.get_input_signature(),
+                        _dataset_input(lambda ds: ds.filter(lambda x, y: True)),
+                        model.build_graph, model.get_optimizer)
+    trainer.setup_callbacks([], [])
+    trainer.initialize()
+    trainer.main_loop(None, 1, 1)
+
+
 @case("loop-steps-per-epoch-unknown")
 def _(tmp):
     class NeedsLength(tfloop.Callback):

@@ -279,6 +279,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        self._check_passes_watched()
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
         with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
@@ -294,6 +295,16 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 if loop.stop_requested:     # asked during the epoch's end: no further step
                     raise StopTraining(loop.stop_reason)
             logger.info("Training has finished.")
+
+    def _check_passes_watched(self) -> None:
+        """Epochs that are passes end through the ``PassEndWatch`` that :meth:`setup_callbacks`
+        adds when the loop was configured for them before it (as :meth:`train` does)."""
+        if self.loop.passes and not any(isinstance(cb, PassEndWatch) for cb in self._callbacks):
+            raise ValueError(
+                "main_loop(steps_per_epoch=None) makes each epoch one pass over the data, but the "
+                "callbacks were set up for epochs of a fixed length, so no step would end one: "
+                "call trainer.train(..., steps_per_epoch=None) (or train_with_defaults), which "
+                "sets the loop up before the callbacks, or give main_loop a steps_per_epoch.")
 
     def _run_steps_of_epoch(self) -> None:
         """The epoch's steps, each followed by ``trigger_step`` and a look at the stop requests;
