@@ -223,3 +223,31 @@ def test_tfrecord_files_as_tensorflow_reads_them_train_one_pass_per_epoch_as_in_
     assert epochs.steps == keras_batches_per_epoch(make(), 2)
     positives = int((make_regression_data(24)[1] > 0).sum())
     assert epochs.steps == ([-(-positives // 4)] * 2 if form == "filter" else [6, 6])
+
+
+class ShorterShardTrainer(tfloop.SimpleTrainer):
+    """A worker of a cluster whose other worker's passes are 3 steps: every epoch ends after
+    3 steps, the other worker's pass end, and this one drops the rest of its own pass."""
+
+    def pass_end_tensors(self, flags):
+        own = tf.reduce_any(tf.stack(flags))
+        with tf.control_dependencies([self.train_op]):
+            step = tf.compat.v1.train.get_global_step().read_value()
+        return tf.logical_or(own, tf.equal(step % 3, 0)), own
+
+
+@pytest.mark.parametrize("source", ["dataset", "queue", "buffer", "feed"])
+def test_a_worker_whose_pass_is_not_over_when_the_epoch_ends_drops_the_rest_of_it(source):
+    from support import Flow, batches
+    x, y = make_regression_data(20)                  # passes of 5 batches
+    items = batches(x, y, 4)
+    data = {"dataset": lambda: tfloop.DatasetInput(
+                lambda: regression(20).filter(keep_all).batch(4)),
+            "queue": lambda: tfloop.QueueInput(Flow(items, length=False)),
+            "buffer": lambda: tfloop.QueueInput(Flow(items, length=False), queue=2),
+            "feed": lambda: tfloop.FeedInput(Flow(items, length=False))}[source]()
+    epochs, firsts = EpochSteps(), StepValues("x", lambda x: float(np.asarray(x)[0, 0]))
+    trainer = train_linear([epochs, firsts], data=data, max_epoch=3,
+                           trainer=ShorterShardTrainer())
+    assert epochs.steps == [3, 3, 3] and trainer.global_step == 9
+    assert firsts.values == [float(x[i, 0]) for i in (0, 4, 8)] * 3   # each epoch a new pass
