@@ -2,12 +2,21 @@
 does, as Keras ``fit`` ends it, on one device and several; what callbacks see at each step; the
 progress bar; and the errors for data that is empty, repeats forever or needs a known length."""
 import io
+import logging
 import os
+import re
 
 import numpy as np
 import pytest
 from keras_support import keras_batches_per_epoch
-from support import RecordingCallback, StepValues, make_regression_data, train_linear
+from support import (
+    LRModel,
+    LRRecorder,
+    RecordingCallback,
+    StepValues,
+    make_regression_data,
+    train_linear,
+)
 
 import tfloop
 from tfloop.compat import tf
@@ -154,6 +163,36 @@ def test_reading_steps_per_epoch_before_the_first_pass_ended_names_the_callback(
     assert "(raised in callback NeedsLength.before_train)" in info.value.__notes__
 
 
+class Triggers(tfloop.Callback):
+    """The global steps at which it was triggered."""
+
+    def __init__(self):
+        self.at = []
+
+    def _trigger(self):
+        self.at.append(self.global_step)
+
+
+def test_step_and_epoch_periods_and_step_schedules_need_no_epoch_length():
+    every_two_steps, every_two_epochs = Triggers(), Triggers()
+    setter = tfloop.ScheduledHyperParamSetter("learning_rate", [(0, 0.2), (4, 0.1), (7, 0.01)],
+                                              step_based=True)
+    recorder = LRRecorder()
+    train_linear([tfloop.PeriodicTrigger(every_two_steps, every_k_steps=2),
+                  tfloop.PeriodicTrigger(every_two_epochs, every_k_epochs=2), setter, recorder],
+                 data=regression(12).filter(keep_all).batch(4), max_epoch=3, model=LRModel())
+    assert every_two_steps.at == [2, 4, 6, 8]            # across the ends of passes of 3 steps
+    assert every_two_epochs.at == [6]
+    assert recorder.lrs == pytest.approx([0.2] * 4 + [0.1] * 3 + [0.01] * 2)
+
+
+def test_the_start_logs_that_each_epoch_is_one_pass_over_the_named_pipeline(caplog):
+    caplog.set_level(logging.INFO)
+    train_linear([], data=regression(12).filter(keep_all).batch(4), max_epoch=1)
+    assert "The input DatasetInput (its pipeline: from_tensor_slices > filter > batch) does not " \
+        "know its length: each epoch is one pass over it" in caplog.text
+
+
 def test_steps_per_run_needs_a_known_epoch_length():
     with pytest.raises(ValueError, match=r"^steps_per_run=2 needs epochs of a known length"):
         train_linear([], data=regression(12).filter(keep_all).batch(4), steps_per_run=2)
@@ -251,3 +290,16 @@ def test_a_worker_whose_pass_is_not_over_when_the_epoch_ends_drops_the_rest_of_i
                            trainer=ShorterShardTrainer())
     assert epochs.steps == [3, 3, 3] and trainer.global_step == 9
     assert firsts.values == [float(x[i, 0]) for i in (0, 4, 8)] * 3   # each epoch a new pass
+
+
+def test_the_advice_for_a_tfrecord_path_trains_as_written_one_pass_per_epoch_as_in_keras(
+        tmp_path):
+    write_records(str(tmp_path), parts=1, n=40)
+    path = str(tmp_path / "train-00000-of-00001.tfrecord")
+    with pytest.raises(TypeError) as info:
+        tfloop.as_input_source(path)
+    advised = re.search(r"data=(lambda: .*\.batch\(32\)), where parse_example", str(info.value))
+    data = eval(advised.group(1), {"tf": tf, "parse_example": parse})
+    epochs = EpochSteps()
+    train_linear([epochs], data=data, max_epoch=2)
+    assert epochs.steps == keras_batches_per_epoch(data(), 2) == [2, 2]   # 32 + 8 records

@@ -31,7 +31,7 @@ from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.loop_view import LoopView
 from tfloop.train.options import OptionsOwner
-from tfloop.train.passes import PassEndWatch, any_pass_ended, check_epochs_are_passes
+from tfloop.train.passes import PassesOwner
 from tfloop.train.run_state import RunStateOwner
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
@@ -58,7 +58,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
+class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner, PassesOwner,
               metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
@@ -207,8 +207,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             registered, self._registered = self._registered, []
             self.register_callback(MaintainStepCounter(self.loop))
             if self.loop.passes:
-                self.register_callback(PassEndWatch(self.loop, self._input_source,
-                                                    self.pass_end_tensors))
+                self.register_callback(self._pass_end_watch())
             for cb in registered + callbacks:
                 self.register_callback(cb)
             for m in monitors:
@@ -259,13 +258,6 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         self.graph.finalize()
         self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
 
-    def pass_end_tensors(self, flags: list[Any]) -> tuple[Any, Any]:
-        """From the pass-end flags of a step's batches (``InputSource.pass_end_flags``): a bool
-        scalar, true when the epoch ends after the step, and one that is true when this
-        worker's own pass ended, or None where the two are the same (one machine; a cluster
-        trainer combines the workers' flags). See :mod:`tfloop.train.passes`."""
-        return any_pass_ended(flags), None
-
     # ---- running ---------------------------------------------------------------------------------
     def run_step(self) -> None:
         """Run one training step: one ``session.run`` of the training op with every callback's
@@ -279,7 +271,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        self._check_passes_watched()
+        self._check_passes_watched(callbacks)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source)
         with self.graph.as_default(), self.sess.as_default(), self._final_weights_kept(), ending:
             callbacks.before_train()
@@ -295,16 +287,6 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 if loop.stop_requested:     # asked during the epoch's end: no further step
                     raise StopTraining(loop.stop_reason)
             logger.info("Training has finished.")
-
-    def _check_passes_watched(self) -> None:
-        """Epochs that are passes end through the ``PassEndWatch`` that :meth:`setup_callbacks`
-        adds when the loop was configured for them before it (as :meth:`train` does)."""
-        if self.loop.passes and not any(isinstance(cb, PassEndWatch) for cb in self._callbacks):
-            raise ValueError(
-                "main_loop(steps_per_epoch=None) makes each epoch one pass over the data, but the "
-                "callbacks were set up for epochs of a fixed length, so no step would end one: "
-                "call trainer.train(..., steps_per_epoch=None) (or train_with_defaults), which "
-                "sets the loop up before the callbacks, or give main_loop a steps_per_epoch.")
 
     def _run_steps_of_epoch(self) -> None:
         """The epoch's steps, each followed by ``trigger_step`` and a look at the stop requests;
@@ -345,7 +327,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         loop = self.loop
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         if loop.passes:
-            check_epochs_are_passes(self._input_source)
+            self._check_epochs_are_passes(self._input_source)
         self._take_logdir()
         if resume_from is not None:
             session_init = session_init or ResumeInit(resume_from)

@@ -13,11 +13,14 @@ the one that took the last batch of the shortest shard's pass; the workers whose
 over read and drop the rest of it (``InputSource.skip_to_next_pass``), so every epoch is a new
 pass on every worker.
 """
+from typing import Any
+
 from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.train.loop import TrainLoop
+from tfloop.utils import logger
 
-__all__ = ["PassEndWatch", "check_epochs_are_passes", "any_pass_ended"]
+__all__ = ["PassEndWatch", "PassesOwner", "check_epochs_are_passes", "any_pass_ended"]
 
 
 def any_pass_ended(flags):
@@ -102,3 +105,49 @@ class PassEndWatch(Callback):
 
     def __str__(self):
         return f"PassEndWatch[{self._source}]"
+
+
+class PassesOwner:
+    """What :class:`~tfloop.train.base.Trainer` does for epochs that are passes: the checks and
+    the log line when its loop is configured for them, the :class:`PassEndWatch` it adds, and
+    how it combines the towers' flags (:meth:`pass_end_tensors`, which a cluster trainer
+    overrides).
+
+    Example:
+        >>> ended, own = trainer.pass_end_tensors(source.pass_end_flags())
+        >>> own is None                  # one machine: its pass ends where the epoch does
+        True
+    """
+
+    loop: TrainLoop
+    _input_source: Any
+
+    def pass_end_tensors(self, flags: list[Any]) -> tuple[Any, Any]:
+        """From the pass-end flags of a step's batches (``InputSource.pass_end_flags``): a bool
+        scalar, true when the epoch ends after the step, and one that is true when this
+        worker's own pass ended, or None where the two are the same (one machine; a cluster
+        trainer combines the workers' flags)."""
+        return any_pass_ended(flags), None
+
+    def _check_epochs_are_passes(self, source: Any) -> None:
+        """Check ``source`` as :func:`check_epochs_are_passes` does, and log that the epochs are
+        passes (an endless iterator that does not say so never ends its first one)."""
+        check_epochs_are_passes(source)
+        described = source.describe_pipeline()
+        pipeline = f" (its pipeline: {described})" if described else ""
+        logger.info(f"The input {source}{pipeline} does not know its length: each epoch is one "
+                    "pass over it, ending where the pass does (an endless one never ends its "
+                    "first epoch: give steps_per_epoch for it).")
+
+    def _pass_end_watch(self) -> PassEndWatch:
+        return PassEndWatch(self.loop, self._input_source, self.pass_end_tensors)
+
+    def _check_passes_watched(self, callbacks: Any) -> None:
+        """Epochs that are passes end through the ``PassEndWatch`` that ``setup_callbacks`` adds
+        when the loop was configured for them before it (as ``Trainer.train`` does)."""
+        if self.loop.passes and not any(isinstance(cb, PassEndWatch) for cb in callbacks):
+            raise ValueError(
+                "main_loop(steps_per_epoch=None) makes each epoch one pass over the data, but the "
+                "callbacks were set up for epochs of a fixed length, so no step would end one: "
+                "call trainer.train(..., steps_per_epoch=None) (or train_with_defaults), which "
+                "sets the loop up before the callbacks, or give main_loop a steps_per_epoch.")
