@@ -119,6 +119,7 @@ class EpochEnds(tfloop.Callback):
         self.ends.append(self.global_step)
 
 
+@pytest.mark.slow   # five trainings
 def test_a_run_of_passes_resumes_step_exactly_within_a_pass_and_at_its_end(tmp_path):
     ends = EpochEnds()
     _, reference, _ = train(str(tmp_path / "reference"), make_data=make_passes, extra=[ends])
