@@ -131,3 +131,13 @@ def test_distribute_applied_by_hand_trains_one_job_per_epoch(cluster):
     assert trainer.epochs_are_passes and len(seen.epochs) == 3
     # The workers split each job's examples between them: every example once an epoch.
     assert all(rows(batches) == rows([x]) for batches in seen.epochs)
+
+
+def test_distribute_applied_by_hand_to_data_that_repeats_forever_needs_steps_per_epoch(cluster):
+    forever = filtered().repeat().apply(tf.data.experimental.service.distribute(
+        "parallel_epochs", cluster.target))
+    with pytest.raises(ValueError, match=r"^The input DatasetInput repeats forever \(its pipeline: "
+                                         r"distribute\), .*set the epoch's length with "
+                                         r"steps_per_epoch=N, or remove the \.repeat\(\)"):
+        train_linear([], data=forever)
+    assert train_linear([], data=forever, steps_per_epoch=3, max_epoch=1).global_step == 3
