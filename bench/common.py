@@ -121,12 +121,16 @@ MODELS = {
 }
 
 
-def dataset_fn(spec, repeat):
-    """A function building the training ``tf.data`` pipeline of ``spec`` (in the current graph)."""
+def dataset_fn(spec, repeat, pass_length=None):
+    """A function building the training ``tf.data`` pipeline of ``spec`` (in the current graph).
+    With ``pass_length``: a pipeline of unknown length (a ``filter`` that keeps every batch)
+    whose pass is that many batches."""
     x, y = spec.data()
 
     def make():
         ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH, drop_remainder=True)
+        if pass_length is not None:
+            return ds.repeat().take(pass_length).filter(lambda bx, by: True)
         return ds.repeat() if repeat else ds
     return make
 
@@ -175,7 +179,7 @@ class Window:
 
 
 # ---- raw TensorFlow loops ------------------------------------------------------------------------
-def raw_graph(spec, feed):
+def raw_graph(spec, feed, pass_length=None):
     graph = tf.Graph()
     with graph.as_default():
         if feed:
@@ -183,7 +187,9 @@ def raw_graph(spec, feed):
             y = tfv1.placeholder(tf.int32, [None], name="label")
             iterator = None
         else:
-            iterator = tfv1.data.make_initializable_iterator(dataset_fn(spec, repeat=True)())
+            make = dataset_fn(spec, repeat=True, pass_length=pass_length)
+            iterator = tfv1.data.make_initializable_iterator(
+                make() if pass_length is None else make().repeat())
             x, y = iterator.get_next()
         cost = spec.build_cost(x, y)
         train_op = learning_rate_optimizer().minimize(
@@ -196,10 +202,12 @@ def raw_graph(spec, feed):
     return sess, train_op, (x, y)
 
 
-def run_raw(spec, steps_per_epoch, epochs, feed=False, callable_=False):
+def run_raw(spec, steps_per_epoch, epochs, feed=False, callable_=False, unknown_length=False):
     """(1) ``sess.run(train_op)`` with tf.data in the graph, (2) the same fed by feed_dict, or
-    with ``callable_`` a ``Session.make_callable(train_op)`` called in the loop."""
-    sess, train_op, (x, y) = raw_graph(spec, feed)
+    with ``callable_`` a ``Session.make_callable(train_op)`` called in the loop; with
+    ``unknown_length``, on the pipeline of unknown length of ``run_tfloop``'s, repeated."""
+    sess, train_op, (x, y) = raw_graph(spec, feed,
+                                       pass_length=steps_per_epoch if unknown_length else None)
     batches = feed_batches(spec) if feed else None
     step_fn = sess.make_callable(train_op) if callable_ else None
     window = Window()
@@ -293,10 +301,12 @@ def typical_callbacks(spec, window):
 
 
 def run_tfloop(spec, steps_per_epoch, epochs, callbacks="none", steps_per_run=1, feed=False,
-               extra=()):
+               extra=(), unknown_length=None):
     """tfloop ``SimpleTrainer``: ``callbacks`` is ``"none"`` (no default callbacks or monitors),
     ``"default"`` (the defaults) or ``"typical"`` (defaults plus :func:`typical_callbacks`);
-    ``extra`` callbacks come first in the list."""
+    ``extra`` callbacks come first in the list. ``unknown_length``: the data has no known length
+    (passes of ``steps_per_epoch`` batches), with epochs of ``steps_per_epoch`` steps
+    (``"fixed"``) or one pass each (``"passes"``, no ``steps_per_epoch``)."""
     import tfloop
     from tfloop.utils import logger
     logdir = tempfile.mkdtemp(prefix="tfloop-bench-")
@@ -308,14 +318,16 @@ def run_tfloop(spec, steps_per_epoch, epochs, callbacks="none", steps_per_run=1,
         user += typical_callbacks(spec, window)
     user.append(closer)
     data = tfloop.FeedInput(feed_batches(spec)) if feed else \
-        tfloop.DatasetInput(dataset_fn(spec, repeat=False))
+        tfloop.DatasetInput(dataset_fn(spec, repeat=False, pass_length=steps_per_epoch
+                                       if unknown_length else None))
     kwargs = {}
     if callbacks == "none":
         kwargs = dict(extra_callbacks=[], monitors=[])
     if steps_per_run != 1:
         kwargs["steps_per_run"] = steps_per_run
     config = tfloop.TrainConfig(model=tfloop_model(spec), data=data, callbacks=user,
-                                steps_per_epoch=steps_per_epoch, max_epoch=epochs + 1, **kwargs)
+                                steps_per_epoch=None if unknown_length == "passes" else
+                                steps_per_epoch, max_epoch=epochs + 1, **kwargs)
     tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
     logger.unset_logger_dir()
     return window.result(steps_per_epoch * epochs)

@@ -44,11 +44,28 @@ METHODS = {
     "keras_fit": "(6) Keras 3 model.fit, same layers, data and SGD, default settings",
     "tfloop_spr": f"(7) (4) with steps_per_run={STEPS_PER_RUN}",
     "tfloop_feed": "(8) (4) with FeedInput (feed_dict) instead of DatasetInput; compare to (2)",
+    "raw_unknown": "(1u) (1) on the pipeline of unknown length of (9), repeated with .repeat()",
+    "tfloop_unknown": "(9) (4) on data of unknown length (a filter keeping every batch; passes of "
+                      "steps_per_epoch batches), steps_per_epoch given",
+    "tfloop_passes": "(10) (9) without steps_per_epoch: each epoch one pass, its end fetched with "
+                     "every step; compare to (9)",
 }
 DEFAULT_METHODS = ["raw_dataset", "raw_callable", "raw_feed", "tfloop_bare", "tfloop_default",
                    "tfloop_typical", "keras_fit", "tfloop_spr", "tfloop_feed"]
 BASELINE_METHODS = ["tfloop_bare", "tfloop_default"]
 BASELINE_SUFFIX = "@baseline"
+
+
+# The tfloop methods: the arguments of common.run_tfloop besides the model and the schedule.
+TFLOOP_RUNS = {
+    "tfloop_bare": dict(callbacks="none"),
+    "tfloop_default": dict(callbacks="default"),
+    "tfloop_typical": dict(callbacks="typical"),
+    "tfloop_spr": dict(callbacks="default", steps_per_run=STEPS_PER_RUN),
+    "tfloop_feed": dict(callbacks="default", feed=True),
+    "tfloop_unknown": dict(callbacks="default", unknown_length="fixed"),
+    "tfloop_passes": dict(callbacks="default", unknown_length="passes"),
+}
 
 
 def run_method(method, spec, quick):
@@ -60,17 +77,10 @@ def run_method(method, spec, quick):
         return common.run_raw(spec, steps_per_epoch, epochs, feed=True)
     if method == "raw_callable":
         return common.run_raw(spec, steps_per_epoch, epochs, callable_=True)
-    if method == "tfloop_bare":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="none")
-    if method == "tfloop_default":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default")
-    if method == "tfloop_typical":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="typical")
-    if method == "tfloop_spr":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default",
-                                 steps_per_run=STEPS_PER_RUN)
-    if method == "tfloop_feed":
-        return common.run_tfloop(spec, steps_per_epoch, epochs, callbacks="default", feed=True)
+    if method == "raw_unknown":
+        return common.run_raw(spec, steps_per_epoch, epochs, unknown_length=True)
+    if method in TFLOOP_RUNS:
+        return common.run_tfloop(spec, steps_per_epoch, epochs, **TFLOOP_RUNS[method])
     if method == "keras_fit":
         return common.run_keras(spec, steps_per_epoch, epochs)
     raise ValueError("Unknown method {!r}; known: {}.".format(method, ", ".join(METHODS)))

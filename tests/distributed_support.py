@@ -147,25 +147,31 @@ class FailAtSetup(tfloop.Callback):
 
 def train_script(trainer, steps=STEPS, towers_per_step=1, optimizer="momentum", callbacks=(),
                  session_init="fixed", capture=None, save=True, max_epoch=1,
-                 config_class=None, **config_kwargs):
+                 config_class=None, passes=False, **config_kwargs):
     """The user's script: train :class:`MLP` for ``steps`` steps, from :func:`initial_values`
     (``session_init="fixed"``), from random values (None), or from a given ``SessionInit``.
 
     Every step consumes ``BATCH`` datapoints in all: the dataset is batched by
     ``BATCH // towers_per_step``, where ``towers_per_step`` counts the towers of every worker,
     and each worker reads its shard (``shard_dataset``: the whole dataset without TF_CONFIG).
+    With ``passes``, the data has no known length and is one tower's batch short, and each epoch
+    is one pass (no ``steps_per_epoch``): the shards differ in length.
     """
     x, y = make_data(steps)
     per_tower = BATCH // towers_per_step
 
     def dataset():
-        return shard_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(per_tower))
+        examples = tf.data.Dataset.from_tensor_slices((x, y))
+        if passes:
+            examples = examples.take(len(x) - per_tower).filter(lambda a, b: True)
+        return shard_dataset(examples.batch(per_tower))
 
     capture = capture or CaptureVariables()
     all_callbacks = [capture] + list(callbacks) + ([tfloop.ModelSaver()] if save else [])
     config_class = config_class or tfloop.TrainConfig
     config = config_class(model=MLP(optimizer), data=tfloop.DatasetInput(dataset),
-                                callbacks=all_callbacks, steps_per_epoch=steps, max_epoch=max_epoch,
+                                callbacks=all_callbacks, max_epoch=max_epoch,
+                                steps_per_epoch=None if passes else steps,
                                 session_init=tfloop.DictRestore(initial_values())
                                 if session_init == "fixed" else session_init, **config_kwargs)
     tfloop.launch_train_with_config(config, trainer)
@@ -264,6 +270,8 @@ def _task_main(tf_config, outdir, options):
                 callbacks.append(FailAtSetup())
             if options.get("mixed_precision"):
                 extra["mixed_precision"] = options["mixed_precision"]
+            if options.get("passes"):
+                extra.update(passes=True, max_epoch=options["max_epoch"])
             if options.get("auto_resume"):
                 extra.update(config_class=tfloop.AutoResumeTrainConfig,
                              max_epoch=options["max_epoch"])

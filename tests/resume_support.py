@@ -103,10 +103,10 @@ def train(logdir, max_epoch=4, save_every=2, extra=(), max_to_keep=None, make_da
     return config, weights, counter
 
 
-def train_resumable(logdir, data, stop_at=None, max_epoch=3):
-    """Train LinearModel on ``data`` (3 steps per epoch) with AutoResumeTrainConfig, a checkpoint
-    every 2 steps, stopping after global step ``stop_at``; return ``(config, {global step: w after
-    that step, as bytes})``."""
+def train_resumable(logdir, data, stop_at=None, max_epoch=3, steps_per_epoch=STEPS_PER_EPOCH):
+    """Train LinearModel on ``data`` (3 steps per epoch; None: one pass of the data per epoch)
+    with AutoResumeTrainConfig, a checkpoint every 2 steps, stopping after global step
+    ``stop_at``; return ``(config, {global step: w after that step, as bytes})``."""
     logger.set_logger_dir(logdir, action="keep")
     weights = WeightLog()
     callbacks = [tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=2), weights]
@@ -114,7 +114,7 @@ def train_resumable(logdir, data, stop_at=None, max_epoch=3):
         callbacks.append(StopAt(stop_at))
     config = tfloop.AutoResumeTrainConfig(model=LinearModel(), data=data, callbacks=callbacks,
                                           monitors=[], extra_callbacks=[],
-                                          steps_per_epoch=STEPS_PER_EPOCH, max_epoch=max_epoch)
+                                          steps_per_epoch=steps_per_epoch, max_epoch=max_epoch)
     try:
         tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
     finally:

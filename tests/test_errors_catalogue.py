@@ -222,7 +222,32 @@ def _(tmp):
 @case("loop-steps-unknown")
 def _(tmp):
     x, y = make_regression_data(4)
-    train_linear(data=tfloop.FeedInput(iter([(x, y)])))
+    train_linear(data=tfloop.TensorInput(lambda: [tf.constant(x), tf.constant(y)]))
+
+
+@case("loop-passes-steps-per-run")
+def _(tmp):
+    train_linear(data=_dataset_input(lambda ds: ds.filter(lambda x, y: True)), steps_per_run=2)
+
+
+@case("loop-passes-callbacks")
+def _(tmp):
+    model, trainer = LinearModel(), tfloop.SimpleTrainer()
+    trainer.setup_graph(model.get_input_signature(),
+                        _dataset_input(lambda ds: ds.filter(lambda x, y: True)),
+                        model.build_graph, model.get_optimizer)
+    trainer.setup_callbacks([], [])
+    trainer.initialize()
+    trainer.main_loop(None, 1, 1)
+
+
+@case("loop-steps-per-epoch-unknown")
+def _(tmp):
+    class NeedsLength(tfloop.Callback):
+        def _before_train(self):
+            print(self.trainer.steps_per_epoch * 2)
+
+    train_linear([NeedsLength()], data=_dataset_input(lambda ds: ds.filter(lambda x, y: True)))
 
 
 @case("loop-stop-epoch-misplaced")
@@ -495,6 +520,14 @@ def _(tmp):
     with open(str(tmp / "log" / "model-2.resume.json"), "w") as f:
         f.write('{"format": 1, "epo')
     train_resumable(str(tmp / "log"), tfloop.DatasetInput(make_dataset))
+
+
+@case("resume-passes-other-epochs")
+def _(tmp):
+    def data():
+        return _dataset_input(lambda ds: ds.filter(lambda x, y: True))
+    train_resumable(str(tmp / "log"), data(), stop_at=2)
+    train_resumable(str(tmp / "log"), data(), steps_per_epoch=None)
 
 
 @case("resume-callback-state")
@@ -908,6 +941,11 @@ def _(tmp):
 @case("input-empty-dataset")
 def _(tmp):
     train_linear(data=_dataset_input(lambda ds: ds.take(0)))
+
+
+@case("input-repeats-forever")
+def _(tmp):
+    train_linear(data=_dataset_input(lambda ds: ds.repeat()))
 
 
 @case("schedule-float32-overflow")

@@ -69,6 +69,19 @@ def test_merged_summaries_come_with_the_last_step_of_each_epoch_and_every_period
     assert [s for s, _ in trainer.monitors.get_history("param-summary/w-rms")] == steps
 
 
+@pytest.mark.parametrize("period, steps", [(0, [1, 6, 9]), (2, [1, 2, 4, 6, 8, 9])])
+def test_with_passes_the_summaries_come_with_the_first_step_then_the_learnt_last_one(period,
+                                                                                    steps):
+    # Passes of 3 batches of unknown length: no step is known to be the last in the first pass.
+    from tfloop.compat import tf
+    x, y = make_regression_data(12)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True).batch(4)
+    log = SummaryLog()
+    train_linear(model=SummarizedModel(), data=data, monitors=[log], max_epoch=3,
+                 extra_callbacks=[MergeAllSummaries(period=period)])
+    assert [s for s, _ in log.steps] == steps
+
+
 def test_merge_all_summaries_uses_the_given_collection():
     class KeyedModel(LinearModel):
         def build_graph(self, x, y):

@@ -85,3 +85,59 @@ def test_a_cluster_of_processes_serves_and_its_processes_end():
         train_linear([seen], data=data, steps_per_epoch=6, max_epoch=1)
     assert rows(seen.values) == sorted(rows([x]) * 2)
     assert all(child.poll() is not None for child in children)
+
+
+class EpochRows(tfloop.Callback):
+    """The rows of ``x`` each epoch trained on, one list per epoch."""
+
+    def _setup_graph(self):
+        self.x = self.get_tensors_maybe_in_tower(["x"])[0]
+        self.epochs = []
+
+    def _before_epoch(self):
+        self.epochs.append([])
+
+    def _before_run(self, ctx):
+        return self.x
+
+    def _after_run(self, ctx, values):
+        self.epochs[-1].append(values.results)
+
+
+def filtered(n=28, batch=4):
+    """A pipeline of unknown length: n examples kept by a filter, in batches."""
+    x, y = make_regression_data(n)
+    return tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: b > -1e9).batch(batch)
+
+
+def test_without_steps_per_epoch_each_epoch_is_one_job_of_the_service_as_in_keras(cluster):
+    from keras_support import keras_batches_per_epoch
+    x, _ = make_regression_data(28)
+    seen = EpochRows()
+    train_linear([seen], data=tfloop.DataServiceInput(filtered, cluster), max_epoch=2)
+    by_hand = filtered().apply(tf.data.experimental.service.distribute("parallel_epochs",
+                                                                      cluster.target))
+    assert [len(batches) for batches in seen.epochs] == keras_batches_per_epoch(by_hand, 2) == \
+        [14, 14]                       # two workers, each a whole pass of 7 batches
+    assert all(rows(batches) == sorted(rows([x]) * 2) for batches in seen.epochs)
+
+
+def test_distribute_applied_by_hand_trains_one_job_per_epoch(cluster):
+    x, _ = make_regression_data(28)
+    seen = EpochRows()
+    by_hand = filtered().apply(tf.data.experimental.service.distribute(
+        "distributed_epoch", cluster.target))
+    trainer = train_linear([seen], data=by_hand, max_epoch=3)
+    assert trainer.epochs_are_passes and len(seen.epochs) == 3
+    # The workers split each job's examples between them: every example once an epoch.
+    assert all(rows(batches) == rows([x]) for batches in seen.epochs)
+
+
+def test_distribute_applied_by_hand_to_data_that_repeats_forever_needs_steps_per_epoch(cluster):
+    forever = filtered().repeat().apply(tf.data.experimental.service.distribute(
+        "parallel_epochs", cluster.target))
+    with pytest.raises(ValueError, match=r"^The input DatasetInput repeats forever \(its pipeline: "
+                                         r"distribute\), .*set the epoch's length with "
+                                         r"steps_per_epoch=N, or remove the \.repeat\(\)"):
+        train_linear([], data=forever)
+    assert train_linear([], data=forever, steps_per_epoch=3, max_epoch=1).global_step == 3

@@ -76,11 +76,15 @@ def test_a_python_iterable_as_data_means_queue_input():
     assert trainer.global_step == 4
 
 
-def test_a_dataflow_is_reset_once_and_its_unknown_length_needs_steps_per_epoch():
+def test_a_dataflow_without_length_is_reset_once_and_trains_one_pass_per_epoch():
     flow = Flow(data(), length=False)
-    with pytest.raises(ValueError, match="steps_per_epoch is required: the input source "
-                                         "QueueInput does not know its size"):
-        train_linear([], data=tfloop.QueueInput(flow))
+    trainer = train_linear([], data=tfloop.QueueInput(flow), max_epoch=2)
+    assert trainer.global_step == 6 and trainer.expected_steps_per_epoch == 3
+    assert flow.resets == 1
+
+
+def test_steps_per_epoch_fixes_the_epochs_of_a_dataflow_without_length():
+    flow = Flow(data(), length=False)
     log = StepValues("cost", float)
     train_linear([log], data=tfloop.QueueInput(flow), steps_per_epoch=5, max_epoch=2)
     assert flow.resets == 1 and len(log.values) == 10
@@ -286,6 +290,36 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
     assert (config.starting_epoch, config.starting_local_step) == (3, 1)
     assert sorted(first) == list(range(1, 8)) and sorted(second) == [8, 9]
     assert {**first, **second} == reference
+
+
+@pytest.mark.parametrize("queue", [None, 50])
+def test_resume_within_a_pass_of_data_without_length_is_bit_exact(tmp_path, queue):
+    x, y = make_regression_data(20)
+    items = batches(x, y, 4)        # passes of 5 batches: epochs of 5 steps
+
+    def source():
+        return tfloop.QueueInput(Flow(items, length=False), queue)
+    _, reference = train_resumable(str(tmp_path / "reference"), source(), steps_per_epoch=None)
+    logdir = str(tmp_path / "log")
+    _, first = train_resumable(logdir, source(), stop_at=7, steps_per_epoch=None)
+    with open(os.path.join(logdir, "model-7.resume.json")) as f:
+        state = json.load(f)
+    assert state["callbacks"]["_QueueFeeder#0"] == {"pass": 1, "index": 2, "consumed": 7}
+    assert (state["steps_per_epoch"], state["pass_steps"], state["pass_ended"]) == \
+        (None, 5, False)
+    config, second = train_resumable(logdir, source(), steps_per_epoch=None)
+    assert (config.starting_epoch, config.starting_local_step) == (2, 2)
+    assert sorted(first) == list(range(1, 8)) and sorted(second) == list(range(8, 16))
+    assert {**first, **second} == reference
+
+
+def test_batch_queue_input_of_unknown_length_takes_whole_batches_of_each_pass():
+    x, y = make_regression_data(10)
+    examples = Flow([(x[i], y[i]) for i in range(10)], length=False)
+    fed = StepValues("y", lambda y: np.asarray(y).tolist())
+    trainer = train_linear([fed], data=tfloop.BatchQueueInput(examples, 4), max_epoch=2)
+    assert trainer.global_step == 4 and trainer.expected_steps_per_epoch == 2
+    assert fed.values == [y[0:4].tolist(), y[4:8].tolist()] * 2   # 2 examples left out a pass
 
 
 # ---- tfloop.dataflow -----------------------------------------------------------------------------

@@ -63,7 +63,9 @@ def test_feed_input_of_dicts_and_a_generator_with_steps_per_epoch():
 
 def test_infinite_dataset_needs_steps_per_epoch():
     x, y = make_regression_data(12)
-    with pytest.raises(ValueError, match="steps_per_epoch is required"):
+    with pytest.raises(ValueError, match=r"^The input DatasetInput repeats forever \(its "
+                       r"pipeline: from_tensor_slices > batch > repeat\), so an epoch cannot be "
+                       r"one pass over it: set the epoch's length with steps_per_epoch=N"):
         train_linear([], data=lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat())
 
 

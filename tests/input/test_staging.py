@@ -92,6 +92,23 @@ def test_staged_dataset_input_trains_like_dataset_input():
     assert staged.costs == plain.costs and len(staged.costs) == 6
 
 
+@pytest.mark.parametrize("source", ["dataset", "queue", "buffer"])
+def test_staged_data_of_unknown_length_ends_each_epoch_with_its_pass(source):
+    from support import Flow
+    x, y = make_regression_data(20)      # 5 batches a pass
+    items = batches(x, y, 4)
+    plain, staged = Seen(), Seen()
+    make = {"dataset": lambda: tfloop.DatasetInput(
+                lambda: dataset_fn(x, y, 4)().filter(lambda a, b: True)),
+            "queue": lambda: tfloop.QueueInput(Flow(items, length=False)),
+            "buffer": lambda: tfloop.QueueInput(Flow(items, length=False), queue=3)}[source]
+    train_linear([plain], data=make(), max_epoch=3)
+    trainer = train_linear([staged], data=tfloop.StagingInput(make(), nr_stage=2), max_epoch=3)
+    assert trainer.global_step == 15 and trainer.expected_steps_per_epoch == 5
+    assert staged.firsts == plain.firsts == [float(x[i, 0]) for i in range(0, 20, 4)] * 3
+    assert staged.costs == plain.costs
+
+
 def test_staging_input_refuses_feeds_steps_per_run_and_bad_arguments():
     x, y = make_regression_data(12)
     with pytest.raises(ValueError, match=r"StagingInput needs a QueueInput or an input source that "

@@ -46,6 +46,14 @@ def test_zmq_input_trains_like_feed_input_on_what_another_process_sends(tmp_path
     assert loader_threads() == []
 
 
+def test_a_stream_has_no_passes_so_its_epochs_need_steps_per_epoch(tmp_path):
+    address = f"ipc://{tmp_path / 'pipe'}"
+    with pytest.raises(ValueError, match=r"^steps_per_epoch is required: the input source "
+                                         r"ZMQInput\(ipc://.*\) does not know its size and "
+                                         r"cannot tell where a pass over its data ends"):
+        train_linear(data=tfloop.ZMQInput(address, 10))
+
+
 @pytest.mark.slow
 def test_a_datapoint_that_does_not_fit_the_inputs_is_named(tmp_path, senders):
     address = f"ipc://{tmp_path / 'pipe'}"

@@ -13,9 +13,10 @@ from resume_support import (
     read_stats,
     train,
 )
-from support import LinearModel
+from support import LinearModel, make_regression_data
 
 import tfloop
+from tfloop.compat import tf
 from tfloop.resume.session_init import find_resume_checkpoint
 from tfloop.utils import logger
 
@@ -126,3 +127,74 @@ def test_a_run_resumes_from_the_checkpoint_in_its_own_log_directory(tmp_path, wa
     assert weights.final.tobytes() == reference.final.tobytes()
     assert read_stats(logdir) == read_stats(str(tmp_path / "reference"))
     assert not [w for w in log_warnings if "no log directory" in w]
+
+
+def make_passes():
+    """Data of unknown length whose passes differ: 24 datapoints reshuffled each pass, in
+    batches of 3, only the batches whose targets sum above 0."""
+    x, y = make_regression_data(24)
+    return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(24, seed=7).batch(3).filter(
+        lambda bx, by: tf.reduce_sum(by) > 0)
+
+
+class EpochEnds(tfloop.Callback):
+    """The global step at the end of each epoch, and each epoch's expected length."""
+
+    _chief_only = False
+
+    def __init__(self):
+        self.ends, self.expected = [], []
+
+    def _before_epoch(self):
+        self.expected.append(self.trainer.expected_steps_per_epoch)
+
+    def _after_epoch(self):
+        self.ends.append(self.global_step)
+
+
+@pytest.mark.slow   # five trainings
+def test_a_run_of_passes_resumes_step_exactly_within_a_pass_and_at_its_end(tmp_path):
+    ends = EpochEnds()
+    _, reference, _ = train(str(tmp_path / "reference"), make_data=make_passes, extra=[ends])
+    lengths = [b - a for a, b in zip([0] + ends.ends, ends.ends)]
+    assert len(set(lengths)) > 1 and ends.expected == [None] + lengths[:-1]
+    for name, stop in (("within", ends.ends[1] - 1), ("at-end", ends.ends[1])):
+        logdir = str(tmp_path / name)
+        train(logdir, make_data=make_passes, extra=[StopAt(stop)])
+        resumed = EpochEnds()
+        config, weights, _ = train(logdir, make_data=make_passes, extra=[resumed])
+        assert (config.starting_epoch, config.starting_local_step) == (2, stop - ends.ends[0])
+        assert resumed.ends == ends.ends[1:] and resumed.expected == ends.expected[1:]
+        assert weights.after_step == [s for s in reference.after_step if s[0] > stop]
+        assert weights.final.tobytes() == reference.final.tobytes()
+
+
+def test_a_run_of_passes_cannot_resume_from_a_checkpoint_without_its_state(tmp_path):
+    logdir = str(tmp_path / "log")
+    train(logdir, make_data=make_passes, extra=[StopAt(3)])
+    for name in os.listdir(logdir):   # checkpoints as a run without resume states leaves them
+        if name.endswith((".resume.json", ".iterator")):
+            os.remove(os.path.join(logdir, name))
+    prefix = find_resume_checkpoint(logdir)
+    message = (
+        f"{prefix} has no resume state, and this run's epochs are passes over data of unknown "
+        "length: where its global step 3 falls in them cannot be told. Give steps_per_epoch to "
+        "continue with epochs of that many steps, or resume from a checkpoint with a resume "
+        "state written by a run without steps_per_epoch (AutoResumeTrainConfig writes them).")
+    for resume in (lambda: train(logdir, make_data=make_passes),
+                   lambda: train_passes_without_a_config(logdir, prefix)):
+        with pytest.raises(ValueError) as info:
+            resume()
+        assert str(info.value) == message
+
+
+def train_passes_without_a_config(logdir, resume_from):
+    logger.set_logger_dir(logdir, action="keep")
+    model, trainer = LinearModel(), tfloop.SimpleTrainer()
+    try:
+        trainer.setup_graph(model.get_input_signature(), tfloop.DatasetInput(make_passes),
+                            model.build_graph, model.get_optimizer)
+        trainer.train_with_defaults(extra_callbacks=[], monitors=[], max_epoch=2,
+                                    resume_from=resume_from)
+    finally:
+        logger.unset_logger_dir()

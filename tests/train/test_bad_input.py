@@ -213,6 +213,9 @@ def _dataset(transform):
      r"The input DatasetInput ran out at step 2 of epoch 1 \(global step 2\), before the epoch's "
      r"steps_per_epoch=3 steps: it is not repeated"),
     (tfloop.DatasetInput(_dataset(lambda ds: ds.filter(lambda x, y: False))),
+     r"^The input DatasetInput \(its pipeline: from_tensor_slices > batch > filter\) yielded no "
+     r"batch in epoch 1: its data is empty"),
+    (tfloop.DatasetInput(_dataset(lambda ds: ds.filter(lambda x, y: False)), repeat=False),
      "The input DatasetInput yielded no data at the first step: it is empty"),
 ])
 def test_an_input_that_runs_out_is_named(data, message):

@@ -102,6 +102,25 @@ def test_collective_cluster_trains_the_single_process_model(tmp_path, reference)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("ps, gpus", [(1, 1), (0, 2)], ids=["parameter_server", "collective"])
+def test_epochs_of_passes_end_on_every_worker_with_the_pass_of_the_shortest_shard(tmp_path, ps,
+                                                                                   gpus):
+    # Worker 0's shard has one step more a pass than worker 1's: every epoch ends after 5 steps
+    # on both, and worker 0 drops the rest of its pass, so each epoch is a new pass again.
+    outdir = str(tmp_path)
+    results = launch(make_cluster(workers=2, ps=ps), outdir, gpus=gpus, passes=True, max_epoch=3)
+    _check_clean_exit(results, outdir)
+    for name, stats in (("worker0", "stats.json"), ("worker1", "worker-1/stats.json")):
+        assert results[name]["values"]["global_step"] == 15
+        with open(os.path.join(outdir, "train_log", stats)) as f:
+            records = json.load(f)
+        assert [(r["epoch_num"], r["global_step"]) for r in records] == [(1, 5), (2, 10), (3, 15)]
+    first, second = (results[f"worker{i}"]["values"] for i in range(2))
+    for var in MODEL_VARIABLES:
+        np.testing.assert_array_equal(first[var], second[var], err_msg=var)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("ps", [1, 0], ids=["parameter_server", "collective"])
 def test_a_float16_cluster_trains_with_one_loss_scale(tmp_path, ps):
     outdir = str(tmp_path)

@@ -140,9 +140,10 @@ def test_running_out_of_range_during_the_steps_is_reported_as_the_input_running_
     with pytest.raises(ValueError) as info:
         train_linear([RaiseAt(out_of_range), end], max_epoch=3)
     message = ("The input FeedInput ran out at step 1 of epoch 1 (global step 2), before the "
-               "epoch's steps_per_epoch=3 steps: it is not repeated and has fewer batches. Repeat "
-               "it (dataset.repeat(), or DatasetInput(ds) which repeats a finite dataset), or set "
-               "steps_per_epoch to its number of batches.")
+               "epoch's steps_per_epoch=3 steps: it is not repeated and has fewer batches. Leave "
+               "steps_per_epoch out to make each epoch one pass over the data, or give the data as "
+               "it is (data=dataset, or DatasetInput(dataset) with repeat=True, the default), "
+               "which tfloop repeats.")
     assert str(info.value) == message
     assert isinstance(info.value.__context__, tf.errors.OutOfRangeError)
     assert info.value.__suppress_context__

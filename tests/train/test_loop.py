@@ -287,3 +287,68 @@ def test_a_state_past_max_epoch_is_an_already_finished_run(max_epoch, finished):
     assert loop.finished_epoch == finished
     if finished is None:
         assert [epoch for epoch in loop.epochs()] == list(range(2, max_epoch + 1))
+
+
+# ---- epochs that are passes ----------------------------------------------------------------------
+def walk_passes(loop, lengths, save_at=None):
+    """Walk ``loop`` whose epochs are passes of ``lengths`` steps, the trainer's way (the step
+    that ends a pass calls ``end_pass`` after it ran, ``end_epoch`` after the epoch); record the
+    counters, and the loop's state right after global step ``save_at``."""
+    seen, saved = [], None
+    lengths = iter(lengths)
+    for epoch in loop.epochs():
+        length = next(lengths)
+        seen.append(("epoch", epoch, loop.local_step, loop.steps_per_epoch, loop.is_last_step))
+        for step in loop.runs_of_epoch():
+            loop.global_step += 1
+            if step == length - 1:
+                loop.end_pass()
+            seen.append(("run", step, loop.is_last_step))
+            if loop.global_step == save_at:
+                saved = loop.state_dict()
+        loop.end_epoch()
+    return seen, saved
+
+
+def test_an_epoch_that_is_a_pass_runs_until_the_pass_ended_and_learns_its_length():
+    loop = make_loop(None, max_epoch=3)
+    assert loop.passes and loop.steps_per_epoch is None
+    seen, _ = walk_passes(loop, [2, 3, 1])
+    assert seen == [
+        ("epoch", 1, -1, None, False), ("run", 0, False), ("run", 1, True),
+        ("epoch", 2, -1, 2, False), ("run", 0, False), ("run", 1, False), ("run", 2, True),
+        ("epoch", 3, -1, 3, False), ("run", 0, True),
+    ]
+    assert loop.steps_per_epoch == loop.pass_steps == 1
+
+
+@pytest.mark.parametrize("save_at, continues", [(3, (2, 1, False)), (5, (2, 3, True))])
+def test_a_pass_resumes_where_it_was_and_one_whose_pass_ended_only_ends(save_at, continues):
+    _, state = walk_passes(make_loop(None, max_epoch=3), [2, 3, 2], save_at=save_at)
+    assert state == {"epoch": 2, "local_step": continues[1], "global_step": save_at,
+                     "steps_per_epoch": None, "pass_steps": 2, "pass_ended": continues[2]}
+    loop = make_loop(None, max_epoch=3)
+    assert loop.load_state_dict(state, "model.resume.json") is True
+    assert (loop.starting_epoch, loop.starting_local_step, loop.steps_per_epoch) == \
+        (2, continues[1], 2)
+    loop.global_step = save_at
+    seen, _ = walk_passes(loop, [3, 2])
+    first_epoch = [("epoch", 2, continues[1] - 1, 2, continues[2])] + \
+        [("run", step, step == 2) for step in range(continues[1], 3)]
+    assert seen == first_epoch + [("epoch", 3, -1, 3, False), ("run", 0, False), ("run", 1, True)]
+
+
+def test_an_epoch_cut_short_hands_the_rest_of_its_pass_to_the_next_epoch():
+    loop = make_loop(None, max_epoch=2)
+    epochs = loop.epochs()
+    next(epochs)
+    runs = loop.runs_of_epoch()
+    next(runs)
+    loop.global_step += 1
+    loop.end_epoch_early()
+    loop.end_epoch()
+    assert loop.state_dict() == {"epoch": 2, "local_step": 1, "global_step": 1,
+                                 "steps_per_epoch": None, "pass_steps": None,
+                                 "pass_ended": False}
+    next(epochs)
+    assert (loop.epoch_num, loop.local_step, loop.epoch_first_global_step) == (2, 0, 0)

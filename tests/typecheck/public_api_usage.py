@@ -134,6 +134,28 @@ def train_with_trainer(x: np.ndarray, y: np.ndarray) -> tuple[RecordCost, list[s
     return record, [str(cb) for cb in trainer.run_callbacks]
 
 
+class PassLengths(Callback):
+    """At the last step of each epoch, the length the trainer expected for it (None in the first
+    pass over data of unknown length; docs/data.md, "Epochs")."""
+
+    def __init__(self) -> None:
+        self.expected: list[int | None] = []
+
+    def _trigger_step(self) -> None:
+        if self.trainer.is_last_step:
+            self.expected.append(self.trainer.expected_steps_per_epoch)
+
+
+def train_one_pass_per_epoch(x: np.ndarray, y: np.ndarray) -> tuple[list[int | None], int]:
+    """A filtered dataset has no known length: each epoch is one pass over it."""
+    lengths, trainer = PassLengths(), SimpleTrainer()
+    data = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: b >= 0).batch(4)
+    launch_train_with_config(TrainConfig(model=Model(), data=data, callbacks=[lengths],
+                                         max_epoch=2, monitors=[]), trainer)
+    assert trainer.epochs_are_passes
+    return lengths.expected, trainer.steps_per_epoch
+
+
 def predict_after_training(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Train without a checkpoint, then predict with the final weights (docs/predict.md)."""
     trainer = SimpleTrainer()

@@ -27,6 +27,7 @@ def test_the_type_checked_usage_runs(tmp_path, monkeypatch):
     assert all(np.isfinite(cost) for _, cost in record_cost.costs)
     assert record_cost.epochs == [1, 2]
     assert run_callbacks == ["MaintainStepCounter", "RecordCost"]
+    assert usage.train_one_pass_per_epoch(x, y) == ([None, 4], 4)
     prob, w = usage.predict_after_training(x, y)
     logits = x[:4] @ w
     expected = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)

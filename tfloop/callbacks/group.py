@@ -9,7 +9,7 @@ from tfloop.callbacks.flow import STOP_EPOCH_HOOK, StopEpoch, misplaced_stop_epo
 from tfloop.callbacks.lifecycle import annotate_exception
 from tfloop.callbacks.timetable import Timetable
 from tfloop.callbacks.timing import CallbackTimeLogger
-from tfloop.callbacks.trainer_view import TrainerView
+from tfloop.callbacks.trainer_view import TrainerView, expects_last_step
 from tfloop.utils import logger
 from tfloop.utils.coerce import tensorpack_keywords
 
@@ -139,8 +139,7 @@ class Callbacks(Callback, dispatcher=True):
         trainer = self.trainer
         before = trainer.global_step
         return self._timetable.begin_step(
-            before, before + trainer.steps_per_run, trainer.epoch_num,
-            trainer.local_step == trainer.steps_per_epoch - 1)
+            before, before + trainer.steps_per_run, trainer.epoch_num, expects_last_step(trainer))
 
     def _before_train(self):
         self._timetable.start()

@@ -33,7 +33,8 @@ class HyperParams(Callback):
     scalars), and when training ends the session-end summary (finished or failed). The dashboard
     lists the run with these values, and as metrics the last value of every scalar of the run.
 
-    The values are, later ones winning: ``max_epoch``, ``steps_per_epoch``, ``steps_per_run``
+    The values are, later ones winning: ``max_epoch``, ``steps_per_epoch`` (``"one pass"`` when
+    each epoch is one pass over data of unknown length), ``steps_per_run``
     and ``model`` (the ``ModelDesc``'s class) from the training's configuration; the value every
     ``HyperParamSetter`` (e.g. ``ScheduledHyperParamSetter("learning_rate", ...)``) set for the
     first epoch, under the parameter's name; and ``hparams``. Numbers, bools and strings are kept as
@@ -59,7 +60,8 @@ class HyperParams(Callback):
     def collect(self) -> dict:
         """Every hyper-parameter of the run and its value, as written to the dashboard."""
         trainer = self.trainer
-        values: dict = {"max_epoch": trainer.max_epoch, "steps_per_epoch": trainer.steps_per_epoch,
+        steps = "one pass" if trainer.epochs_are_passes else trainer.steps_per_epoch
+        values: dict = {"max_epoch": trainer.max_epoch, "steps_per_epoch": steps,
                         "steps_per_run": self.trainer.steps_per_run}
         model = self.trainer.model
         if model is not None:

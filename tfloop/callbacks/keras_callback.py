@@ -218,7 +218,8 @@ class KerasCallback(Callback):
     def _before_train(self):
         trainer = self.trainer
         self.keras_callback.set_params({"epochs": trainer.max_epoch, "verbose": 0,
-                                        "steps": trainer.steps_per_epoch})
+                                        # None for data of unknown length, as in Keras
+                                        "steps": trainer.expected_steps_per_epoch})
         self.model.stop_training = False
         with _eager():
             self.keras_callback.on_train_begin({})

@@ -109,7 +109,7 @@ class OptunaPruningCallback(Callback):
         if self.trainer.training_error is not None:
             return
         if self.pruned_at_epoch is None:
-            if self.local_step == self.trainer.steps_per_epoch - 1:  # the last epoch ran through
+            if self.trainer.is_last_step:  # the last epoch ran through
                 self._report_pending(final=True, may_prune=False)
             return
         pruned = self._optuna.TrialPruned(

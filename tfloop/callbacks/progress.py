@@ -56,7 +56,7 @@ class _LogLines:
     clock = staticmethod(time.monotonic)
 
     def __init__(self, stream, total, initial, desc, refresh_secs):
-        self._stream, self._total, self._desc = stream, total, desc
+        self._stream, self.total, self._desc = stream, total, desc
         self._initial = self.n = initial
         self._refresh_secs = refresh_secs
         self._start = self._written = self.clock()
@@ -64,6 +64,9 @@ class _LogLines:
 
     def set_postfix(self, postfix, refresh=False):
         self._postfix = postfix
+
+    def set_description(self, desc, refresh=False):
+        self._desc = desc
 
     def update(self, steps):
         self.n += steps
@@ -78,8 +81,10 @@ class _LogLines:
         self._written = now
         postfix = ", ".join(f"{tag}={tqdm.tqdm.format_num(value)}"
                             for tag, value in self._postfix.items())
-        line = tqdm.tqdm.format_meter(self.n, self._total, now - self._start, ascii=True,
-                                      prefix=f"{self._desc}: ", postfix=postfix or None,
+        # Without a total, tqdm puts the ": " after the prefix itself.
+        prefix = f"{self._desc}: " if self.total is not None else self._desc
+        line = tqdm.tqdm.format_meter(self.n, self.total, now - self._start, ascii=True,
+                                      prefix=prefix, postfix=postfix or None,
                                       initial=self._initial)
         self._stream.write(line + "\n")
         self._stream.flush()
@@ -93,6 +98,10 @@ class ProgressBar(Callback):
     one live line per epoch, without ipywidgets. When the output is neither (a log file, CI) it is
     written as a line at the end of each epoch, and during a long epoch at most once a minute, in
     ASCII, so logs stay short.
+    When each epoch is one pass over data of unknown length, the first epoch's bar counts steps
+    without a total (``Epoch 1: 8it [...]``); later ones take the last pass's length as their
+    total, and a pass of another length ends with a bar that says so (``Epoch 3 (a pass of 7
+    steps; the pass before had 8): 100%|...| 7/7``).
     The named tensors are fetched along with each step and their latest values shown after the
     bar. One of the default callbacks, which shows the moving averages (the cost's, and those
     ``add_moving_summary`` made).
@@ -156,7 +165,8 @@ class ProgressBar(Callback):
         if refresh is None:
             refresh = _DEFAULT_REFRESH_SECS[kind]
         # local_step + 1 is the first step of this epoch: 0, or more in a run resumed mid-epoch.
-        total, initial = self.trainer.steps_per_epoch, self.local_step + 1
+        # When the epochs are passes, the total is the last pass's length (none in the first).
+        total, initial = self.trainer.expected_steps_per_epoch, self.local_step + 1
         desc = f"Epoch {self.epoch_num}"
         if kind == "log":
             self._bar = _LogLines(stream, total, initial, desc, refresh)
@@ -179,7 +189,18 @@ class ProgressBar(Callback):
             self._bar.update(self.trainer.steps_per_run)
 
     def _after_epoch(self):
+        if self._bar is not None and self.trainer.epochs_are_passes and self.trainer.is_last_step:
+            self._show_pass_length()
         self._close()
+
+    def _show_pass_length(self):
+        """At the end of an epoch that is a pass: a pass of another length than the one before
+        gets its own total, and the bar says so."""
+        bar, steps = self._bar, self.local_step + 1
+        if bar.total is not None and bar.total != steps:
+            bar.set_description(f"Epoch {self.epoch_num} (a pass of {steps} steps; the pass "
+                                f"before had {bar.total})", refresh=False)
+            bar.total = steps
 
     def _after_train(self):
         self._close()

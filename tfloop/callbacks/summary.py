@@ -70,6 +70,9 @@ class MergeAllSummaries(Callback):
     The summaries are fetched along with a training step, never in a ``session.run`` of their own,
     so summaries that depend on the inputs see a real batch. Scalar values inside are also put as
     scalars. Does nothing when the collection has no summaries. One of the default callbacks.
+    When each epoch is one pass over data of unknown length, the epoch's last step is not known
+    before it runs: the summaries go with the step the last pass's length says is the last, and
+    in the first pass with its first step (see :func:`expects_last_step`).
 
     Args:
         period (int): when > 0, also fetch with every step whose ``global_step`` (after the step)
@@ -117,7 +120,7 @@ class MergeAllSummaries(Callback):
             self.trainer.monitors.put_summary(self.trainer.sess.run(self._summary))
 
     def _trigger_step(self):
-        last_of_epoch = self.local_step == self.trainer.steps_per_epoch - 1  # _trigger runs then
+        last_of_epoch = self.trainer.is_last_step  # _trigger runs then
         if not last_of_epoch:
             self._run_summary()
 

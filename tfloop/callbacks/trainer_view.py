@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["TrainerView", "StepCounter"]
+__all__ = ["TrainerView", "StepCounter", "expects_last_step"]
 
 _C = TypeVar("_C")
 
@@ -85,7 +85,22 @@ class TrainerView(Protocol):
     def starting_epoch(self) -> int: ...
 
     @property
-    def steps_per_epoch(self) -> int: ...
+    def steps_per_epoch(self) -> int:
+        """The steps of an epoch; when the epochs are passes over data of unknown length, the
+        last pass's, and a ValueError before the first pass ended."""
+
+    @property
+    def expected_steps_per_epoch(self) -> int | None:
+        """``steps_per_epoch``, or None while it is not known."""
+
+    @property
+    def epochs_are_passes(self) -> bool:
+        """Whether each epoch is one pass over data of unknown length."""
+
+    @property
+    def is_last_step(self) -> bool:
+        """Whether the current step is its epoch's last (for passes: from the step's
+        ``after_run`` on)."""
 
     @property
     def max_epoch(self) -> int: ...
@@ -136,3 +151,18 @@ class StepCounter(Protocol):
     global_step: int
 
     def count_run(self) -> None: ...
+
+
+def expects_last_step(trainer: TrainerView) -> bool:
+    """Whether the step about to run (``trainer.local_step``, in ``before_run``) is expected to be
+    its epoch's last, for work fetched with that step: the step ``steps_per_epoch - 1``. When the
+    epochs are passes over data of unknown length, the last pass's length says which (a pass may
+    turn out shorter or longer), and in the first pass, whose length is not known, its first step
+    (so that every epoch has one).
+
+    Example:
+        >>> def _before_run(self, ctx):
+        ...     return self._summary if expects_last_step(self.trainer) else None
+    """
+    steps = trainer.expected_steps_per_epoch
+    return trainer.local_step == (0 if steps is None else steps - 1)

@@ -15,7 +15,7 @@ from tfloop.input.casting import (
     check_integral_values,
     note_fed_cast,
 )
-from tfloop.utils.checks import repeated
+from tfloop.utils.checks import check_int, repeated
 
 __all__ = ["InputSource", "check_input_signature", "UnsavedPosition"]
 
@@ -139,12 +139,22 @@ class InputSource:
     """
 
     _setup_done = False
+    batches_per_step = 1
 
-    def setup(self, input_signature: list[Any]) -> list[Any]:
-        """Build the source's graph part; returns the callbacks it needs."""
+    def setup(self, input_signature: list[Any], batches_per_step: int = 1) -> list[Any]:
+        """Build the source's graph part; returns the callbacks it needs.
+
+        Args:
+            input_signature (list[tf.TensorSpec]): the model's inputs.
+            batches_per_step (int): the batches one training step takes, one per tower (a
+                multi-device trainer's number of towers): a source that marks the ends of passes
+                (:meth:`marks_pass_ends`) cuts each pass to a multiple of it.
+        """
         if self._setup_done:
             raise RuntimeError(f"{self} was already set up; an InputSource serves one trainer.")
         self.input_signature = check_input_signature(input_signature)
+        check_int(batches_per_step, f"{self}: batches_per_step", at_least=1)
+        self.batches_per_step = int(batches_per_step)
         self._setup(self.input_signature)
         self._setup_done = True
         return self.get_callbacks()
@@ -172,6 +182,43 @@ class InputSource:
     def is_empty(self) -> bool:
         """Whether the source is known to hold no datapoint (e.g. ``size() == 0``)."""
         return self.size() == 0
+
+    def is_infinite(self) -> bool:
+        """Whether the data is known to repeat forever (a dataset that calls ``.repeat()``):
+        none of its passes ends."""
+        return False
+
+    def describe_pipeline(self) -> str | None:
+        """The stages of the source's pipeline (``"TFRecordDataset > map > filter > batch"``),
+        to name it in messages; None for a source without one."""
+        return None
+
+    # ---- epochs that are passes over data of unknown length -------------------------------------
+    def marks_pass_ends(self) -> bool:
+        """Whether the source says where each pass over its data ends (known after
+        :meth:`setup`): a finite source whose length is not known. A training without
+        ``steps_per_epoch`` then makes each epoch one pass over it, ending with the step whose
+        :meth:`pass_end_flags` are true."""
+        return False
+
+    def pass_end_flags(self) -> list[Any]:
+        """One bool scalar tensor for each :meth:`get_input_tensors` call of the training step:
+        true when the batch it gives is the last of its pass (each pass is cut to a multiple of
+        ``batches_per_step`` batches, so a step's batches all are of one pass). Empty for a
+        source that does not mark the ends of passes.
+
+        Example:
+            >>> source.setup(model.get_input_signature())
+            >>> x, y = source.get_input_tensors()
+            >>> last, = source.pass_end_flags()     # fetched with the step that takes x, y
+        """
+        return []
+
+    def skip_to_next_pass(self, sess: Any) -> None:
+        """Read and drop the rest of the current pass, so that the next batch is the first of a
+        new pass (a cluster ends every worker's epoch with the shortest shard's pass; the others
+        drop the rest of theirs). Called between steps, only when a pass is under way."""
+        raise ValueError(f"{self} does not mark the ends of passes: it has none to skip to.")
 
     # ---- the position, for a resumed run --------------------------------------------------------
     def setup_state(self) -> UnsavedPosition | None:

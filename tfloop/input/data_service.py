@@ -35,12 +35,14 @@ class DataServiceInput(DatasetInput):
     """A tf.data pipeline whose elements are produced by the workers of a tf.data service.
 
     The dataset is built as for :class:`DatasetInput` (eagerly, or by a function called in the
-    training graph), repeated when finite, and sent to the service's dispatcher, which runs it on
-    its workers; the training step reads their elements over gRPC. The dataset must be
+    training graph), repeated when its size is known, and sent to the service's dispatcher, which
+    runs it on its workers; the training step reads their elements over gRPC. The dataset must be
     serializable (no ``py_function`` or ``from_generator`` when the workers are other
-    processes). One pass over the dataset is the default epoch. The input position is not saved
-    for a resumed run (TensorFlow cannot serialize a data service iterator): a resumed run
-    restarts the pipeline.
+    processes). One pass over the dataset is the default epoch: its size in steps, or, for a
+    dataset of unknown length (a ``filter``, files), one job of the service over it, a new job
+    each epoch (with ``"parallel_epochs"``, every worker's whole pass). The input position is
+    not saved for a resumed run (TensorFlow cannot serialize a data service iterator): a resumed
+    run restarts the pipeline.
 
     Args:
         dataset (tf.data.Dataset or callable): the pipeline, as for :class:`DatasetInput`.

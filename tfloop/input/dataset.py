@@ -3,10 +3,17 @@ from tfloop.callbacks.base import Callback
 from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource, UnsavedPosition
 from tfloop.input.dataflow_dataset import dataflow_to_dataset
+from tfloop.input.eager_pipeline import EagerPipeline
 from tfloop.input.element_check import conform_tensor, match_element_spec
 from tfloop.input.fed_arrays import DEFAULT_MIN_BYTES, ArrayFeeds
-from tfloop.input.graph_dataset import as_graph_dataset, built_eagerly, eager_definition
+from tfloop.input.graph_dataset import (
+    SerializedDataset,
+    as_graph_dataset,
+    built_eagerly,
+    eager_definition,
+)
 from tfloop.input.iterator_state import IteratorState
+from tfloop.input.passes import describe_pipeline, held_element, mark_pass_ends
 from tfloop.input.static_rewrite import without_static_rewrite
 
 __all__ = ["DatasetInput"]
@@ -28,10 +35,12 @@ class _InitializeIterator(Callback):
 class DatasetInput(InputSource):
     """Take each step's inputs from a ``tf.data.Dataset`` iterated inside the graph.
 
-    A finite dataset is repeated, and one pass over it is the default epoch (``steps_per_epoch``);
-    an infinite dataset needs ``steps_per_epoch``. Each element must be a tuple (or list) in the
-    order of ``inputs()``, or a dict keyed by input name. Each tower of a multi-device trainer gets
-    its own elements.
+    A finite dataset is repeated, and one pass over it is the default epoch: its size, when
+    TensorFlow knows it (``steps_per_epoch``); otherwise (TFRecord files, a ``filter``, an
+    ``interleave``, the tf.data service) the epoch ends where the pass does, which the trainer
+    learns from the pipeline (see :mod:`tfloop.input.passes`). An infinite dataset needs
+    ``steps_per_epoch``. Each element must be a tuple (or list) in the order of ``inputs()``, or a
+    dict keyed by input name. Each tower of a multi-device trainer gets its own elements.
 
     The dataset may be built eagerly, anywhere in the program (``map``, ``shuffle``, ``cache``,
     ``interleave``, ``prefetch``, ``tensorflow_datasets`` pipelines, Python functions too): its
@@ -73,6 +82,11 @@ class DatasetInput(InputSource):
         self.repeat = bool(repeat)
         self._size = None
         self._empty = False
+        self._infinite = False
+        self._marks_passes = False
+        self._pass_end_flags = []
+        self._skip_op = None
+        self._pipeline = None
         self.iterator = None
         self._iterator_state = None
         self._restored = False
@@ -81,22 +95,37 @@ class DatasetInput(InputSource):
     dataflow_to_dataset = staticmethod(dataflow_to_dataset)  # tensorpack's TFDatasetInput's
 
     def _setup(self, input_signature):
+        self._graph = tfv1.get_default_graph()
         ds = as_graph_dataset(self._dataset_or_fn, self._label, self.feeds)
         self._keys, self._plans = match_element_spec(ds.element_spec, input_signature)
+        eager = isinstance(self._dataset_or_fn, (SerializedDataset, EagerPipeline))
+        self._pipeline = describe_pipeline(self._dataset_or_fn.dataset if eager else ds)
         cardinality = self._cardinality(ds, self.feeds.stand_ins())
-        if not self.repeat and cardinality == tf.data.INFINITE_CARDINALITY:
+        self._infinite = cardinality == tf.data.INFINITE_CARDINALITY
+        if not self.repeat and self._infinite:
             raise ValueError(f"{self._label}(repeat=False) needs a finite dataset, but this one "
                              "is infinite (does it call .repeat()?).")
         self._size = cardinality if cardinality is not None and cardinality > 0 else None
         self._empty = cardinality == 0
+        self._marks_passes = self.repeat and cardinality not in (0, tf.data.INFINITE_CARDINALITY) \
+            and self._size is None
         if self._size is not None and self.repeat:
             ds = ds.repeat()
         ds = without_static_rewrite(ds, self.feeds.nbytes())
+        ds = self._last_stage(ds)
+        if self._marks_passes:
+            self._element_spec = ds.element_spec
+            ds = mark_pass_ends(ds, self.batches_per_step)
         with tf.name_scope(self._label):
-            self.iterator = tfv1.data.make_initializable_iterator(self._last_stage(ds))
+            self.iterator = tfv1.data.make_initializable_iterator(ds)
+            if self._marks_passes:
+                self._skip_op = tfv1.while_loop(lambda last: tf.logical_not(last),
+                                                lambda last: self.iterator.get_next()[1],
+                                                [tf.constant(False)], name="skip_to_next_pass")
 
     def _last_stage(self, ds):
-        """The dataset the iterator reads, made from the checked and repeated ``ds``."""
+        """The last stage of the pipeline, after the checked ``ds`` (repeated when its size is
+        known; when not, the passes are marked after this stage)."""
         return ds
 
     @staticmethod
@@ -110,6 +139,11 @@ class DatasetInput(InputSource):
 
     def _get_input_tensors(self):
         element = self.iterator.get_next()
+        if self._marks_passes:
+            held, last = element
+            element = held_element(held, self._element_spec)
+            if tfv1.get_default_graph() is self._graph:  # not in a steps_per_run loop's body
+                self._pass_end_flags.append(last)
         if self._keys is not None:
             element = [element[k] for k in self._keys]
         elif not isinstance(element, (tuple, list)):
@@ -164,3 +198,23 @@ class DatasetInput(InputSource):
         """Whether the dataset has no element at all (its size is then None, as an infinite
         one's)."""
         return self._empty
+
+    def is_infinite(self):
+        return self._infinite
+
+    def describe_pipeline(self):
+        return self._pipeline
+
+    def marks_pass_ends(self):
+        """Whether the dataset is finite of unknown length and repeated: each element comes with
+        whether it ends its pass (see :mod:`tfloop.input.passes`)."""
+        return self._marks_passes
+
+    def pass_end_flags(self):
+        return list(self._pass_end_flags)
+
+    def skip_to_next_pass(self, sess):
+        """Read the rest of the current pass (inside one session call) and drop it."""
+        if self._skip_op is None:
+            super().skip_to_next_pass(sess)
+        sess.run(self._skip_op)

@@ -1,8 +1,9 @@
 """FeedInput: datapoints from any Python iterable, fed through the step's one session.run."""
 from tfloop.callbacks.base import Callback, StopTraining
-from tfloop.compat import tfv1
+from tfloop.compat import tf, tfv1
 from tfloop.input.base import InputSource
 from tfloop.input.loader import (
+    PASS_END,
     check_iterable,
     close_data,
     data_length,
@@ -10,6 +11,7 @@ from tfloop.input.loader import (
     iter_datapoints,
     reset_data,
 )
+from tfloop.input.passes import in_whole_groups
 from tfloop.utils.coerce import tensorpack_keywords
 
 __all__ = ["FeedInput"]
@@ -22,6 +24,9 @@ class _FeedNext(Callback):
 
     def __init__(self, source):
         self._source = source
+
+    def _before_train(self):
+        self._source.passes = self.trainer.epochs_are_passes and self._source.marks_pass_ends()
 
     def _before_run(self, ctx):
         return tfv1.train.SessionRunArgs(fetches=None, feed_dict=self._source.next_feed())
@@ -49,7 +54,9 @@ class FeedInput(InputSource):
     Each datapoint is a list/tuple in the order of ``inputs()`` (or a dict keyed by input name).
     ``df`` may be a list, a DataFlow (its ``reset_state()`` is called before the first datapoint)
     or any re-iterable object; its ``len()``, when it has one, is the default ``steps_per_epoch``.
-    With several training towers, each tower is fed a datapoint of its own every step. With
+    With several training towers, each tower is fed a datapoint of its own every step. Data
+    without a length (and ``infinite=True``) says where each pass ends: without
+    ``steps_per_epoch``, each epoch is one pass (see :mod:`tfloop.input.passes`). With
     :class:`~tfloop.train.config.AutoResumeTrainConfig`, a resumed run continues at the datapoint
     after the last one trained. :class:`~tfloop.input.queue.QueueInput` reads the same data in a
     background thread instead, overlapping it with training.
@@ -76,20 +83,34 @@ class FeedInput(InputSource):
         self._datapoints_fed = 0
         self.start_index = 0
         self._fed_position = self.trained_position = (0, 0)
+        self._marks_passes = False
+        self.passes = False   # the epochs are passes (set before training)
+        self._pass_end_flags = []
 
     def _setup(self, input_signature):
+        self._graph = tfv1.get_default_graph()
+        self._marks_passes = self.infinite and data_length(self._data) is None
         # Placeholders carry the inputs' own names, so callbacks find them as e.g. "x".
-        self.placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or f"input{i}")
-                             for i, s in enumerate(input_signature)]
+        self.placeholders = self._make_placeholders()
+
+    def _make_placeholders(self):
+        placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or f"input{i}")
+                        for i, s in enumerate(self.input_signature)]
+        if self._marks_passes:
+            placeholders.append(tfv1.placeholder(tf.bool, [], name="pass_end"))
+        return placeholders
 
     def _get_input_tensors(self):
         # Every call (one per training tower) gets placeholders of its own, fed its own datapoint.
         placeholders = self.placeholders
         if self._tower_placeholders:
-            placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or f"input{i}")
-                            for i, s in enumerate(self.input_signature)]
+            placeholders = self._make_placeholders()
         self._tower_placeholders.append(placeholders)
-        return placeholders
+        if not self._marks_passes:
+            return placeholders
+        if tfv1.get_default_graph() is self._graph:
+            self._pass_end_flags.append(placeholders[-1])
+        return placeholders[:-1]
 
     def _get_callbacks(self):
         return [_FeedNext(self)]
@@ -101,6 +122,22 @@ class FeedInput(InputSource):
 
     def size(self):
         return data_length(self._data)
+
+    def marks_pass_ends(self):
+        """Whether the data has no length and is repeated (``infinite=True``)."""
+        return self._marks_passes
+
+    def pass_end_flags(self):
+        return list(self._pass_end_flags)
+
+    def skip_to_next_pass(self, sess):
+        """Read datapoints until one that ends its pass, and drop them."""
+        if not self.passes:
+            super().skip_to_next_pass(sess)
+        last = False
+        while not last:
+            _, _, last = self._next_datapoint()
+        self.commit_fed()
 
     def _reset_once(self):
         if not self._reset_done:
@@ -116,24 +153,33 @@ class FeedInput(InputSource):
             close_data(self._data, "FeedInput")
 
     def _next_datapoint(self):
+        """``(index, datapoint, last)``: the next datapoint to feed, and (when the epochs are
+        passes) whether it ends its pass."""
         if self._datapoints is None:
             self._reset_once()
             self._datapoints = iter_datapoints(self._data, "FeedInput", self.start_index,
-                                               repeat=self.infinite)
+                                               repeat=self.infinite, mark_ends=self.passes)
+            if self.passes:   # each pass in whole steps, one datapoint per tower
+                self._datapoints = in_whole_groups(
+                    self._datapoints, max(1, len(self._tower_placeholders)), PASS_END)
         try:
             pass_num, index, dp = next(self._datapoints)
         except StopIteration:
             raise StopTraining(f"FeedInput's data ended after {self._datapoints_fed} datapoints "
                                f"(infinite=False)") from None
         self._fed_position = (pass_num, index + 1)
-        return index, dp
+        dp, last = dp if self.passes else (dp, False)
+        return index, dp, last
 
     def next_feed(self):
-        """The feed_dict for the next step: a datapoint of its own for each tower's placeholders."""
+        """The feed_dict for the next step: a datapoint of its own for each tower's placeholders
+        (and, when the epochs are passes, whether it ends its pass)."""
         feed = {}
         for placeholders in self._tower_placeholders or [self.placeholders]:
-            index, dp = self._next_datapoint()
+            index, dp, last = self._next_datapoint()
             feed.update(self._feed_for(dp, index, placeholders))
+            if self.passes:
+                feed[placeholders[-1]] = last
             self._datapoints_fed += 1
         return feed
 

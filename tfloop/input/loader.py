@@ -13,11 +13,15 @@ import time
 import numpy as np
 
 from tfloop.input.base import check_same_batch_size, check_value_matches_spec, reads_as_batched
+from tfloop.input.passes import in_whole_groups
 from tfloop.utils import logger
 
 __all__ = ["LoaderThread", "StopWaiting", "check_iterable", "close_data", "component_plan",
            "data_length", "datapoint_components", "iter_datapoints", "ready_components",
-           "reset_data"]
+           "reset_data", "PASS_END"]
+
+# What iter_datapoints(mark_ends=True) yields in place of a datapoint after each pass.
+PASS_END = object()
 
 
 def check_iterable(data, owner):
@@ -61,7 +65,7 @@ def close_data(data, owner):
         logger.warning(f"{owner}: closing its data failed: {type(e).__name__}: {e}")
 
 
-def iter_datapoints(data, owner, start_index=0, repeat=True):
+def iter_datapoints(data, owner, start_index=0, repeat=True, mark_ends=False):
     """Yield ``(pass_num, index, datapoint)`` over passes of ``data``.
 
     Args:
@@ -70,6 +74,7 @@ def iter_datapoints(data, owner, start_index=0, repeat=True):
         start_index (int): skip this many datapoints of the first pass (a resumed run); a pass
             shorter than that ends the skipping, and the next pass starts from its beginning.
         repeat (bool): iterate ``data`` again when it runs out; otherwise stop after one pass.
+        mark_ends (bool): after each pass, yield ``(pass_num, <its length>, PASS_END)``.
 
     Raises:
         ValueError: a pass yields nothing (empty data, or a one-shot generator that ran out).
@@ -88,6 +93,8 @@ def iter_datapoints(data, owner, start_index=0, repeat=True):
             yield pass_num, index, dp
         if pass_num == 0:
             _warn_if_shorter_than_len(data, owner, index + 1)
+        if mark_ends:
+            yield pass_num, index + 1, PASS_END
         skip = 0
         if not repeat:
             return
@@ -194,6 +201,10 @@ class LoaderThread(threading.Thread):
         start_index (int): skip this many datapoints of the first pass.
         stop_errors (tuple): exception types ``put`` raises once its queue is closed; they end
             the thread quietly when a stop was asked.
+        pass_groups (int): when given, each pass is cut to whole groups of this many datapoints
+            (one training step's) and each is put as ``(prepared, last)``, ``last`` true for the
+            final datapoint of its pass (epochs that are passes over data of unknown length;
+            see :func:`~tfloop.input.passes.in_whole_groups`).
 
     Example:
         >>> thread = LoaderThread(batches, "QueueInput", prepare=check, capacity=50)
@@ -204,7 +215,7 @@ class LoaderThread(threading.Thread):
     POLL_S = 0.05
 
     def __init__(self, data, owner, prepare, put=None, capacity=None, start_index=0,
-                 stop_errors=()):
+                 stop_errors=(), pass_groups=None):
         super().__init__(name=f"{owner} loader", daemon=True)
         self._data = data
         self._owner = owner
@@ -221,22 +232,36 @@ class LoaderThread(threading.Thread):
         self.error = None
         self._pass_starts = []
         self._where = (0, start_index)
+        self._pass_groups = pass_groups
+
+    def _prepared(self, datapoints):
+        for pass_num, index, dp in datapoints:
+            if dp is not PASS_END:
+                # The datapoint being prepared (or, below, put or read): named in an error's note.
+                self._where = (pass_num, index)
+                dp = self._prepare(dp, index)
+                self._where = (pass_num, index + 1)
+            yield pass_num, index, dp
 
     def run(self):
-        datapoints = iter_datapoints(self._data, self._owner, self.start_index)
+        groups = self._pass_groups
+        datapoints = iter_datapoints(self._data, self._owner, self.start_index,
+                                     mark_ends=groups is not None)
+        items = self._prepared(datapoints)
+        if groups is not None:
+            items = in_whole_groups(items, groups, PASS_END)
         try:
-            for pass_num, index, dp in datapoints:
+            for pass_num, index, item in items:
                 if self._stop_event.is_set():
                     break
                 if index == (self.start_index if pass_num == 0 else 0):
                     self._pass_starts.append((self.produced, pass_num, index))
-                # The datapoint being prepared or put (or, below, read): named in an error's note.
-                self._where = (pass_num, index)
-                self._put(self._prepare(dp, index))
+                read, self._where = self._where, (pass_num, index)
+                self._put(item)
                 with self._cond:
                     self.produced += 1
                     self._cond.notify_all()
-                self._where = (pass_num, index + 1)
+                self._where = read
         except StopWaiting:
             pass
         except BaseException as e:

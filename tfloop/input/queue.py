@@ -1,4 +1,5 @@
-"""QueueInput and BatchQueueInput: a loader thread prepares Python data while the model trains.
+"""QueueInput: a loader thread prepares Python data while the model trains (and
+:class:`~tfloop.input.batch_queue.BatchQueueInput`, its variant for single examples).
 
 The loader thread iterates the data and checks each datapoint against ``inputs()``. By default
 it enqueues them into a TensorFlow ``FIFOQueue`` with session calls of its own and the step
@@ -11,7 +12,7 @@ the datapoints of the step are ready, so a step never blocks inside TensorFlow.
 """
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.compat import tf, tfv1
-from tfloop.input.base import InputSource, describe_spec
+from tfloop.input.base import InputSource
 from tfloop.input.loader import (
     LoaderThread,
     StopWaiting,
@@ -25,13 +26,15 @@ from tfloop.input.loader import (
 )
 from tfloop.tfutils.fed_callable import fed_callable
 from tfloop.utils import logger
-from tfloop.utils.checks import check_int, is_int
-from tfloop.utils.coerce import tensorpack_int, tensorpack_keywords
+from tfloop.utils.checks import is_int
+from tfloop.utils.coerce import tensorpack_keywords
 
-__all__ = ["BatchQueueInput", "QueueInput"]
+__all__ = ["QueueInput"]
 
 STOP_TIMEOUT_S = 10.0
 STARVING_FRACTION = 0.5
+# The component a datapoint of data of unknown length carries: whether it ends its pass.
+_PASS_END_SPEC = tf.TensorSpec([], tf.bool, "pass_end")
 
 
 class _QueueFeeder(Callback):
@@ -63,10 +66,13 @@ class _QueueFeeder(Callback):
         reset_data(source.data)
         if self._start_index:
             logger.info(f"{source} resumes at datapoint {self._start_index} of its data.")
+        # Epochs that are passes: each pass in whole steps, every datapoint with its flag.
+        passes = self.trainer.epochs_are_passes and source.marks_pass_ends()
         self._thread = LoaderThread(source.data, str(source), source.prepare,
-                                    put=source.make_enqueue(self.trainer.sess),
+                                    put=source.make_enqueue(self.trainer.sess, passes),
                                     capacity=source.capacity, start_index=self._start_index,
-                                    stop_errors=(tf.errors.CancelledError, RuntimeError))
+                                    stop_errors=(tf.errors.CancelledError, RuntimeError),
+                                    pass_groups=self._need if passes else None)
         self._thread.start()
 
     def _before_epoch(self):
@@ -102,6 +108,15 @@ class _QueueFeeder(Callback):
 
     def _after_run(self, ctx, values):
         self._consumed += self._need
+
+    def skip_to_next_pass(self, sess):
+        """Take and drop datapoints until one that ends its pass (see
+        :meth:`QueueInput.skip_to_next_pass`)."""
+        last = False
+        while not last:
+            feed, _ = self.take(1)
+            last = self._source.take_pass_flag(sess, feed)
+            self._consumed += 1
 
     def _after_epoch(self):
         if not self._steps:
@@ -164,7 +179,10 @@ class QueueInput(InputSource):
     Args:
         df: a DataFlow or any re-iterable of datapoints (a list, an object with ``__iter__``);
             each datapoint is a list/tuple in the order of ``inputs()`` or a dict keyed by input
-            name. Its ``len()``, when known, is the default ``steps_per_epoch``.
+            name. Its ``len()``, when known, is the default ``steps_per_epoch``; without one,
+            each epoch is one pass over it (each datapoint carries, in the queue or the buffer,
+            whether it ends its pass; a ``queue`` of your own cannot carry it, and then
+            ``steps_per_epoch`` is needed).
         queue (tf.queue.QueueBase, callable or int): None (a ``FIFOQueue`` of 50 datapoints);
             a TensorFlow queue with the dtypes of ``inputs()``, or a function that builds one
             (called inside the training graph); or an int: feed from a Python buffer of that
@@ -177,11 +195,14 @@ class QueueInput(InputSource):
 
     name = "QueueInput"
     default_capacity = 50
+    # Whether the data comes in passes (a stream of its own never ends one).
+    has_passes = True
 
     @tensorpack_keywords(ds="df")
     def __init__(self, df, queue=None):
         self.data = check_iterable(df, type(self).__name__)
-        if queue is None:
+        own_queue = queue is None
+        if own_queue:
             queue = self._default_queue
         self.capacity = None
         if is_int(queue):
@@ -192,6 +213,9 @@ class QueueInput(InputSource):
             raise TypeError(f"{self.name}'s queue must be a buffer size (int), a "
                             f"tf.queue.QueueBase or a function that builds one, got {queue!r}.")
         self._queue_arg = queue
+        self._own_queue = own_queue
+        self._marks_passes = False
+        self._pass_end_flags = []
         self.queue = None
         self._dequeue_calls = []
         self._tower_placeholders = []
@@ -206,17 +230,26 @@ class QueueInput(InputSource):
         self._graph = tfv1.get_default_graph()
         self._specs = self._component_specs(input_signature)
         self._plan = component_plan(self._specs)
+        # Data of unknown length in a queue of tfloop's own (or fed): each datapoint carries
+        # whether it ends its pass, for epochs that are passes.
+        self._marks_passes = self.has_passes and data_length(self.data) is None and (
+            self.capacity is not None or self._own_queue)
         if self.capacity is not None:
             return
+        specs = self._specs + ([_PASS_END_SPEC] if self._marks_passes else [])
         with tf.name_scope(self.name):
             self._placeholders = [tfv1.placeholder(s.dtype, s.shape, name=f"enqueue_{i}")
-                                  for i, s in enumerate(self._specs)]
-            self.queue = self._make_queue(self._specs)
+                                  for i, s in enumerate(specs)]
+            self.queue = self._make_queue(specs)
             self._enqueue_op = self.queue.enqueue(self._placeholders, name="enqueue")
             self._close_op = self.queue.close(cancel_pending_enqueues=True, name="close")
+            if self._marks_passes:
+                self._skip_flag = self.queue.dequeue(name="skip")[-1]
 
     def _make_queue(self, specs):
         queue = self._queue_arg
+        if self._own_queue:
+            return self._default_queue(specs)
         if callable(queue) and not isinstance(queue, tfv1.QueueBase):
             queue = queue()
             if not isinstance(queue, tfv1.QueueBase):
@@ -233,19 +266,30 @@ class QueueInput(InputSource):
                              f"{[d.name for d in want]}.")
         return queue
 
-    def _default_queue(self):
-        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in self._specs], name="queue")
+    def _default_queue(self, specs):
+        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in specs], name="queue")
 
     def _get_input_tensors(self):
-        self._dequeue_calls.append(tfv1.get_default_graph() is self._graph)
+        in_step = tfv1.get_default_graph() is self._graph   # not in a steps_per_run loop
+        self._dequeue_calls.append(in_step)
         if self.capacity is not None:
             # Each tower gets placeholders of its own, named like the inputs.
             placeholders = [tfv1.placeholder(s.dtype, s.shape, name=s.name or f"input{i}")
                             for i, s in enumerate(self.input_signature)]
+            if self._marks_passes:
+                placeholders.append(tfv1.placeholder(tf.bool, [], name="pass_end"))
             self._tower_placeholders.append(placeholders)
-            return placeholders
-        with tf.device("/cpu:0"), tf.name_scope(self.name):
-            tensors = self._dequeue()
+            tensors = list(placeholders)
+        else:
+            with tf.device("/cpu:0"), tf.name_scope(self.name):
+                tensors = self._dequeue()
+        if self._marks_passes:
+            last = tensors.pop()
+            if in_step:
+                self._pass_end_flags.append(last if last.shape.rank == 0 else
+                                            tf.reduce_any(last))
+        if self.capacity is not None:
+            return tensors
         out = []
         for tensor, spec in zip(tensors, self.input_signature):
             tensor.set_shape(spec.shape)
@@ -277,9 +321,12 @@ class QueueInput(InputSource):
         return feed or {}
 
     def feed_for(self, items):
-        """The feed_dict giving each tower's placeholders one of ``items``."""
+        """The feed_dict giving each tower's placeholders one of ``items`` (an item of epochs
+        that are passes is ``(components, last)``)."""
         feed = {}
         for placeholders, values in zip(self._tower_placeholders, items):
+            if isinstance(values, tuple):
+                values = list(values[0]) + [values[1]]
             feed.update(zip(placeholders, values))
         return feed
 
@@ -291,16 +338,29 @@ class QueueInput(InputSource):
             components = datapoint_components(dp, self._specs, f"{self.name} datapoint {index}")
         return components
 
-    def make_enqueue(self, sess):
-        """The loader thread's ``put(components)`` into the TensorFlow queue (a session call of
-        its own, blocking while the queue is full), or None when datapoints are buffered."""
+    def make_enqueue(self, sess, passes=False):
+        """The loader thread's ``put(item)`` into the TensorFlow queue (a session call of its
+        own, blocking while the queue is full), or None when datapoints are buffered. The item
+        is a datapoint's components, or ``(components, last)`` with ``passes`` (epochs that are
+        passes: see :class:`~tfloop.input.loader.LoaderThread`'s ``pass_groups``)."""
         if self.capacity is not None:
             return None
         # A callable of its own, run in the loader thread: Session.run's Python work (and two
         # thread switches into TensorFlow's pool) would hold the GIL the step needs.
         enqueue = fed_callable(sess, self._placeholders, [self._enqueue_op],
                                in_caller_thread=True)
+        if passes:
+            return lambda item: enqueue(*item[0], item[1])
+        if self._marks_passes:
+            return lambda components: enqueue(*components, False)
         return lambda components: enqueue(*components)
+
+    def take_pass_flag(self, sess, feed):
+        """Take one datapoint (reserved from the loader; ``feed``: the buffered one, as a
+        feed_dict) and return whether it ends its pass."""
+        if self.capacity is None:
+            return bool(sess.run(self._skip_flag))
+        return bool(feed[self._tower_placeholders[0][-1]])
 
     def close_queue(self, sess):
         """Close the TensorFlow queue, cancelling a blocked enqueue of the loader thread."""
@@ -319,64 +379,19 @@ class QueueInput(InputSource):
     def size(self):
         return data_length(self.data)
 
+    def marks_pass_ends(self):
+        """Whether the data has no length and the queue is tfloop's own (or the Python
+        buffer): each datapoint then carries whether it ends its pass."""
+        return self._marks_passes
+
+    def pass_end_flags(self):
+        return list(self._pass_end_flags)
+
+    def skip_to_next_pass(self, sess):
+        """Take and drop the rest of the current pass's datapoints."""
+        if not self._marks_passes:
+            super().skip_to_next_pass(sess)
+        self._feeder.skip_to_next_pass(sess)
+
     def __str__(self):
         return self.name
-
-
-class BatchQueueInput(QueueInput):
-    """Like :class:`QueueInput` for data of single examples: the loader thread enqueues examples
-    into a TensorFlow queue and each step dequeues ``batch_size`` of them as one batch.
-
-    Every input's shape, apart from the batch dimension, must be fully defined. Each example
-    costs the loader thread a session call: for small examples, batching in Python (e.g. a
-    DataFlow's ``BatchData``) with :class:`QueueInput` is faster.
-
-    Args:
-        df: a DataFlow or re-iterable of single examples (the inputs without the batch dimension).
-        batch_size (int): examples per batch.
-        queue (tf.queue.QueueBase or callable): defaults to a ``FIFOQueue`` of 3000 examples
-            (with shapes, as ``dequeue_many`` needs).
-
-    Example:
-        >>> examples = [(x[i], y[i]) for i in range(len(x))]
-        >>> TrainConfig(model=MyModel(), data=BatchQueueInput(examples, 64), max_epoch=5)
-    """
-
-    name = "BatchQueueInput"
-    default_capacity = 3000
-
-    @tensorpack_keywords(ds="df")
-    def __init__(self, df, batch_size, queue=None):
-        batch_size = check_int(tensorpack_int(batch_size, "BatchQueueInput's batch_size"),
-                               "BatchQueueInput's batch_size", at_least=1)
-        if is_int(queue):
-            raise TypeError(f"BatchQueueInput needs a TensorFlow queue (it dequeues batches in the "
-                            f"graph): pass a tf.queue.QueueBase or a function that builds one, "
-                            f"not {queue!r}.")
-        super().__init__(df, queue)
-        self.batch_size = batch_size
-
-    def _component_specs(self, input_signature):
-        specs = []
-        for spec in input_signature:
-            shape = spec.shape
-            if shape.rank is None or shape.rank < 1 or not shape[1:].is_fully_defined():
-                raise ValueError(f"BatchQueueInput needs every input's shape fully defined apart "
-                                 f"from the batch dimension; input {describe_spec(spec)} is not.")
-            specs.append(tf.TensorSpec(shape[1:], spec.dtype, spec.name))
-        return specs
-
-    def _default_queue(self):
-        return tfv1.FIFOQueue(self.default_capacity, [s.dtype for s in self._specs],
-                              shapes=[s.shape for s in self._specs], name="queue")
-
-    def _dequeue(self):
-        tensors = self.queue.dequeue_many(self.batch_size, name="dequeue")
-        return [tensors] if isinstance(tensors, tf.Tensor) else list(tensors)
-
-    def _datapoints_per_dequeue(self):
-        return self.batch_size
-
-    def size(self):
-        n = data_length(self.data)
-        return None if n is None else n // self.batch_size

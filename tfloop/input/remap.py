@@ -60,7 +60,8 @@ class _RemappedInput(InputSource):
             raise ValueError(f"remap_input_source: the model also needs {missing}, which names="
                              f"{self._names} does not provide.")
         self._order = [self._names.index(s.name) for s in input_signature]
-        self._callbacks = self._source.setup([by_name[n] for n in self._names])
+        self._callbacks = self._source.setup([by_name[n] for n in self._names],
+                                             batches_per_step=self.batches_per_step)
 
     def _get_input_tensors(self):
         tensors = self._source.get_input_tensors()
@@ -71,6 +72,24 @@ class _RemappedInput(InputSource):
 
     def size(self):
         return self._source.size()
+
+    def is_empty(self):
+        return self._source.is_empty()
+
+    def is_infinite(self):
+        return self._source.is_infinite()
+
+    def describe_pipeline(self):
+        return self._source.describe_pipeline()
+
+    def marks_pass_ends(self):
+        return self._source.marks_pass_ends()
+
+    def pass_end_flags(self):
+        return self._source.pass_end_flags()
+
+    def skip_to_next_pass(self, sess):
+        self._source.skip_to_next_pass(sess)
 
     def __str__(self):
         return f"remap_input_source({self._source}, {self._names})"

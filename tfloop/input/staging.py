@@ -76,7 +76,9 @@ class StagingInput(InputSource):
 
     def _setup(self, input_signature):
         self._graph = tfv1.get_default_graph()
-        self._input_callbacks = self.input.setup(input_signature)
+        self._input_callbacks = self.input.setup(input_signature,
+                                                 batches_per_step=self.batches_per_step)
+        self._pass_end_flags = []
 
     def _get_input_tensors(self):
         if tfv1.get_default_graph() is not self._graph:
@@ -86,6 +88,8 @@ class StagingInput(InputSource):
         # The wrapped source's tensors get scoped names: the staged ones take the inputs' names.
         with tf.name_scope("StagingInput"):
             inputs = self.input.get_input_tensors()
+        # Data of unknown length: a batch's pass-end flag is staged with it.
+        flag = self.input.pass_end_flags()[-1:] if self.input.marks_pass_ends() else []
         fed = [t.name for t in inputs if t.op.type in _FEED_OP_TYPES]
         if fed and not hasattr(self.input, "take_feed"):
             raise ValueError(f"StagingInput needs a QueueInput or an input source that makes its "
@@ -94,9 +98,12 @@ class StagingInput(InputSource):
         graph = tfv1.get_default_graph()
         with tf.device(self.device), tf.name_scope("StagingInput"):
             area = graph.unique_name("StagingInput/area", mark_as_used=True)
-            dtypes = [t.dtype for t in inputs]
-            self.stage_ops.append(tf.raw_ops.Stage(values=inputs, shared_name=area, name="stage"))
+            dtypes = [t.dtype for t in inputs + flag]
+            self.stage_ops.append(tf.raw_ops.Stage(values=inputs + flag, shared_name=area,
+                                                   name="stage"))
             staged = tf.raw_ops.Unstage(dtypes=dtypes, shared_name=area, name="unstage")
+        if flag:
+            self._pass_end_flags.append(staged.pop())
         out = []
         for tensor, original, spec in zip(staged, inputs, self.input_signature):
             tensor.set_shape(original.shape)
@@ -108,6 +115,26 @@ class StagingInput(InputSource):
 
     def size(self):
         return self.input.size()
+
+    def is_empty(self):
+        return self.input.is_empty()
+
+    def is_infinite(self):
+        return self.input.is_infinite()
+
+    def describe_pipeline(self):
+        return self.input.describe_pipeline()
+
+    def marks_pass_ends(self):
+        return self.input.marks_pass_ends()
+
+    def pass_end_flags(self):
+        return list(self._pass_end_flags)
+
+    def skip_to_next_pass(self, sess):
+        raise ValueError(f"{self} cannot drop the rest of a pass: the batches it staged are "
+                         "ahead of the step. With shards of different lengths in a cluster, give "
+                         "steps_per_epoch, or use the wrapped input without StagingInput.")
 
     def __str__(self):
         return f"StagingInput({self.input})"

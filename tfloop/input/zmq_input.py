@@ -84,6 +84,7 @@ class ZMQInput(QueueInput):
     """
 
     name = "ZMQInput"
+    has_passes = False
 
     def __init__(self, end_point, hwm, bind=True, *, max_frame_bytes=DEFAULT_MAX_FRAME_BYTES):
         if not isinstance(end_point, str) or not end_point:

@@ -90,7 +90,7 @@ class ScalarPrinter(MonitorBase):
             self._pending[name] = value
 
     def _trigger_step(self):
-        last_step = self.local_step == self.trainer.steps_per_epoch - 1
+        last_step = self.trainer.is_last_step
         if not (last_step and self._enable_epoch):
             self._print()
 

@@ -158,7 +158,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
         self._epoch_values[name] = value
 
     def _trigger_step(self):
-        if self.local_step != self.trainer.steps_per_epoch - 1:  # the epoch's record comes next
+        if not self.trainer.is_last_step:  # the epoch's record comes next
             self._add_record(self._since_record)
 
     def _trigger(self):
@@ -181,7 +181,7 @@ class RecordMonitor(LogDirMonitor, abc.ABC):
             values, self._epoch_values = self._epoch_values, {}
             last.update(values)
             self._write()
-        elif self.local_step == self.trainer.steps_per_epoch - 1:
+        elif self.trainer.is_last_step:
             # The epoch's steps all ran, but training stopped before our trigger_epoch.
             self._trigger()
         else:

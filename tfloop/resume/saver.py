@@ -102,11 +102,15 @@ class ResumeStateSaver(Callback):
                          "written. Whoever saves a checkpoint calls trainer.checkpoint_saved("
                          "prefix) in the trigger round that saved it.")
             return
+        loop = self.trainer.loop_state()
         state = {"format": FORMAT_VERSION, "checkpoint": os.path.basename(prefix),
                  "global_step": self.global_step, "epoch": epoch, "local_step": local_step,
-                 "steps_per_epoch": self.trainer.steps_per_epoch,
+                 "steps_per_epoch": loop["steps_per_epoch"],
                  "callbacks": collect_callback_states(self.trainer.callbacks),
                  "iterator": None, "input_note": self.input_note}
+        # Epochs that are passes: the length learnt so far, and whether only the epoch's end is
+        # left (the pass ended with the last step).
+        state.update({key: loop[key] for key in ("pass_steps", "pass_ended") if key in loop})
         try:
             blob = self._source.state_dict(self.trainer.sess) if self._saves_input else None
         except tf.errors.OpError as e:

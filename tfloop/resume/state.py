@@ -6,7 +6,9 @@ input pipeline can be saved, ``model-N.iterator``:
 
 - the training position to continue from: ``epoch`` and ``local_step`` (the next step to run in
   that epoch; ``local_step == steps_per_epoch`` means only the epoch's end is left) and
-  ``global_step``;
+  ``global_step``; when each epoch is one pass over data of unknown length, ``steps_per_epoch``
+  is null, ``pass_steps`` the length of the last pass that ended (null before one did) and
+  ``pass_ended`` whether only the epoch's end is left;
 - every callback's :meth:`~tfloop.callbacks.base.Callback.state_dict`, keyed by a stable identity:
   the class name of the callback (inside any wrappers) and its index among callbacks of that class
   (``EarlyStopping#0``, ``MinSaver#1``);

@@ -20,7 +20,8 @@ from tfloop.compat import tf
 from tfloop.utils.checks import check_positive_int
 
 __all__ = ["ALLREDUCE_MODES", "CollectiveGroup", "allreduce_grads", "average_on_variable_devices",
-           "copy_from_first_tower", "collective_broadcast", "replica_difference", "densify"]
+           "collective_any", "copy_from_first_tower", "collective_broadcast",
+           "replica_difference", "densify"]
 
 ALLREDUCE_MODES = ("add_n", "collective", "nccl")
 
@@ -159,6 +160,27 @@ def _collective_allreduce(tower_grads, devices, average, group):
                     for j, g, piece in zip(indices, grads, tf.split(total, sizes)):
                         reduced[i][j] = tf.reshape(piece, tf.shape(g))
     return reduced
+
+
+def collective_any(flags, devices, group):
+    """Whether any member of a (cross-process) collective group has a true flag: each of this
+    process's members gives its bool scalar ``flags[i]`` on ``devices[i]`` and gets the answer
+    (a bool scalar per member; run them all, as every member of a collective must).
+
+    Example:
+        >>> ended = collective_any([last0, last1], ["/gpu:0", "/gpu:1"], group)
+    """
+    key = group.next_instance_key()
+    answers = []
+    for flag, device in zip(flags, devices):
+        with tf.device(device):
+            value = tf.raw_ops.CollectiveReduceV2(
+                input=tf.reshape(tf.cast(flag, tf.float32), [1]), group_size=group.group_size,
+                group_key=group.group_key, instance_key=key, ordering_token=[], merge_op="Max",
+                final_op="Id", communication_hint=group.communication_hint,
+                timeout_seconds=group.timeout_s)
+            answers.append(tf.greater(value[0], 0.0))
+    return answers
 
 
 def average_on_variable_devices(tower_grads, variables):

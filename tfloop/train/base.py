@@ -32,6 +32,7 @@ from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
 from tfloop.train.loop_view import LoopView
 from tfloop.train.options import OptionsOwner
+from tfloop.train.passes import PassesOwner
 from tfloop.train.run_state import RunStateOwner
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
@@ -60,7 +61,7 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner,
+class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner, PassesOwner,
               metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
@@ -211,8 +212,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                         monitors: MonitorBase | Iterable[MonitorBase] | None) -> None:
         """Order the callbacks and run every ``setup_graph``: the last chance to change the graph.
 
-        Order: step counter, input/trainer callbacks, ``callbacks``, monitor backends, and the
-        :class:`Monitors` dispatcher last.
+        Order: step counter, the watch on the ends of passes (when the epochs are passes),
+        input/trainer callbacks, ``callbacks``, monitor backends, and the :class:`Monitors`
+        dispatcher last.
         """
         callbacks = _check_callbacks(callbacks, "callbacks")
         monitors = _check_callbacks(monitors, "monitors")
@@ -225,6 +227,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             describe_trainable_vars()
             registered, self._registered = self._registered, []
             self.register_callback(MaintainStepCounter(self.loop))
+            if self.loop.passes:
+                self.register_callback(self._pass_end_watch())
             for cb in registered + callbacks:
                 self.register_callback(cb)
             for m in monitors:
@@ -283,12 +287,14 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         fetches."""
         self.hooked_sess.run(self.train_op)
 
-    def main_loop(self, steps_per_epoch: int, starting_epoch: int, max_epoch: int) -> None:
+    def main_loop(self, steps_per_epoch: int | None, starting_epoch: int,
+                  max_epoch: int) -> None:
         """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
         (``StopTraining``, Ctrl-C, an error; ``after_train`` always) is up to
         :class:`TrainingErrorPolicy`."""
         loop, callbacks = self.loop, self._callbacks
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        self._check_passes_watched(callbacks)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
                                      self.announce_checkpoints)
         with self._options.precision.rewriter_environment(), self.graph.as_default(), \
@@ -326,24 +332,30 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                     raise StopTraining(loop.stop_reason)
         except StopEpoch as stop:
             loop.running_steps = False
+            loop.end_epoch_early()
+            rest = "; the next epoch continues its pass over the data" if loop.passes else ""
             logger.info(f"Epoch {loop.epoch_num} ends early at global step {loop.global_step}: "
-                        f"{str(stop) or 'StopEpoch'}")
+                        f"{str(stop) or 'StopEpoch'}{rest}")
 
     def train(self, callbacks: Callback | Iterable[Callback] | None,
               monitors: MonitorBase | Iterable[MonitorBase] | None,
               session_creator: Any, session_init: SessionInit | None,
-              steps_per_epoch: int, starting_epoch: int = 1, max_epoch: int = 9999999,
+              steps_per_epoch: int | None, starting_epoch: int = 1, max_epoch: int = 9999999,
               resume_from: str | None = None) -> None:
         """Set up callbacks, create the session and run the main loop; closes the session at end
         (the main loop kept the model's final weights in memory: :attr:`final_weights`).
 
         Args:
+            steps_per_epoch (int): the steps of an epoch; None makes each epoch one pass over
+                the data, for an input that says where its passes end (data of unknown length).
             resume_from (str): a checkpoint prefix whose run this one continues (see
                 :meth:`continue_run_of`); its variables are restored by ``session_init``
                 (``ResumeInit(resume_from)`` when None).
         """
         loop = self.loop
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        if loop.passes:
+            self._check_epochs_are_passes(self._input_source)
         self._take_logdir()
         if resume_from is not None:
             session_init = session_init or ResumeInit(resume_from)
@@ -356,7 +368,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
             self.initialize(session_creator, session_init)
             try:
                 with signals:
-                    self.main_loop(loop.steps_per_epoch, loop.starting_epoch, loop.max_epoch)
+                    self.main_loop(None if loop.passes else loop.steps_per_epoch,
+                                   loop.starting_epoch, loop.max_epoch)
             finally:
                 self.sess.close()
                 self._training_returned()
@@ -377,7 +390,8 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 ``RunUpdateOps``).
             monitors (list[MonitorBase]): replaces the default monitors
                 (``TFEventWriter``, ``JSONWriter``, ``ScalarPrinter``).
-            steps_per_epoch (int): defaults to the input source's size, when it knows it.
+            steps_per_epoch (int): defaults to the input source's size, when it knows it;
+                when it does not, each epoch is one pass over the data.
             resume_from (str): a checkpoint whose run this one continues (see :meth:`train`).
         """
         callbacks = _check_callbacks(callbacks, "callbacks")

@@ -173,11 +173,18 @@ class ClusterTrainerMixin:
         did not resume (no log directory of its own) would train other epochs and wait forever
         for the chief at the end."""
         step = int(self.sess.run(tfv1.train.get_global_step(self.graph)))
-        chief_epoch = step // steps_per_epoch + 1
-        if chief_epoch != starting_epoch:
+        if steps_per_epoch is None:   # epochs that are passes: the global steps must agree
+            own = self._resume[1]["global_step"] if self._resume is not None else 0
+            same, chief = own == step, f"global step {step}"
+            mine = f"global step {own}"
+        else:
+            chief_epoch = step // steps_per_epoch + 1
+            same, chief = chief_epoch == starting_epoch, f"global step {step} (epoch {chief_epoch})"
+            mine = f"epoch {starting_epoch}"
+        if not same:
             raise ClusterError(
-                f"{self.task.device()}: this worker starts at epoch {starting_epoch}, but the "
-                f"chief resumed at global step {step} (epoch {chief_epoch}): the workers did not "
+                f"{self.task.device()}: this worker starts at {mine}, but the chief resumed at "
+                f"{chief}: the workers did not "
                 "resume from the same log directory. Call logger.set_logger_dir(<the chief's "
                 "directory>, action='keep') on every worker before AutoResumeTrainConfig "
                 "(workers other than the chief write to its worker-<index> subdirectory).")

@@ -82,7 +82,9 @@ class TrainConfig:
         session_creator: creates the session (``NewSessionCreator`` by default).
         session_config (tf.compat.v1.ConfigProto): config for the default session creator.
         session_init (SessionInit): what to load into the variables (e.g. ``SaverRestore``).
-        steps_per_epoch (int): defaults to the data's size when known.
+        steps_per_epoch (int): defaults to the data's size when known; without it, data of
+            unknown length (TFRecord files, a ``filter``, a DataFlow without ``len``) makes each
+            epoch one pass over it (see ``docs/data.md``, "Epochs").
         starting_epoch (int): the first epoch's number (1 by default).
         max_epoch (int): the last epoch's number (inclusive). These three are converted as
             tensorpack's ``int()`` did: ``2.0`` and ``'2'`` are 2, and ``2.5`` is 2 with a
@@ -285,10 +287,11 @@ class AutoResumeTrainConfig(TrainConfig):
         if self._resumed is None:
             state, source = read_run_state(self.resume_from)
             steps_per_epoch = self.steps_per_epoch or state.get("steps_per_epoch")
-            if steps_per_epoch is None:
+            if steps_per_epoch is None and "epoch" not in state:
                 raise ValueError(f"AutoResumeTrainConfig needs steps_per_epoch to say where the "
                                  f"run of {self.resume_from} continues (it has no resume state, "
                                  "and the data's size is unknown).")
+            # None: the run's epochs were passes over data of unknown length.
             loop = TrainLoop()
             loop.configure(steps_per_epoch, 1, self.max_epoch)
             loop.load_state_dict(state, source)

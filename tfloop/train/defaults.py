@@ -5,6 +5,7 @@ from tfloop.callbacks.summary import MergeAllSummaries, MovingAverageSummary
 from tfloop.monitors.json_writer import JSONWriter
 from tfloop.monitors.printer import ScalarPrinter
 from tfloop.monitors.tfevent import TFEventWriter
+from tfloop.train.passes import check_epochs_are_passes
 from tfloop.utils import logger
 
 __all__ = ["default_callbacks", "default_monitors", "DEFAULT_CALLBACKS", "DEFAULT_MONITORS",
@@ -86,17 +87,15 @@ DEFAULT_MONITORS = default_monitors
 
 
 def steps_per_epoch_of(source):
-    """The default ``steps_per_epoch``: the size of the input ``source``, when it knows it.
+    """The default ``steps_per_epoch``: the size of the input ``source``, when it knows it; None
+    when it does not but says where each pass over its data ends: then each epoch is one pass.
 
     Raises:
-        ValueError: ``source`` is empty, or does not know its size.
+        ValueError: ``source`` is empty, repeats forever, or neither knows its size nor where its
+            passes end (see :func:`~tfloop.train.passes.check_epochs_are_passes`).
     """
     size = source.size() if source is not None else None
-    if size is None and source is not None and source.is_empty():
-        raise ValueError(f"The input {source} is an empty dataset: it has no elements to train "
-                         "on. Check what builds it (a take(0), a filter that drops everything, an "
-                         "empty file list).")
-    if size is None:
-        raise ValueError(f"steps_per_epoch is required: the input source {source} does not know "
-                         "its size (e.g. an infinite dataset or a generator).")
-    return size
+    if size is not None:
+        return size
+    check_epochs_are_passes(source)
+    return None

@@ -16,6 +16,7 @@ from tfloop.compat import tf, tfv1
 from tfloop.tfutils.allreduce import (
     CollectiveGroup,
     allreduce_grads,
+    collective_any,
     collective_broadcast,
     densify,
     replica_difference,
@@ -33,6 +34,7 @@ from tfloop.train.cluster import (
 from tfloop.train.cluster_trainer import ClusterTrainerMixin, ExitBarrier
 from tfloop.train.devices import resolve_devices
 from tfloop.train.multigpu import DataParallelTrainer, SyncMultiGPUTrainerReplicated
+from tfloop.train.passes import any_pass_ended
 from tfloop.train.tower_variables import ParameterPlacer, tower_of_copy
 from tfloop.utils import logger
 
@@ -97,6 +99,14 @@ class DistributedTrainerReplicated(ClusterTrainerMixin, SyncMultiGPUTrainerRepli
         return allreduce_grads(grads, self.devices, average=self.average, mode="collective",
                                group=self._group)
 
+    def pass_end_tensors(self, flags):
+        """Whether any tower of any worker took the last batch of its pass (a collective maximum
+        over every tower, after the step's update, so every worker ends the epoch after the same
+        step), and whether this worker's own pass ended."""
+        own = any_pass_ended(flags)
+        with tf.name_scope("pass_end"), tf.control_dependencies([self.train_op]):
+            return any_pass_ended(collective_any(flags, self.devices, self._group)), own
+
     def _build_broadcast(self):
         self.replica_difference = replica_difference(self.replica_variables)
         copies = {}
@@ -137,6 +147,8 @@ class DistributedTrainerParameterServer(ClusterTrainerMixin, DataParallelTrainer
         >>> trainer = DistributedTrainerParameterServer(1, create_server(task, timeout_s=60))
     """
 
+    _own_pass_end = None
+
     def __init__(self, gpus, server, startup_timeout_s=DEFAULT_STARTUP_TIMEOUT_S):
         DataParallelTrainer.__init__(self, gpus)
         self._init_cluster(server, startup_timeout_s)
@@ -161,17 +173,27 @@ class DistributedTrainerParameterServer(ClusterTrainerMixin, DataParallelTrainer
             global_step = get_global_step_var()
             opt, grads, var_lists = self._shared_variable_towers(input, get_opt_fn, placer)
             variables = var_lists[0]
+            own = any_pass_ended(input.pass_end_flags()) if input.marks_pass_ends() else None
             with tf.name_scope("sync"):
-                train_op = self._build_sync(opt, grads, variables, global_step)
+                train_op = self._build_sync(opt, grads, variables, global_step, own)
         logger.info(f"{type(self).__name__}: {self.num_towers} tower(s) on "
                     f"{', '.join(self.devices)} (one batch each per step), variables on "
                     f"{', '.join(sorted({v.device for v in variables}))}.")
         return train_op
 
-    def _build_sync(self, opt, grads, variables, global_step):
+    def _build_sync(self, opt, grads, variables, global_step, own_pass_end=None):
         task, n = self.task, self.num_towers
         local_step = global_step.read_value()
         apply_ops, accumulators = [], []
+        if own_pass_end is not None:
+            # Each worker's flag goes into an accumulator beside its gradients; the chief's mean
+            # of them rides on the tokens that release the other workers (see pass_end_tensors).
+            with tfv1.device(task.device("ps", 0)):
+                flags = tfv1.ConditionalAccumulator(tf.float32, shape=[], reduction_type="MEAN",
+                                                    shared_name="tfloop_acc/pass_end")
+            apply_ops.append(flags.apply_grad(tf.cast(own_pass_end, tf.float32),
+                                              local_step=local_step))
+        self._own_pass_end = own_pass_end
         for j, variable in enumerate(variables):
             grad = tf.math.add_n([densify(g[j]) for g in grads])
             if n > 1:
@@ -195,16 +217,31 @@ class DistributedTrainerParameterServer(ClusterTrainerMixin, DataParallelTrainer
         if not self.is_chief:
             self._start_op = self._start_queue.dequeue()
             with tf.control_dependencies(apply_ops):
-                return tf.group(tokens[task.task_index].dequeue(), name="train_op")
+                token = tokens[task.task_index].dequeue()
+            self._pass_ended = tf.greater(token, 0) if own_pass_end is not None else None
+            return tf.group(token, name="train_op")
         self._start_op = self._start_queue.enqueue_many(
             [tf.zeros([task.num_workers - 1], tf.int32)])
         with tf.control_dependencies(apply_ops):
             averaged = [a.take_grad(task.num_workers) for a in accumulators]
+            self._pass_ended = tf.greater(flags.take_grad(task.num_workers), 0.0) \
+                if own_pass_end is not None else None
         update = opt.apply_gradients(list(zip(averaged, variables)), global_step=global_step)
         with tf.control_dependencies([update]):
-            step = global_step.read_value()
-            enqueues = [q.enqueue(step) for q in tokens.values()]
+            # A token releases a worker for its next step; it says whether the epoch ended.
+            token = global_step.read_value() if self._pass_ended is None else \
+                tf.cast(self._pass_ended, tf.int64)
+            enqueues = [q.enqueue(token) for q in tokens.values()]
         return tf.group(update, *enqueues, name="train_op")
+
+    def pass_end_tensors(self, flags):
+        """Whether the pass of any worker ended with this step (the chief's mean of the workers'
+        flags, handed to each worker with the token that releases it), and whether this worker's
+        own pass did."""
+        if self._own_pass_end is None:
+            raise ValueError(f"{self._input_source} did not mark the ends of passes when "
+                             f"{type(self).__name__} built its step.")
+        return self._pass_ended, self._own_pass_end
 
     def _after_initialize(self):
         what = ("the chief's signal that the variables are ready" if not self.is_chief

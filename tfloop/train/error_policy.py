@@ -26,7 +26,9 @@ class TrainingErrorPolicy:
     - ``KeyboardInterrupt`` (Ctrl-C) and any other exception are logged with the global step and
       re-raised once every ``after_train`` ran.
     - A ``tf.errors.OutOfRangeError`` raised during an epoch's steps means the input ran out before
-      ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix.
+      ``steps_per_epoch`` steps: it becomes a ``ValueError`` that names the input and the fix;
+      from an input that marks the ends of passes (whose data is repeated), it means the data
+      yields nothing.
     - ``loop.training_error`` (``trainer.training_error``) is set to the error that ended
       training (None for a clean end) before ``after_train`` runs, so callbacks can tell a
       failed run from a finished one.
@@ -120,7 +122,9 @@ class TrainingErrorPolicy:
             logger.info(f"Ctrl-C: stopping training at global step {loop.global_step}.")
             return exc
         if isinstance(exc, tf.errors.OutOfRangeError) and loop.running_steps:
-            exc = input_ran_out_error(loop, self.input_source)
+            source = self.input_source
+            exc = empty_data_error(loop, source) if source is not None and \
+                source.marks_pass_ends() else input_ran_out_error(loop, source)
         logger.error(f"Training failed at global step {loop.global_step}: "
                      f"{type(exc).__name__}: {exc}")
         return exc
@@ -137,6 +141,20 @@ def input_ran_out_error(loop, input_source):
     return ValueError(
         f"The input {source} ran out at step {loop.local_step} of epoch {loop.epoch_num} (global "
         f"step {loop.global_step}), before the epoch's steps_per_epoch={loop.steps_per_epoch} "
-        "steps: it is not repeated and has fewer batches. Repeat it (dataset.repeat(), or "
-        "DatasetInput(ds) which repeats a finite dataset), or set steps_per_epoch to its number "
-        "of batches.")
+        "steps: it is not repeated and has fewer batches. Leave steps_per_epoch out to make each "
+        "epoch one pass over the data, or give the data as it is (data=dataset, or "
+        "DatasetInput(dataset) with repeat=True, the default), which tfloop repeats.")
+
+
+def empty_data_error(loop, input_source):
+    """The error for data that yields no batch, from an input that repeats it and marks the ends
+    of its passes (the repeated data ends only when it is empty)."""
+    described = input_source.describe_pipeline() if input_source is not None else None
+    pipeline = f" (its pipeline: {described})" if described else ""
+    towers = input_source.batches_per_step if input_source is not None else 1
+    need = (f"; each step takes {towers} batches, one per tower, so a pass needs at least "
+            f"{towers}" if towers > 1 else "")
+    return ValueError(
+        f"The input {input_source}{pipeline} yielded no batch in epoch {loop.epoch_num}: its "
+        f"data is empty{need}. Check what builds it (a filter that drops everything, an empty "
+        "file list).")

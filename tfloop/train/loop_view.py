@@ -55,7 +55,39 @@ class LoopView:
 
     @property
     def steps_per_epoch(self) -> int:
+        """The steps of an epoch. When the epochs are passes over data of unknown length (no
+        ``steps_per_epoch`` was given), the length of the last pass that ended.
+
+        Raises:
+            ValueError: the epochs are passes and none has ended yet: the length is not known.
+        """
+        steps = self.loop.steps_per_epoch
+        if steps is None:
+            raise ValueError(
+                "steps_per_epoch is not known yet: each epoch is one pass over data of unknown "
+                "length, and it is learnt when the first pass ends. Read "
+                "trainer.expected_steps_per_epoch (None until then) where the length can be "
+                "missing, or give steps_per_epoch=N to fix the epoch's length (the data is "
+                "repeated).")
+        return steps
+
+    @property
+    def expected_steps_per_epoch(self) -> int | None:
+        """:attr:`steps_per_epoch`, or None while it is not known (the first pass over data of
+        unknown length). When the epochs are passes, a pass may turn out longer or shorter."""
         return self.loop.steps_per_epoch
+
+    @property
+    def epochs_are_passes(self) -> bool:
+        """Whether each epoch is one pass over data of unknown length, ending where the data does
+        (no ``steps_per_epoch`` was given and the data's size is not known)."""
+        return self.loop.passes
+
+    @property
+    def is_last_step(self) -> bool:
+        """Whether the current step is its epoch's last (see :attr:`TrainLoop.is_last_step`: when
+        the epochs are passes, known from the step's ``after_run`` on)."""
+        return self.loop.is_last_step
 
     @property
     def starting_epoch(self) -> int:

@@ -51,6 +51,11 @@ class DataParallelTrainer(TowerTrainer):
     def num_towers(self):
         return len(self.devices)
 
+    @property
+    def batches_per_step(self):
+        """One batch per tower."""
+        return self.num_towers
+
     def default_session_config(self):
         """:func:`default_session_config` with as many CPU devices as the towers need."""
         config = default_session_config()

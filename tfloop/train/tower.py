@@ -103,6 +103,11 @@ class TowerTrainer(Trainer):
         return self.tower_func.towers if self.tower_func is not None else None
 
     @property
+    def batches_per_step(self) -> int:
+        """The batches one training step takes from the input: one per training tower."""
+        return 1
+
+    @property
     def input_signature(self) -> list[Any]:
         if self.tower_func is None:
             raise AttributeError(f"{type(self).__name__}.input_signature is set by setup_graph.")
@@ -128,7 +133,7 @@ class TowerTrainer(Trainer):
         seed = self.prepare_graph()
         get_opt_fn = self._recording(self.options.precision.optimizer_fn(get_opt_fn))
         with self.graph.as_default(), explain_eager_capture("The model (build_graph, optimizer())"):
-            for cb in input.setup(input_signature):
+            for cb in input.setup(input_signature, batches_per_step=self.batches_per_step):
                 self.register_callback(cb)
             self._input_source = input
             main_costs: list[Any] = []
