@@ -115,7 +115,7 @@ SCHEDULING_MODULE = os.path.join("callbacks", "schedule.py")
 PERIOD_NAME = re.compile(r"global_step|every_k|^_?period$|_window$|step_points|steps_per_run")
 # The loop's own position (epoch bounds, a resumed step's place in its epoch), not a schedule.
 LOOP_POSITION = {(os.path.join("train", "loop.py"), f)
-                 for f in ("check_bounds", "epochs", "position_of_step")}
+                 for f in ("check_bounds", "_check_steps_per_epoch", "epochs", "position_of_step")}
 
 
 def _names(node):

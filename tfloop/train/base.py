@@ -20,6 +20,11 @@ from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import default_session_config
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
+from tfloop.train.callback_list import (
+    check_each_used_once,
+    checked_callbacks,
+    checked_monitors,
+)
 from tfloop.train.defaults import (
     check_no_default_twice,
     default_callbacks_besides,
@@ -36,15 +41,10 @@ from tfloop.train.passes import PassesOwner
 from tfloop.train.run_state import RunStateOwner
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
-from tfloop.utils.checks import check_list_of
 
 __all__ = ["Trainer", "StopTraining"]
 
 _C = TypeVar("_C")
-
-
-def _check_callbacks(callbacks: Any, what: str) -> list[Any]:
-    return check_list_of(callbacks, what, Callback) or []
 
 
 class _ConstructedInItsGraph(type):
@@ -216,13 +216,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         input/trainer callbacks, ``callbacks``, monitor backends, and the :class:`Monitors`
         dispatcher last.
         """
-        callbacks = _check_callbacks(callbacks, "callbacks")
-        monitors = _check_callbacks(monitors, "monitors")
+        callbacks = checked_callbacks(callbacks)
+        monitors = checked_monitors(monitors)
         self._take_logdir()
-        for m in monitors:
-            if not isinstance(m, MonitorBase):
-                raise TypeError(f"monitors must be MonitorBase objects; got {m!r} "
-                                f"({type(m).__name__}).")
         with self.graph.as_default():
             describe_trainable_vars()
             registered, self._registered = self._registered, []
@@ -235,31 +231,10 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 self.register_callback(m)
             self.monitors = Monitors([m for m in monitors if m in self._registered])
             self.register_callback(self.monitors)
-            self._check_unique()
+            check_each_used_once(self._registered, self)
             self._callbacks = Callbacks(self._registered)
             with explain_eager_capture("A callback's setup_graph"):
                 self._callbacks.setup_graph(self)
-
-    def _check_unique(self):
-        seen = set()
-        for cb in self._registered:
-            if id(cb) in seen:
-                raise ValueError(f"Callback {cb} appears twice in the callback list; a callback "
-                                 "object can be used once.")
-            seen.add(id(cb))
-            self._check_fresh(cb)
-
-    def _check_fresh(self, cb):
-        """A callback object serves one training: its state (the steps a ModelSaver saved, the
-        best value of EarlyStopping) belongs to that run; reusing it would silently skip work."""
-        for layer in cb.walk():
-            if layer.trainer is not None and layer.trainer is not self:
-                raise ValueError(
-                    f"Callback {layer} was already used by another training (trainer "
-                    f"{type(layer.trainer).__name__}): a callback keeps the state of its training "
-                    "(e.g. the steps a ModelSaver saved), so it serves one training only. Create "
-                    "new callback objects for each training, e.g. callbacks=[ModelSaver()] in the "
-                    "function that trains.")
 
     def initialize(self, session_creator: Any = None,
                    session_init: SessionInit | None = None) -> None:
@@ -290,11 +265,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     def main_loop(self, steps_per_epoch: int | None, starting_epoch: int,
                   max_epoch: int) -> None:
         """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
-        (``StopTraining``, Ctrl-C, an error; ``after_train`` always) is up to
-        :class:`TrainingErrorPolicy`."""
+        (a stop, Ctrl-C, an error; ``after_train`` always) is :class:`TrainingErrorPolicy`'s."""
         loop, callbacks = self.loop, self._callbacks
-        loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        self._check_passes_watched(callbacks)
+        self._configure_loop(steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
                                      self.announce_checkpoints)
         with self._options.precision.rewriter_environment(), self.graph.as_default(), \
@@ -394,12 +367,12 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                 when it does not, each epoch is one pass over the data.
             resume_from (str): a checkpoint whose run this one continues (see :meth:`train`).
         """
-        callbacks = _check_callbacks(callbacks, "callbacks")
+        callbacks = checked_callbacks(callbacks)
         extra = default_callbacks_besides(callbacks) if extra_callbacks is None else (
-            _check_callbacks(extra_callbacks, "extra_callbacks"))
+            checked_callbacks(extra_callbacks, "extra_callbacks"))
         check_no_default_twice(callbacks + extra)
         monitors = (default_monitors() if monitors is None
-                    else _check_callbacks(monitors, "monitors"))
+                    else checked_monitors(monitors))
         if steps_per_epoch is None:
             steps_per_epoch = steps_per_epoch_of(self._input_source)
         self.train(callbacks + extra, monitors, session_creator, session_init, steps_per_epoch,

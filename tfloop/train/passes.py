@@ -142,6 +142,13 @@ class PassesOwner:
     def _pass_end_watch(self) -> PassEndWatch:
         return PassEndWatch(self.loop, self._input_source, self.pass_end_tensors)
 
+    def _configure_loop(self, steps_per_epoch: int | None, starting_epoch: int,
+                        max_epoch: int) -> None:
+        """Set the loop's bounds (``steps_per_epoch=None``: epochs that are passes) and check
+        that such epochs have the ``PassEndWatch`` that ends them."""
+        self.loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+        self._check_passes_watched(self._callbacks)
+
     def _check_passes_watched(self, callbacks: Any) -> None:
         """Epochs that are passes end through the ``PassEndWatch`` that ``setup_callbacks`` adds
         when the loop was configured for them before it (as ``Trainer.train`` does)."""
