@@ -36,7 +36,7 @@ import contextlib
 
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.common import get_global_step_var
-from tfloop.tfutils.step_graph import colocate_gradients
+from tfloop.tfutils.step_graph import ancestors, colocate_gradients
 from tfloop.tfutils.tower import TowerContext
 from tfloop.utils.checks import check_int, is_int
 
@@ -137,9 +137,9 @@ class StepsPerRunLoop:
                 f"created new variables ({', '.join(created)}). Create variables with "
                 "tf.compat.v1.get_variable (or tfloop.models layers) so that later calls reuse "
                 "them.")
-        initializing = _ancestors([v.initializer for v in
+        initializing = ancestors([v.initializer for v in
                                    tfv1.global_variables() + tfv1.local_variables()])
-        step = _ancestors([train_op])
+        step = ancestors([train_op])
         for op in self._step_ops:
             if op in step and op not in initializing and _touches_state(op):
                 # The op exists already; adding a control input is the only way to order it.
@@ -157,16 +157,3 @@ def _drop_foreign_collection_items(graph):
 
 def _touches_state(op):
     return op.op_def.is_stateful or any(t.dtype == tf.resource for t in op.inputs)
-
-
-def _ancestors(ops):
-    seen = set()
-    stack = list(ops)
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return seen
