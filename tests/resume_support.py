@@ -135,9 +135,6 @@ class _Block(tfloop.Callback):
         self.marker, self.step, self.pause = marker, step, pause
         setattr(self, hook, self._maybe_block)
 
-    def uses_step_hook(self):
-        return True
-
     def _maybe_block(self):
         if self.pause:
             time.sleep(self.pause)

@@ -350,3 +350,17 @@ def test_a_schedule_is_a_checked_value_that_wrappers_and_flags_set():
                                              step_hook=False)
     assert tfloop.SimpleMovingAverage(["cost"], 5).when == tfloop.Schedule(every_k_steps=5,
                                                                            mode="trigger")
+
+
+def test_hooks_set_on_the_object_are_called_like_hooks_of_the_class():
+    """A hook given to one callback object (``setattr(cb, "_trigger_step", fn)``) takes part in
+    the steps as one its class defines."""
+    seen = []
+    cb = tfloop.Callback()
+    cb._before_run = lambda ctx: tfv1.train.get_global_step()
+    cb._after_run = lambda ctx, values: seen.append(("after_run", int(values.results)))
+    cb._trigger_step = lambda: seen.append(("trigger_step", cb.global_step))
+    train_linear([cb], max_epoch=1, extra_callbacks=[], monitors=[])
+    assert cb.uses_run_hooks() and cb.uses_step_hook()
+    assert seen == [("after_run", 0), ("trigger_step", 1), ("after_run", 1), ("trigger_step", 2),
+                    ("after_run", 2), ("trigger_step", 3)]

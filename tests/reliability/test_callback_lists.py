@@ -63,9 +63,13 @@ def test_a_progress_bar_on_a_summary_string_is_refused_at_setup():
                      model=WithSummary(), max_epoch=1)
 
 
-def test_auto_resume_without_a_log_directory_warns(caplog):
+def test_auto_resume_launched_without_a_log_directory_warns_once(caplog):
     x, y = make_regression_data(8)
     with caplog.at_level(logging.WARNING, logger="tfloop"):
-        tfloop.AutoResumeTrainConfig(model=LinearModel(), data=tfloop.FeedInput(batches(x, y, 4)))
+        config = tfloop.AutoResumeTrainConfig(
+            model=LinearModel(), data=tfloop.FeedInput(batches(x, y, 4)), max_epoch=1,
+            extra_callbacks=[], monitors=[])
+        assert not [r for r in caplog.records if "cannot be resumed" in r.getMessage()]
+        tfloop.launch_train_with_config(config, tfloop.SimpleTrainer())
     assert [r.levelname for r in caplog.records if "cannot be resumed" in r.getMessage()] == [
         "WARNING"]

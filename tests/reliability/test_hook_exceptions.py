@@ -32,12 +32,6 @@ class RaiseOnce(tfloop.Callback):
         self.hook, self.error, self.raised_at = hook, error, None
         setattr(self, hook, self._maybe_raise)
 
-    def uses_run_hooks(self):
-        return self.hook in ("_before_run", "_after_run")
-
-    def uses_step_hook(self):
-        return self.hook == "_trigger_step"
-
     def _maybe_raise(self, *args):
         due = {"_before_train": True, "_after_train": True,
                "_before_epoch": self.epoch_num == 2, "_after_epoch": self.epoch_num == 2,

@@ -200,8 +200,12 @@ class Callback:
         return any(getattr(cls, name) is not getattr(base, name) for name in names)
 
     def _works_in(self, names: tuple[str, ...]) -> bool:
-        """Whether the class defines one of the hooks ``names`` below what only passes calls on."""
-        return self.defines_hook(*names, below=self._hooks_below)
+        """Whether the callback has one of the hooks ``names`` of its own, below what only passes
+        calls on: defined by its class, or set on the object itself (``setattr(cb, "_trigger_step",
+        fn)``)."""
+        base = Callback if self._hooks_below is None else self._hooks_below
+        return any(getattr(getattr(self, name), "__func__", getattr(self, name))
+                   is not getattr(base, name) for name in names)
 
     # Computed here only, from the hooks each class defines and the schedules: never overridden.
     def uses_run_hooks(self) -> bool:
