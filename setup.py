@@ -37,8 +37,8 @@ setup(
     extras_require={
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],
-        "test": ["pytest>=7", "pytest-timeout", "tensorboard", "pandas", "scikit-learn",
-                 "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
+        "test": ["pytest>=7", "pytest-timeout", "pytest-xdist", "tensorboard", "pandas",
+                 "scikit-learn", "matplotlib", "pyzmq", "lmdb", "tensorpack==0.11", "ruff", "mypy",
                  "opencv-python-headless", "pycocotools", "scipy", "mlflow", "wandb", "optuna",
                  "h5py", "nbclient", "nbformat", "ipykernel", "ray[train,tune]",
                  # tests/test_packaging.py builds the wheel without network (no build isolation);

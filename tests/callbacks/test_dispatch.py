@@ -357,10 +357,10 @@ def test_hooks_set_on_the_object_are_called_like_hooks_of_the_class():
     the steps as one its class defines."""
     seen = []
     cb = tfloop.Callback()
-    cb._before_run = lambda ctx: tfv1.train.get_global_step()
-    cb._after_run = lambda ctx, values: seen.append(("after_run", int(values.results)))
+    cb._before_run = lambda ctx: seen.append(("before_run", cb.global_step))
+    cb._after_run = lambda ctx, values: seen.append(("after_run", cb.global_step))
     cb._trigger_step = lambda: seen.append(("trigger_step", cb.global_step))
     train_linear([cb], max_epoch=1, extra_callbacks=[], monitors=[])
     assert cb.uses_run_hooks() and cb.uses_step_hook()
-    assert seen == [("after_run", 0), ("trigger_step", 1), ("after_run", 1), ("trigger_step", 2),
-                    ("after_run", 2), ("trigger_step", 3)]
+    assert seen == [(hook, step) for before in range(3) for hook, step in (
+        ("before_run", before), ("after_run", before + 1), ("trigger_step", before + 1))]

@@ -44,7 +44,8 @@ def test_readme_python_example_trains(tmp_path):
 def test_readme_test_command_is_what_ci_runs():
     readme = read("README.md")
     ci = read(".ci/run")
-    test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q --run-slow'
+    test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q --run-slow -n 2 --dist ' \
+        'worksteal'
     assert test_command in readme
     assert test_command.replace("pip install", "pip install --quiet") in ci
     for check in ("ruff check tfloop tests bench examples docs", "mypy --config-file mypy.ini"):
