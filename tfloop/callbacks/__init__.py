@@ -42,7 +42,7 @@ from tfloop.callbacks.tensor_printer import TensorPrinter
 from tfloop.callbacks.throughput import EstimatedTimeLeft, ThroughputTracker
 from tfloop.callbacks.timeout import SessionRunTimeout
 from tfloop.callbacks.timing import CallbackTimeLogger
-from tfloop.callbacks.trainer_view import TrainerView
+from tfloop.callbacks.trainer_view import TrainerView, expects_last_step
 from tfloop.callbacks.trigger import EnableCallbackIf, PeriodicCallback, PeriodicTrigger
 from tfloop.monitors import (
     CometMLMonitor,
@@ -61,6 +61,7 @@ __all__ = [
     "RunUpdateOps", "Callbacks", "CallbackToHook", "HookToCallback", "StatMonitorCallback",
     "MaintainStepCounter",
     "EnableCallbackIf", "PeriodicCallback", "PeriodicTrigger", "Schedule", "TrainerView",
+    "expects_last_step",
     "Inferencer", "ScalarStats", "ClassificationError", "BinaryClassificationStats",
     "InferenceRunner", "InferenceRunnerBase", "DataParallelInferenceRunner",
     "HyperParam", "GraphVarParam", "ObjAttrParam", "HyperParamSetter", "ScheduledHyperParamSetter",
