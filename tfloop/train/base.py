@@ -3,28 +3,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from tfloop.callbacks.base import Callback, StopTraining
 from tfloop.callbacks.flow import StopEpoch
-from tfloop.callbacks.group import Callbacks
 from tfloop.callbacks.steps import MaintainStepCounter
 from tfloop.compat import tf
 from tfloop.input.base import InputSource
 from tfloop.monitors.base import MonitorBase, Monitors
 from tfloop.resume.preemption import SignalHandler
-from tfloop.resume.restore import restore_run_state
 from tfloop.resume.session_init import ResumeInit
-from tfloop.tfutils.eager_capture import explain_eager_capture
 from tfloop.tfutils.hooked_session import HookedSession
 from tfloop.tfutils.model_utils import describe_trainable_vars
 from tfloop.tfutils.sesscreate import default_session_config
 from tfloop.tfutils.sessinit import JustCurrentSession, SessionInit
-from tfloop.train.callback_list import (
-    check_each_used_once,
-    checked_callbacks,
-    checked_monitors,
-)
+from tfloop.train.callback_list import RunCallbacks, checked_callbacks, checked_monitors
 from tfloop.train.defaults import (
     check_no_default_twice,
     default_callbacks_besides,
@@ -32,20 +25,23 @@ from tfloop.train.defaults import (
     steps_per_epoch_of,
 )
 from tfloop.train.error_policy import TrainingErrorPolicy
-from tfloop.train.final_weights import FinalWeightsOwner
+from tfloop.train.final_weights import FinalWeights
 from tfloop.train.logdir import RunLogDir
 from tfloop.train.loop import TrainLoop
-from tfloop.train.loop_view import LoopView
-from tfloop.train.options import OptionsOwner
-from tfloop.train.passes import PassesOwner
-from tfloop.train.run_state import RunStateOwner
+from tfloop.train.options import TrainerOptions
+from tfloop.train.passes import (
+    PassEndWatch,
+    any_pass_ended,
+    check_epochs_are_passes,
+    configure_watched_loop,
+    log_epochs_are_passes,
+)
+from tfloop.train.run_state import RunResume, SavedCheckpoints
 from tfloop.train.run_status import RunStatusRecorder
 from tfloop.utils import logger
+from tfloop.utils.part_attribute import PartAttribute
 
 __all__ = ["Trainer", "StopTraining"]
-
-_C = TypeVar("_C")
-
 
 class _ConstructedInItsGraph(type):
     """The metaclass of :class:`Trainer`: ``SomeTrainer(...)`` makes the trainer's own graph,
@@ -61,30 +57,33 @@ class _ConstructedInItsGraph(type):
         return trainer
 
 
-class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwner, PassesOwner,
-              metaclass=_ConstructedInItsGraph):
+class Trainer(metaclass=_ConstructedInItsGraph):
     """Base class of trainers: a graph, a list of callbacks, and the main loop.
 
     The lifecycle of :meth:`train`: :meth:`setup_callbacks` (every callback's ``setup_graph``),
     :meth:`initialize` (session created, variables initialized or restored, graph finalized),
     :meth:`main_loop`. Subclasses build the training op in ``setup_graph``.
 
+    The trainer is made of parts it owns, each a concern of its own; their attributes that
+    callbacks and users read are the trainer's too (``trainer.epoch_num`` is
+    ``trainer.loop.epoch_num``; see :class:`~tfloop.utils.part_attribute.PartAttribute`).
+
     Attributes:
         graph (tf.Graph): tfloop's own graph; the user's eager code is unaffected by it.
         sess: the raw session; ``hooked_sess``: the session whose ``run`` carries the callbacks'
-            fetches; ``monitors``: the :class:`Monitors` dispatcher; ``loop``: the counters.
-        training_error (BaseException): what ended the main loop with an error, set before
-            ``after_train`` runs (None when training finished or a callback raised StopTraining),
-            so ``after_train`` can tell a failed run (e.g. a NaN loss) from a clean end.
-        stop_reason (str): why training stopped cleanly (the ``StopTraining`` message, or the
-            signal), set before ``after_train`` runs; None otherwise.
+            fetches; ``monitors``: the :class:`Monitors` dispatcher.
+        loop (TrainLoop): the position, the bounds and the stop (``epoch_num``,
+            ``global_step``, ``request_stop``, ``training_error``, ``stop_reason``...).
+        checkpoints (SavedCheckpoints): the checkpoints saved, announced to
+            ``checkpoint_listeners`` once their trigger round is over.
+        resume (RunResume): the run of a checkpoint this one continues.
+        log_directory (RunLogDir): the run's ``logdir`` and ``run_logdir``.
+        final (FinalWeights): the model's weights when :meth:`train` returned
+            (``final_weights``), which ``get_predictor`` predicts with after training.
+        run_options (TrainerOptions): the run's ``options`` (a ``RunOptions``: seed, precision,
+            XLA, steps per session call), set with ``set_options`` before ``setup_graph`` and
+            applied by the trainer as it builds.
         is_chief (bool): whether this process is the chief worker.
-        options (RunOptions): the run's seed, precision, XLA and steps per session call, set with
-            :meth:`set_options` before ``setup_graph`` and applied by the trainer as it builds.
-        logdir (str): the run's log directory, where callbacks and monitors write (see
-            :attr:`logdir`).
-        final_weights (dict): the model's weights when :meth:`train` returned, which
-            ``get_predictor`` predicts with after training (see :class:`FinalWeightsOwner`).
         epoch_end_listeners (list): functions of no argument called once every callback's
             ``trigger_epoch`` of an epoch ran, so they see all the round put (e.g. an
             ``InferenceRunner`` listed anywhere); one that calls :meth:`request_stop` ends
@@ -107,8 +106,51 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     tower_func: Any = None  # a tower trainer's TowerFunc
     graph: Any  # made by the metaclass before __init__ runs
 
+    supports_steps_per_run: bool = False
+
+    # ---- the parts' attributes, the trainer's too -------------------------------------------
+    epoch_num = PartAttribute("loop", TrainLoop)
+    global_step = PartAttribute("loop", TrainLoop)
+    local_step = PartAttribute("loop", TrainLoop)
+    starting_epoch = PartAttribute("loop", TrainLoop)
+    max_epoch = PartAttribute("loop", TrainLoop)
+    steps_per_run = PartAttribute("loop", TrainLoop)
+    steps_per_epoch = PartAttribute("loop", TrainLoop, "known_steps_per_epoch")
+    expected_steps_per_epoch = PartAttribute("loop", TrainLoop, "steps_per_epoch")
+    epochs_are_passes = PartAttribute("loop", TrainLoop)
+    is_last_step = PartAttribute("loop", TrainLoop)
+    stop_requested = PartAttribute("loop", TrainLoop)
+    request_stop = PartAttribute("loop", TrainLoop)
+    training_error = PartAttribute("loop", TrainLoop)
+    stop_reason = PartAttribute("loop", TrainLoop)
+    loop_state = PartAttribute("loop", TrainLoop, "state_dict")
+    checkpoint_listeners = PartAttribute("checkpoints", SavedCheckpoints, "listeners")
+    checkpoint_saved = PartAttribute("checkpoints", SavedCheckpoints, "saved")
+    announce_checkpoints = PartAttribute("checkpoints", SavedCheckpoints, "announce")
+    when_checkpoint_written = PartAttribute("checkpoints", SavedCheckpoints, "when_written")
+    wait_for_checkpoint = PartAttribute("checkpoints", SavedCheckpoints, "wait_for")
+    continue_run_of = PartAttribute("resume", RunResume)
+    callbacks = PartAttribute("callback_list", RunCallbacks, "all")
+    callbacks_of = PartAttribute("callback_list", RunCallbacks, "of")
+    step_callbacks = PartAttribute("callback_list", RunCallbacks)
+    run_callbacks = PartAttribute("callback_list", RunCallbacks)
+    options = PartAttribute("run_options", TrainerOptions)
+    set_options = PartAttribute("run_options", TrainerOptions)
+    prepare_graph = PartAttribute("run_options", TrainerOptions)
+    logdir = PartAttribute("log_directory", RunLogDir, writable=True)
+    run_logdir = PartAttribute("log_directory", RunLogDir)
+    final_weights = PartAttribute("final", FinalWeights, "weights")
+    training_ended = PartAttribute("final", FinalWeights, "ended")
+    keep_final_weights = PartAttribute("final", FinalWeights, "keep", writable=True)
+
     def __init__(self) -> None:
         self.loop = TrainLoop()
+        self.checkpoints = SavedCheckpoints()
+        self.resume = RunResume(self.loop)
+        self.log_directory = RunLogDir()
+        self.final = FinalWeights(self.graph, self.loop)
+        self.run_options = TrainerOptions(self.graph, self.loop, type(self).__name__,
+                                          self.supports_steps_per_run)
         self.train_op: Any = None
         self.sess: Any = None
         self.hooked_sess: Any = None  # a HookedSession, from initialize() on
@@ -116,13 +158,9 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         self._input_source: InputSource | None = None
         self._model: Any = None
         self._optimizer: Any = None
-        self._registered: list[Callback] = []
-        self._callbacks: Any = None  # the Callbacks group, from setup_callbacks() on
+        self.callback_list = RunCallbacks()
         self.epoch_end_listeners: list[Callable[[], None]] = []
         self.loop_end_listeners: list[Callable[[], None]] = []
-        self._init_run_state()
-        self._init_options()
-        self._init_final_weights()
 
     # ---- what the run is made of, read-only (for callbacks; Orca's runner attributes) ----------
     @property
@@ -156,32 +194,6 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         them)."""
         return None
 
-    @property
-    def callbacks(self) -> list[Callback]:
-        """Every callback in the order they are called (after :meth:`setup_callbacks`)."""
-        return list(self._callbacks) if self._callbacks is not None else list(self._registered)
-
-    def callbacks_of(self, kind: type[_C]) -> list[_C]:
-        """The callbacks that are a ``kind`` (an ``isinstance`` class), those inside wrappers
-        (``PeriodicTrigger(ModelSaver())``) and groups too, in the order they are called.
-
-        Example:
-            >>> savers = trainer.callbacks_of(ModelSaver)
-        """
-        return [inner for cb in self.callbacks for inner in cb.walk() if isinstance(inner, kind)]
-
-    @property
-    def step_callbacks(self) -> tuple[Callback, ...]:
-        """The callbacks called at ``trigger_step`` after each step, in order (after
-        :meth:`setup_callbacks`; empty before)."""
-        return self._callbacks.step_callbacks if self._callbacks is not None else ()
-
-    @property
-    def run_callbacks(self) -> tuple[Callback, ...]:
-        """The callbacks whose ``before_run``/``after_run`` go with each step's ``session.run``,
-        in order (after :meth:`setup_callbacks`; empty before)."""
-        return self._callbacks.run_callbacks if self._callbacks is not None else ()
-
     def default_session_config(self) -> Any:
         """The session config the trainer needs, before the run's options and the user's
         ``session_config`` (multi-device trainers add devices)."""
@@ -195,18 +207,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         Returns:
             bool: whether it was added (for a list: whether all were).
         """
-        if isinstance(cb, (list, tuple)):
-            return all([self.register_callback(c) for c in cb])
-        if not isinstance(cb, Callback):
-            raise TypeError(f"register_callback needs a tfloop Callback, got {cb!r} "
-                            f"({type(cb).__name__}).")
-        if self._callbacks is not None:
-            raise RuntimeError(f"Cannot register {cb} after the callbacks were set up.")
-        if not self.is_chief and cb.chief_only:
-            logger.warning(f"Callback {cb} is chief-only, skipped on this worker.")
-            return False
-        self._registered.append(cb)
-        return True
+        return self.callback_list.register(cb, self.is_chief)
 
     def setup_callbacks(self, callbacks: Callback | Iterable[Callback] | None,
                         monitors: MonitorBase | Iterable[MonitorBase] | None) -> None:
@@ -218,28 +219,26 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         """
         callbacks = checked_callbacks(callbacks)
         monitors = checked_monitors(monitors)
-        self._take_logdir()
+        self.log_directory.take()
         with self.graph.as_default():
             describe_trainable_vars()
-            registered, self._registered = self._registered, []
+            registered = self.callback_list.take_registered()
             self.register_callback(MaintainStepCounter(self.loop))
             if self.loop.passes:
-                self.register_callback(self._pass_end_watch())
+                self.register_callback(PassEndWatch(self.loop, self._input_source,
+                                                    self.pass_end_tensors))
             for cb in registered + callbacks:
                 self.register_callback(cb)
             for m in monitors:
                 self.register_callback(m)
-            self.monitors = Monitors([m for m in monitors if m in self._registered])
+            self.monitors = Monitors([m for m in monitors if m in self.callback_list.all])
             self.register_callback(self.monitors)
-            check_each_used_once(self._registered, self)
-            self._callbacks = Callbacks(self._registered)
-            with explain_eager_capture("A callback's setup_graph"):
-                self._callbacks.setup_graph(self)
+            self.callback_list.set_up(self)
 
     def initialize(self, session_creator: Any = None,
                    session_init: SessionInit | None = None) -> None:
         """Create the session, initialize or restore variables, and finalize the graph."""
-        session_creator = self._options.session_creator(session_creator,
+        session_creator = self.options.session_creator(session_creator,
                                                         self.default_session_config())
         session_init = session_init or JustCurrentSession()
         if not isinstance(session_init, SessionInit):
@@ -248,13 +247,19 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         with self.graph.as_default():
             session_init.setup_graph()
         session_init.check_holds_the_model()
-        with self._options.precision.rewriter_environment():
+        with self.options.precision.rewriter_environment():
             self.sess = session_creator.create_session(self.graph)
             session_init.init(self.sess)
-            if self._resume is not None:
-                restore_run_state(self.sess, self._input_source, self.callbacks, *self._resume)
+            self.resume.restore(self.sess, self._input_source, self.callbacks)
         self.graph.finalize()
-        self.hooked_sess = HookedSession(self.sess, self._callbacks.run_hooks())
+        self.hooked_sess = HookedSession(self.sess, self.callback_list.group.run_hooks())
+
+    def pass_end_tensors(self, flags: list[Any]) -> tuple[Any, Any]:
+        """From the pass-end flags of a step's batches (``InputSource.pass_end_flags``): a bool
+        scalar, true when the epoch ends after the step, and one that is true when this
+        worker's own pass ended, or None where the two are the same (one machine; a cluster
+        trainer combines the workers' flags)."""
+        return any_pass_ended(flags), None
 
     # ---- running ---------------------------------------------------------------------------------
     def run_step(self) -> None:
@@ -266,12 +271,12 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                   max_epoch: int) -> None:
         """Run the epochs, calling the callbacks as ``docs/callbacks.md`` lists; how training ends
         (a stop, Ctrl-C, an error; ``after_train`` always) is :class:`TrainingErrorPolicy`'s."""
-        loop, callbacks = self.loop, self._callbacks
-        self._configure_loop(steps_per_epoch, starting_epoch, max_epoch)
+        loop, callbacks = self.loop, self.callback_list.group
+        configure_watched_loop(loop, callbacks, steps_per_epoch, starting_epoch, max_epoch)
         ending = TrainingErrorPolicy(loop, callbacks, self._input_source, self.loop_end_listeners,
                                      self.announce_checkpoints)
-        with self._options.precision.rewriter_environment(), self.graph.as_default(), \
-                self.sess.as_default(), self._final_weights_kept(), ending:
+        with self.options.precision.rewriter_environment(), self.graph.as_default(), \
+                self.sess.as_default(), self.final.kept_from(self.sess), ending:
             callbacks.before_train()
             for _ in loop.epochs():
                 callbacks.before_epoch()
@@ -291,10 +296,10 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
     def _run_steps_of_epoch(self) -> None:
         """The epoch's steps, each followed by ``trigger_step`` and a look at the stop requests;
         ``StopEpoch`` from a ``trigger_step`` ends them early."""
-        loop, callbacks, hooked_sess = self.loop, self._callbacks, self.hooked_sess
+        loop, callbacks, hooked_sess = self.loop, self.callback_list.group, self.hooked_sess
         try:
             for _ in loop.runs_of_epoch():
-                if self._unannounced:
+                if self.checkpoints.unannounced:
                     self.announce_checkpoints()
                 hooked_sess.hooks = callbacks.begin_step()   # the callbacks due at this step
                 self.run_step()
@@ -328,12 +333,13 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
         loop = self.loop
         loop.configure(steps_per_epoch, starting_epoch, max_epoch)
         if loop.passes:
-            self._check_epochs_are_passes(self._input_source)
-        self._take_logdir()
+            check_epochs_are_passes(self._input_source)
+            log_epochs_are_passes(self._input_source)
+        self.log_directory.take()
         if resume_from is not None:
             session_init = session_init or ResumeInit(resume_from)
             if not self.continue_run_of(resume_from):
-                self._training_returned(f"the run of {resume_from} had already finished")
+                self.final.training_returned(f"the run of {resume_from} had already finished")
                 return
         with RunStatusRecorder(self):    # <log dir>/status.json: running, then how it ended
             self.setup_callbacks(callbacks, monitors)
@@ -345,7 +351,7 @@ class Trainer(LoopView, RunStateOwner, OptionsOwner, RunLogDir, FinalWeightsOwne
                                    loop.starting_epoch, loop.max_epoch)
             finally:
                 self.sess.close()
-                self._training_returned()
+                self.final.training_returned()
 
     def train_with_defaults(self, callbacks: Callback | Iterable[Callback] | None = None,
                             extra_callbacks: Callback | Iterable[Callback] | None = None,

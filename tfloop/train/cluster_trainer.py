@@ -56,6 +56,7 @@ class ClusterTrainerMixin:
         self.startup_timeout_s = float(startup_timeout_s)
         self.local_devices = self.devices
         self._ended = False
+        self.log_directory.of_this_process = self._logdir_of_this_process
         if server is None and self._may_train_alone:
             return
         self.task = ClusterTask.from_server(server)
@@ -174,7 +175,7 @@ class ClusterTrainerMixin:
         for the chief at the end."""
         step = int(self.sess.run(tfv1.train.get_global_step(self.graph)))
         if steps_per_epoch is None:   # epochs that are passes: the global steps must agree
-            own = self._resume[1]["global_step"] if self._resume is not None else 0
+            own = self.resume.global_step
             same, chief = own == step, f"global step {step}"
             mine = f"global step {own}"
         else:

@@ -1,6 +1,6 @@
 """The weights a training ended with, kept in memory so that predicting needs no checkpoint.
 
-The trainer's main loop reads them as it ends, however it ends (:class:`FinalWeightsOwner`);
+The trainer's main loop reads them as it ends, however it ends (:class:`FinalWeights`);
 ``trainer.get_predictor`` after training builds the model again for inference in a graph and
 session of its own and loads them (:class:`FinalWeightsGraph`), the way ``OfflinePredictor``
 loads a checkpoint.
@@ -24,7 +24,7 @@ from tfloop.tfutils.predictor import OnlinePredictor
 from tfloop.tfutils.tower import TowerFunc
 from tfloop.utils import logger
 
-__all__ = ["FinalWeightsOwner", "FinalWeightsGraph", "read_model_weights"]
+__all__ = ["FinalWeights", "FinalWeightsGraph", "read_model_weights"]
 
 
 def _assign_ops(graph, weights):
@@ -89,16 +89,21 @@ class FinalWeightsGraph:
                                sess=self.sess, run_context=self._run_context)
 
 
-class FinalWeightsOwner:
-    """What :class:`~tfloop.train.base.Trainer` keeps of a training once ``train`` returns: the
-    model's weights as training ended (finished, stopped, or interrupted with Ctrl-C; not after
-    an error), read once as the main loop ends (before the session closes and before a cluster
-    task says it is done) and held in memory as long as the trainer is.
-    ``trainer.get_predictor`` predicts with them after training.
+class FinalWeights:
+    """The trainer's part that keeps what a training leaves once ``train`` returns: the model's
+    weights as training ended (finished, stopped, or interrupted with Ctrl-C; not after an
+    error), read once as the main loop ends (before the session closes and before a cluster
+    task says it is done) and held in memory as long as the trainer is. The trainer's
+    ``final_weights``, ``training_ended`` and ``keep_final_weights`` are this part's;
+    ``trainer.get_predictor`` after training predicts with them (:meth:`predictor`).
+
+    Args:
+        graph (tf.Graph): the training graph.
+        loop (TrainLoop): the trainer's loop, which says how training ended.
 
     Attributes:
-        keep_final_weights (bool): set it to False before training to keep nothing (a model too
-            large to hold a second time in host memory).
+        keep (bool): the trainer's ``keep_final_weights``: set it to False before training to
+            keep nothing (a model too large to hold a second time in host memory).
 
     Example:
         >>> trainer = SimpleTrainer()
@@ -107,77 +112,74 @@ class FinalWeightsOwner:
         >>> np.savez("weights.npz", **trainer.final_weights)
     """
 
-    keep_final_weights: bool = True
-    graph: Any
-    sess: Any
-    loop: Any
-    options: Any
-    default_session_config: Callable[[], Any]
-
-    def _init_final_weights(self) -> None:
-        self._final_weights: dict[str, np.ndarray] | None = None
-        self._training_ended = False
-        self._why_no_final_weights = "training has not run"
-        self._final_graphs: dict[Any, FinalWeightsGraph] = {}
+    def __init__(self, graph: Any, loop: Any) -> None:
+        self._graph = graph
+        self._loop = loop
+        self.keep = True
+        self._weights: dict[str, np.ndarray] | None = None
+        self._ended = False
+        self._why_none = "training has not run"
+        self._graphs: dict[Any, FinalWeightsGraph] = {}
 
     @property
-    def final_weights(self) -> dict[str, np.ndarray] | None:
+    def weights(self) -> dict[str, np.ndarray] | None:
         """``{variable name: value}`` of the model's variables when training ended (the optimizer's
         slots left out), or None before training and when they were not kept. A ``session_init``
         for ``PredictConfig``, or for another training."""
-        return self._final_weights
+        return self._weights
 
     @property
-    def training_ended(self) -> bool:
-        """Whether :meth:`train` has returned (or raised): the training session is closed."""
-        return self._training_ended
+    def ended(self) -> bool:
+        """Whether ``train`` has returned (or raised): the training session is closed."""
+        return self._ended
 
     @contextlib.contextmanager
-    def _final_weights_kept(self) -> Iterator[None]:
-        """Around the main loop, inside it ``after_train``: read the final weights as the loop
-        ends, however it ends, while the session and the cluster are still there."""
+    def kept_from(self, sess: Any) -> Iterator[None]:
+        """Around the main loop, inside it ``after_train``: read the final weights from ``sess``
+        as the loop ends, however it ends, while the session and the cluster are still there."""
         try:
             yield
         finally:
-            self._take_final_weights()
+            self._take(sess)
 
-    def _take_final_weights(self) -> None:
-        error = self.loop.training_error
-        if not self.keep_final_weights:
-            self._why_no_final_weights = "trainer.keep_final_weights is False"
+    def _take(self, sess: Any) -> None:
+        error = self._loop.training_error
+        if not self.keep:
+            self._why_none = "trainer.keep_final_weights is False"
         elif error is not None and not isinstance(error, KeyboardInterrupt):
-            self._why_no_final_weights = (f"training failed ({type(error).__name__}: {error}), "
-                                          "so its last weights are not trusted")
+            self._why_none = (f"training failed ({type(error).__name__}: {error}), so its last "
+                              "weights are not trusted")
         else:
             try:
-                self._final_weights = read_model_weights(self.sess, self.graph)
+                self._weights = read_model_weights(sess, self._graph)
             except (tf.errors.OpError, MemoryError) as e:
-                self._why_no_final_weights = f"reading them failed ({type(e).__name__}: {e})"
+                self._why_none = f"reading them failed ({type(e).__name__}: {e})"
                 logger.warning(f"The final weights are not kept for get_predictor: "
-                               f"{self._why_no_final_weights}.")
+                               f"{self._why_none}.")
 
-    def _training_returned(self, nothing_trained: str | None = None) -> None:
+    def training_returned(self, nothing_trained: str | None = None) -> None:
         """``train`` returns, its session closed (or, ``nothing_trained`` saying why, never
         made)."""
-        self._training_ended = True
+        self._ended = True
         if nothing_trained is not None:
-            self._why_no_final_weights = nothing_trained
+            self._why_none = nothing_trained
 
-    def _final_weights_predictor(self, tower_func: TowerFunc, input_names: list,
-                                 output_names: list, device: Any) -> OnlinePredictor:
-        """A predictor on the final weights, in a graph built once per device."""
-        if self._final_weights is None:
+    def predictor(self, tower_func: TowerFunc, input_names: list, output_names: list,
+                  device: Any, options: Any, session_config: Any) -> OnlinePredictor:
+        """A predictor on the final weights, in a graph built once per device, its session made
+        with the run's ``options`` (a ``RunOptions``) on ``session_config``."""
+        if self._weights is None:
             raise RuntimeError(
                 "get_predictor after training predicts with the weights training ended with, "
-                f"which were not kept: {self._why_no_final_weights}. Predict from a checkpoint "
+                f"which were not kept: {self._why_none}. Predict from a checkpoint "
                 "instead: OfflinePredictor(PredictConfig(model=..., session_init=<a checkpoint of "
                 "ModelSaver>, input_names=..., output_names=...)).")
-        graph = self._final_graphs.get(device)
+        graph = self._graphs.get(device)
         if graph is None:
-            creator = self.options.session_creator(None, self.default_session_config())
-            graph = FinalWeightsGraph(tower_func, self._final_weights, creator, device,
-                                      self.options.precision.rewriter_environment)
-            self._final_graphs[device] = graph
+            creator = options.session_creator(None, session_config)
+            graph = FinalWeightsGraph(tower_func, self._weights, creator, device,
+                                      options.precision.rewriter_environment)
+            self._graphs[device] = graph
             logger.detail("get_predictor: the model is built for inference in a graph of its own, "
-                        "on the weights training ended with.")
+                          "on the weights training ended with.")
         return graph.predictor(input_names, output_names)

@@ -3,6 +3,7 @@ read (``self.trainer.logdir``)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from tfloop.utils import files, logger
 from tfloop.utils.url_contact import check_reachable
@@ -23,17 +24,24 @@ def check_logdir(path: str | os.PathLike[str] | None, what: str) -> str | None:
 
 
 class RunLogDir:
-    """The :attr:`logdir` of :class:`~tfloop.train.base.Trainer`: given to the trainer, or taken
-    from ``logger.set_logger_dir`` when its run starts, then fixed for the run.
+    """The trainer's part that holds the run's :attr:`logdir`: given to the trainer, or taken
+    from ``logger.set_logger_dir`` when its run starts, then fixed for the run. The trainer's
+    ``logdir`` and ``run_logdir`` are this part's.
+
+    Attributes:
+        of_this_process (callable): the directory this process writes into, from the run's
+            (the identity; a cluster trainer's worker writes into ``worker-<index>``).
 
     Example:
         >>> trainer = SimpleTrainer()
         >>> trainer.logdir = "ram://mnist"
     """
 
-    _logdir_arg: str | None = None   # given to this trainer (trainer.logdir = ...)
-    _run_logdir: str | None = None   # the one its run took, fixed when the run starts
-    _logdir_taken = False
+    def __init__(self) -> None:
+        self._given: str | None = None   # given to this trainer (trainer.logdir = ...)
+        self._run: str | None = None     # the one its run took, fixed when the run starts
+        self._taken = False
+        self.of_this_process: Callable[[str], str] = lambda run_logdir: run_logdir
 
     @property
     def logdir(self) -> str | None:
@@ -48,17 +56,17 @@ class RunLogDir:
             >>> trainer.logdir = "gs://bucket/mnist"
             >>> launch_train_with_config(config, trainer)
         """
-        if self._logdir_taken:
-            return self._run_logdir
+        if self._taken:
+            return self._run
         chosen = self.run_logdir
-        return None if chosen is None else self._logdir_of_this_process(chosen)
+        return None if chosen is None else self.of_this_process(chosen)
 
     @logdir.setter
     def logdir(self, path: str | os.PathLike[str] | None) -> None:
-        if self._logdir_taken:
+        if self._taken:
             raise RuntimeError(f"The log directory of a run is fixed when it starts: set "
-                               f"trainer.logdir before training (it is {self._run_logdir}).")
-        self._logdir_arg = check_logdir(path, "trainer.logdir")
+                               f"trainer.logdir before training (it is {self._run}).")
+        self._given = check_logdir(path, "trainer.logdir")
 
     @property
     def run_logdir(self) -> str | None:
@@ -66,19 +74,14 @@ class RunLogDir:
         in every process of a cluster (a worker's own files go to :attr:`logdir`). Given with
         ``trainer.logdir = path``, else the directory of ``logger.set_logger_dir``; None without
         either."""
-        return self._logdir_arg if self._logdir_arg is not None else logger.get_logger_dir()
+        return self._given if self._given is not None else logger.get_logger_dir()
 
-    def _take_logdir(self) -> None:
+    def take(self) -> None:
         """Fix :attr:`logdir` for the run that starts now (a URL's storage must answer first:
         :func:`~tfloop.utils.url_contact.check_reachable`)."""
-        if not self._logdir_taken:
+        if not self._taken:
             run_logdir = self.logdir
             if run_logdir is not None:
                 check_reachable(run_logdir)
-            self._run_logdir = run_logdir
-            self._logdir_taken = True
-
-    def _logdir_of_this_process(self, run_logdir: str) -> str:
-        """The directory this process writes into, from the run's (a cluster worker's own)."""
-        return run_logdir
-
+            self._run = run_logdir
+            self._taken = True

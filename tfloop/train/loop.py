@@ -157,6 +157,30 @@ class TrainLoop:
         ended (:attr:`pass_steps`; None before the first one did)."""
         return self.pass_steps if self.passes else self._steps_per_epoch
 
+    @property
+    def known_steps_per_epoch(self) -> int:
+        """The steps of an epoch. When the epochs are passes over data of unknown length (no
+        ``steps_per_epoch`` was given), the length of the last pass that ended.
+
+        Raises:
+            ValueError: the epochs are passes and none has ended yet: the length is not known.
+        """
+        steps = self.steps_per_epoch
+        if steps is None:
+            raise ValueError(
+                "steps_per_epoch is not known yet: each epoch is one pass over data of unknown "
+                "length, and it is learnt when the first pass ends. Read "
+                "trainer.expected_steps_per_epoch (None until then) where the length can be "
+                "missing, or give steps_per_epoch=N to fix the epoch's length (the data is "
+                "repeated).")
+        return steps
+
+    @property
+    def epochs_are_passes(self) -> bool:
+        """Whether each epoch is one pass over data of unknown length, ending where the data does
+        (no ``steps_per_epoch`` was given and the data's size is not known)."""
+        return self.passes
+
     def end_epoch_early(self) -> None:
         """Called by the trainer when a callback ended the epoch early (``StopEpoch``): when the
         epochs are passes, the next epoch is the rest of this one's pass, its steps counted on
@@ -228,6 +252,8 @@ class TrainLoop:
 
     @property
     def stop_requested(self) -> bool:
+        """Whether a stop was requested (:meth:`request_stop`); the main loop stops after the
+        step in flight."""
         return self.stop_reason is not None
 
     # ---- the position as a resume state --------------------------------------------------------

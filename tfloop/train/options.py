@@ -13,7 +13,7 @@ from tfloop.train.steps_per_run import check_steps_per_run
 from tfloop.utils.checks import check_bool
 from tfloop.utils.seed import check_seed
 
-__all__ = ["RunOptions", "OptionsOwner"]
+__all__ = ["RunOptions", "TrainerOptions"]
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,18 @@ class RunOptions:
         return creator
 
 
-class OptionsOwner:
-    """What :class:`~tfloop.train.base.Trainer` does with the run's :class:`RunOptions`: keep
-    them (:meth:`set_options`, before ``setup_graph``) and apply them at its build points:
-    :meth:`prepare_graph` before the model is built, the optimizer wrapper in ``setup_graph``,
-    the session config in ``initialize`` (:meth:`RunOptions.session_creator`).
+class TrainerOptions:
+    """The trainer's part that holds the run's :class:`RunOptions`: set before the graph is
+    prepared (:meth:`set_options`), applied at the trainer's build points: :meth:`prepare_graph`
+    before the model is built, the optimizer wrapper in ``setup_graph``, the session config in
+    ``initialize`` (:meth:`RunOptions.session_creator`). The trainer's ``options``,
+    ``set_options`` and ``prepare_graph`` are this part's.
+
+    Args:
+        graph (tf.Graph): the trainer's graph.
+        loop (TrainLoop): the trainer's loop, given ``steps_per_run``.
+        trainer_name (str): the trainer's class name, for errors.
+        supports_steps_per_run (bool): whether the trainer can loop in the graph.
 
     Example:
         >>> trainer.set_options(RunOptions(seed=0, xla=True))
@@ -103,11 +110,12 @@ class OptionsOwner:
         0
     """
 
-    supports_steps_per_run: bool = False
-    graph: Any
-    loop: Any
-
-    def _init_options(self) -> None:
+    def __init__(self, graph: Any, loop: Any, trainer_name: str,
+                 supports_steps_per_run: bool) -> None:
+        self._graph = graph
+        self._loop = loop
+        self._trainer_name = trainer_name
+        self._supports_steps_per_run = supports_steps_per_run
         self._options = RunOptions()
         self._graph_prepared = False
 
@@ -130,11 +138,11 @@ class OptionsOwner:
             raise RuntimeError("set_options must be called before setup_graph: the options are "
                                "applied while the graph is built.")
         steps = options.steps_per_run
-        if steps is not None and steps != 1 and not self.supports_steps_per_run:
-            raise TypeError(f"{type(self).__name__} does not support steps_per_run > 1 (got "
+        if steps is not None and steps != 1 and not self._supports_steps_per_run:
+            raise TypeError(f"{self._trainer_name} does not support steps_per_run > 1 (got "
                             f"{steps}); use SimpleTrainer.")
         if steps is not None:
-            self.loop.steps_per_run = steps
+            self._loop.steps_per_run = steps
         self._options = options
 
     def prepare_graph(self) -> int | None:
@@ -142,4 +150,4 @@ class OptionsOwner:
         it first; a trainer that builds its graph another way calls it itself; see
         :meth:`RunOptions.prepare_graph`). Returns the seed in use, or None."""
         self._graph_prepared = True
-        return self._options.prepare_graph(self.graph)
+        return self._options.prepare_graph(self._graph)

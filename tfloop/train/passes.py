@@ -20,7 +20,8 @@ from tfloop.compat import tf, tfv1
 from tfloop.train.loop import TrainLoop
 from tfloop.utils import logger
 
-__all__ = ["PassEndWatch", "PassesOwner", "check_epochs_are_passes", "any_pass_ended"]
+__all__ = ["PassEndWatch", "check_epochs_are_passes", "any_pass_ended", "log_epochs_are_passes",
+           "configure_watched_loop"]
 
 
 def any_pass_ended(flags):
@@ -107,54 +108,26 @@ class PassEndWatch(Callback):
         return f"PassEndWatch[{self._source}]"
 
 
-class PassesOwner:
-    """What :class:`~tfloop.train.base.Trainer` does for epochs that are passes: the checks and
-    the log line when its loop is configured for them, the :class:`PassEndWatch` it adds, and
-    how it combines the towers' flags (:meth:`pass_end_tensors`, which a cluster trainer
-    overrides).
+def log_epochs_are_passes(source: Any) -> None:
+    """Log that each epoch is one pass over ``source`` (an endless iterator that does not say so
+    never ends its first one)."""
+    described = source.describe_pipeline()
+    pipeline = f" (its pipeline: {described})" if described else ""
+    logger.info(f"The input {source}{pipeline} does not know its length: each epoch is one "
+                "pass over it, ending where the pass does (an endless one never ends its "
+                "first epoch: give steps_per_epoch for it).")
 
-    Example:
-        >>> ended, own = trainer.pass_end_tensors(source.pass_end_flags())
-        >>> own is None                  # one machine: its pass ends where the epoch does
-        True
-    """
 
-    loop: TrainLoop
-    _input_source: Any
-
-    def pass_end_tensors(self, flags: list[Any]) -> tuple[Any, Any]:
-        """From the pass-end flags of a step's batches (``InputSource.pass_end_flags``): a bool
-        scalar, true when the epoch ends after the step, and one that is true when this
-        worker's own pass ended, or None where the two are the same (one machine; a cluster
-        trainer combines the workers' flags)."""
-        return any_pass_ended(flags), None
-
-    def _check_epochs_are_passes(self, source: Any) -> None:
-        """Check ``source`` as :func:`check_epochs_are_passes` does, and log that the epochs are
-        passes (an endless iterator that does not say so never ends its first one)."""
-        check_epochs_are_passes(source)
-        described = source.describe_pipeline()
-        pipeline = f" (its pipeline: {described})" if described else ""
-        logger.info(f"The input {source}{pipeline} does not know its length: each epoch is one "
-                    "pass over it, ending where the pass does (an endless one never ends its "
-                    "first epoch: give steps_per_epoch for it).")
-
-    def _pass_end_watch(self) -> PassEndWatch:
-        return PassEndWatch(self.loop, self._input_source, self.pass_end_tensors)
-
-    def _configure_loop(self, steps_per_epoch: int | None, starting_epoch: int,
-                        max_epoch: int) -> None:
-        """Set the loop's bounds (``steps_per_epoch=None``: epochs that are passes) and check
-        that such epochs have the ``PassEndWatch`` that ends them."""
-        self.loop.configure(steps_per_epoch, starting_epoch, max_epoch)
-        self._check_passes_watched(self._callbacks)
-
-    def _check_passes_watched(self, callbacks: Any) -> None:
-        """Epochs that are passes end through the ``PassEndWatch`` that ``setup_callbacks`` adds
-        when the loop was configured for them before it (as ``Trainer.train`` does)."""
-        if self.loop.passes and not any(isinstance(cb, PassEndWatch) for cb in callbacks):
-            raise ValueError(
-                "main_loop(steps_per_epoch=None) makes each epoch one pass over the data, but the "
-                "callbacks were set up for epochs of a fixed length, so no step would end one: "
-                "call trainer.train(..., steps_per_epoch=None) (or train_with_defaults), which "
-                "sets the loop up before the callbacks, or give main_loop a steps_per_epoch.")
+def configure_watched_loop(loop: TrainLoop, callbacks: Any, steps_per_epoch: int | None,
+                           starting_epoch: int, max_epoch: int) -> None:
+    """Set the loop's bounds (``steps_per_epoch=None``: epochs that are passes) and check that
+    such epochs end: through the :class:`PassEndWatch` among ``callbacks`` that
+    ``Trainer.setup_callbacks`` adds when the loop was configured for them before it (as
+    ``Trainer.train`` does)."""
+    loop.configure(steps_per_epoch, starting_epoch, max_epoch)
+    if loop.passes and not any(isinstance(cb, PassEndWatch) for cb in callbacks):
+        raise ValueError(
+            "main_loop(steps_per_epoch=None) makes each epoch one pass over the data, but the "
+            "callbacks were set up for epochs of a fixed length, so no step would end one: "
+            "call trainer.train(..., steps_per_epoch=None) (or train_with_defaults), which "
+            "sets the loop up before the callbacks, or give main_loop a steps_per_epoch.")

@@ -204,8 +204,8 @@ class TowerTrainer(Trainer):
             raise TypeError(f"get_predictor: device must be a GPU index or -1 (the CPU), got "
                             f"{device!r}.")
         if self.training_ended:
-            return self._final_weights_predictor(self.tower_func, input_names, output_names,
-                                                 device)
+            return self.final.predictor(self.tower_func, input_names, output_names, device,
+                                        self.options, self.default_session_config())
         tower_name = f"tower-pred-{device}" if device >= 0 else "tower-pred-cpu"
         try:
             tower = self.tower_func.towers[tower_name]
