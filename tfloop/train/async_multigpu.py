@@ -7,14 +7,14 @@ run in the same ``session.run``, so their updates race on the shared variables a
 """
 from tfloop.compat import tf, tfv1
 from tfloop.tfutils.gradproc import ScaleGradient
-from tfloop.train.multigpu import SharedVariablesTrainer
+from tfloop.train.multigpu import DataParallelTrainer
 from tfloop.utils import logger
 from tfloop.utils.checks import check_bool
 
 __all__ = ["AsyncMultiGPUTrainer"]
 
 
-class AsyncMultiGPUTrainer(SharedVariablesTrainer):
+class AsyncMultiGPUTrainer(DataParallelTrainer):
     """Data-parallel training where each tower updates the shared variables on its own.
 
     A step runs every tower once: each one applies its own gradients (scaled by ``1/N`` with

@@ -37,6 +37,8 @@ class DataParallelTrainer(TowerTrainer):
 
     Attributes:
         devices (list[str]): the device of each tower.
+        ps_devices (list[str]): where the variables live, for a trainer whose towers share one
+            set of them (empty for the others).
 
     Example:
         >>> SyncMultiGPUTrainerReplicated(2).devices      # ["/device:CPU:0", "/device:CPU:1"]
@@ -45,6 +47,7 @@ class DataParallelTrainer(TowerTrainer):
     def __init__(self, gpus):
         super().__init__()
         self.devices = resolve_devices(gpus)
+        self.ps_devices = []
         self._tower_variables = []
 
     @property
@@ -96,6 +99,18 @@ class DataParallelTrainer(TowerTrainer):
         variables = self._tower_variables[0]
         grads, var_lists = self._tower_gradients(opt, costs, [variables] * self.num_towers)
         return opt, grads, var_lists
+
+    def _towers_on_shared_variables(self, input, get_opt_fn):
+        """Build the towers over one set of variables on the parameter devices
+        (``self.ps_devices``, which the trainer sets).
+
+        Returns:
+            (global_step, optimizer, gradients per tower, variables per tower).
+        """
+        placer = ParameterPlacer(self.ps_devices)
+        with tfv1.device(self.ps_devices[0]):
+            global_step = get_global_step_var()
+        return (global_step, *self._shared_variable_towers(input, get_opt_fn, placer))
 
     def _tower_gradients(self, opt, costs, var_lists):
         """Each tower's gradients of its variables; variables without a gradient are left out
@@ -209,24 +224,7 @@ class SyncMultiGPUTrainerReplicated(DataParallelTrainer):
         return difference
 
 
-class SharedVariablesTrainer(DataParallelTrainer):
-    """Towers reading one copy of the variables, placed on ``self.ps_devices``."""
-
-    ps_devices = ()
-
-    def _towers_on_shared_variables(self, input, get_opt_fn):
-        """Build the towers over one set of variables on the parameter devices.
-
-        Returns:
-            (global_step, optimizer, gradients per tower, variables per tower).
-        """
-        placer = ParameterPlacer(self.ps_devices)
-        with tfv1.device(self.ps_devices[0]):
-            global_step = get_global_step_var()
-        return (global_step, *self._shared_variable_towers(input, get_opt_fn, placer))
-
-
-class SyncMultiGPUTrainerParameterServer(SharedVariablesTrainer):
+class SyncMultiGPUTrainerParameterServer(DataParallelTrainer):
     """Data-parallel training with one set of variables on a parameter device.
 
     The towers read the shared variables; their gradients are averaged on each variable's device
