@@ -41,18 +41,24 @@ def _run(args, cwd, env, out_path, err_path):
     os.chdir(cwd)
     _redirect(0, os.devnull, os.O_RDONLY)
     _redirect(1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    _redirect(2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    if err_path is None:     # stderr interleaved with stdout, as 2>&1
+        os.dup2(1, 2)
+    else:
+        _redirect(2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.environ.clear()
     os.environ.update(env)
+    multiprocessing.set_start_method(None, force=True)   # unset, as in a fresh interpreter
     code = 0
     try:
         if args[0] == "-c":
             sys.argv, sys.path[0] = ["-c", *args[2:]], ""
             main = types.ModuleType("__main__")
             sys.modules["__main__"] = main
+            _add_pythonpath(env)
             exec(compile(args[1], "<string>", "exec"), main.__dict__)
         else:
             sys.argv, sys.path[0] = list(args), os.path.dirname(os.path.abspath(args[0]))
+            _add_pythonpath(env)
             runpy.run_path(args[0], run_name="__main__")
     except SystemExit as e:   # as python exits: None is 0, a message goes to stderr with 1
         if e.code is None or isinstance(e.code, int):
@@ -71,9 +77,16 @@ def _run(args, cwd, env, out_path, err_path):
         os._exit(code)
 
 
+def _add_pythonpath(env):
+    """The directories of ``PYTHONPATH`` after ``sys.path[0]``, where python puts them."""
+    extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[1:1] = [p for p in extra if p not in sys.path]
+
+
 def start_python(args, cwd, env, out_path, err_path):
     """Start ``python *args`` in ``cwd`` with environment ``env`` in a forked process whose stdout
-    and stderr go to the files ``out_path`` and ``err_path``, and return that process (a
+    and stderr go to the files ``out_path`` and ``err_path`` (None: stderr goes to stdout's file,
+    as ``2>&1``), and return that process (a
     ``multiprocessing.Process``: ``kill()`` sends it SIGKILL, ``join()`` waits for it)."""
     process = _context().Process(target=_run, args=(list(args), str(cwd), dict(env), out_path,
                                                      err_path))
@@ -102,11 +115,12 @@ def wait_for_line(process, out_path, err_path, line, timeout):
         time.sleep(0.05)
 
 
-def run_python(args, cwd, env, timeout):
+def run_python(args, cwd, env, timeout, merge_stderr=False):
     """Run ``python *args`` in ``cwd`` with environment ``env``, in a forked process.
 
     Returns:
-        subprocess.CompletedProcess: ``returncode``, ``stdout`` and ``stderr`` (text).
+        subprocess.CompletedProcess: ``returncode``, ``stdout`` and ``stderr`` (text; with
+        ``merge_stderr``, stderr is interleaved into stdout, as ``2>&1``, and ``stderr`` is "").
 
     Raises:
         subprocess.TimeoutExpired: after ``timeout`` seconds (the process is killed).
@@ -114,12 +128,17 @@ def run_python(args, cwd, env, timeout):
     outdir = tempfile.mkdtemp(prefix="forked-python-")
     out_path, err_path = (os.path.join(outdir, name) for name in ("stdout", "stderr"))
     try:
-        process = start_python(args, cwd, env, out_path, err_path)
+        if merge_stderr:
+            with open(err_path, "w"):
+                pass
+        process = start_python(args, cwd, env, out_path, None if merge_stderr else err_path)
         process.join(timeout)
         if process.exitcode is None:
             process.kill()
             process.join()
-            raise subprocess.TimeoutExpired(["python", *args], timeout)
+            with open(out_path, encoding="utf-8", errors="replace") as f:
+                output = f.read()
+            raise subprocess.TimeoutExpired(["python", *args], timeout, output=output)
         outputs = []
         for path in (out_path, err_path):
             with open(path, encoding="utf-8", errors="replace") as f:

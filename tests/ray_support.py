@@ -3,9 +3,10 @@ RayReportCallback, importable by Ray's worker processes (the tests put this dire
 PYTHONPATH)."""
 import json
 import os
+import time
 
 import numpy as np
-from support import LinearModel
+from support import LinearModel, scaled_timeout
 
 import tfloop
 from tfloop.compat import tf
@@ -29,18 +30,31 @@ def dataset(batch):
 
 
 class FailOnce(tfloop.Callback):
-    """On worker 1, fail after epoch ``epoch`` unless ``marker`` exists (it creates it)."""
+    """On worker 1, fail after epoch ``epoch`` unless ``marker`` exists (it creates it), once Ray
+    registered the checkpoints of ``epoch`` epochs (its checkpoint manager's snapshot,
+    ``snapshot``, lists them): a failure seen before the chief's report of the epoch was
+    registered would restart from the checkpoint before it."""
 
     _chief_only = False
 
-    def __init__(self, marker, epoch):
-        self.marker, self.epoch = marker, epoch
+    def __init__(self, marker, epoch, snapshot):
+        self.marker, self.epoch, self.snapshot = marker, epoch, snapshot
 
     def _trigger_epoch(self):
         if self.trainer.rank == 1 and self.epoch_num == self.epoch and \
                 not os.path.exists(self.marker):
+            deadline = time.monotonic() + scaled_timeout(60)
+            while self._registered() < self.epoch and time.monotonic() < deadline:
+                time.sleep(0.1)
             open(self.marker, "w").close()
             raise RuntimeError("worker 1 fails once")
+
+    def _registered(self):
+        try:
+            with open(self.snapshot) as f:
+                return len(json.load(f)["checkpoint_results"])
+        except (OSError, ValueError, KeyError):
+            return 0
 
 
 class RecordReports(tfloop.Callback):
@@ -68,7 +82,9 @@ def train_loop_per_worker(config):
         model=LinearModel(), data=tfloop.DatasetInput(lambda: shard_dataset(dataset(BATCH))),
         steps_per_epoch=STEPS_PER_EPOCH, max_epoch=config["max_epoch"],
         callbacks=[tfloop.ModelSaver(), report, record,
-                   FailOnce(os.path.join(config["tmp"], "failed"), config["fail_after"])],
+                   FailOnce(os.path.join(config["tmp"], "failed"), config["fail_after"],
+                            os.path.join(config["tmp"], "ray", "run",
+                                         "checkpoint_manager_snapshot.json"))],
         resume_dir=tfloop.ray_checkpoint_dir())
     if train_config.resume_from is not None:
         record.resumed_from = os.path.basename(train_config.resume_from)

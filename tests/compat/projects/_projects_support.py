@@ -6,7 +6,9 @@ lines (and ``import tensorflow as tf`` by ``from tfloop import tfv1 as tf``, as
 ``docs/migrating.md`` says), plus the short, documented edits a test names (a smaller step count,
 an example's own bug). Each edit must match exactly once, so a changed example fails the test
 instead of running unshrunk. The script then runs in a subprocess on the CPU, without a display,
-with this checkout's tfloop.
+with this checkout's tfloop, in a process forked from one that imported TensorFlow once
+(``tests/forked_python.py``; a fresh interpreter when the run sets what TensorFlow reads as it
+is imported).
 
 The repository is ``$TFLOOP_TENSORPACK_GIT`` (a checkout, or a bare git directory read with ``git
 show``); by default the mirror at ``/work/.mirror/tensorpack+tensorpack/repo``. Without it the
@@ -18,6 +20,7 @@ import subprocess
 import sys
 
 import pytest
+from forked_python import run_python
 from support import scaled_timeout
 
 TENSORPACK_REPO = os.environ.get("TFLOOP_TENSORPACK_GIT",
@@ -28,6 +31,9 @@ TFLOOP_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 _IMPORT_LINE = re.compile(r"^(\s*)(from|import)\s+tensorpack\b", re.MULTILINE)
 _TF_IMPORT = "import tensorflow as tf\n"
 _SYMLINK = "120000"
+# What TensorFlow reads when it is imported: an example run with one of these set needs a fresh
+# interpreter, not one forked from a process that imported TensorFlow already.
+READ_AT_IMPORT = {"TF_USE_LEGACY_KERAS", "TF_ENABLE_ONEDNN_OPTS"}
 
 
 def _is_bare(repo):
@@ -118,9 +124,12 @@ def run_example(cwd, args, timeout, env=None):
                     PYTHONUNBUFFERED="1", **dict(env or {}))
     full_env.pop("DISPLAY", None)
     try:
-        done = subprocess.run([sys.executable, *args], cwd=str(cwd), env=full_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=scaled_timeout(timeout))
+        if READ_AT_IMPORT.intersection(env or {}):
+            done = subprocess.run([sys.executable, *args], cwd=str(cwd), env=full_env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  timeout=scaled_timeout(timeout))
+        else:
+            done = run_python(args, cwd, full_env, scaled_timeout(timeout), merge_stderr=True)
     except subprocess.TimeoutExpired as e:
         output = e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout or ""
         raise AssertionError(f"{' '.join(args)} ran past {timeout} s:\n{output[-4000:]}"
