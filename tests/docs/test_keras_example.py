@@ -1,10 +1,9 @@
 """examples/keras_mnist.py runs for a few steps, saves checkpoints and a Keras model file."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from forked_python import run_python
 from support import scaled_timeout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -15,10 +14,8 @@ EXAMPLE = os.path.join(ROOT, "examples", "keras_mnist.py")
 def test_keras_example_trains_a_few_steps_and_saves_a_keras_model(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TF_CPP_MIN_LOG_LEVEL="2")
-    out = subprocess.run([sys.executable, EXAMPLE, "--max-epoch", "2", "--steps-per-epoch", "3",
-                          "--logdir", "log"], check=False, cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=scaled_timeout(90),
-                         stdin=subprocess.DEVNULL)
+    out = run_python([EXAMPLE, "--max-epoch", "2", "--steps-per-epoch", "3", "--logdir", "log"],
+                     tmp_path, env, scaled_timeout(90))
     output = out.stdout + out.stderr
     assert out.returncode == 0, output[-4000:]
     logdir = tmp_path / "log"

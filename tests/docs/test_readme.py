@@ -2,10 +2,9 @@
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from forked_python import run_python
 from support import scaled_timeout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -20,8 +19,7 @@ def read(name):
 def test_readme_python_example_trains(tmp_path):
     code = re.search(r"```python\n(.*?)```", read("README.md"), re.S).group(1)
     code = code.replace("max_epoch=10", "max_epoch=2")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=scaled_timeout(80))
+    out = run_python(["-c", code], tmp_path, os.environ, scaled_timeout(80))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     logdir = tmp_path / "train_log" / "quickstart"
     assert (logdir / "checkpoint").exists()
