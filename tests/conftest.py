@@ -3,6 +3,12 @@ import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Python's bytecode cache for tfloop and the tests, whatever PYTHONDONTWRITEBYTECODE says: the
+# suite imports tfloop in hundreds of processes (its workers, the programs it runs), and each
+# would compile every module again; with the cache only the first does (it writes __pycache__
+# beside the sources, as plain python does).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 from support import scaled_timeout  # noqa: E402

@@ -160,6 +160,7 @@ print("attributes ok")
 """
 
 
+@pytest.mark.slow
 def test_import_tfloop_stays_lazy_and_paths_are_attributes_of_their_packages():
     out = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True,
                          timeout=scaled_timeout(60), cwd=os.path.dirname(PACKAGE_DIR))

@@ -9,8 +9,6 @@ import json
 import os
 import struct
 
-from wandb.proto import wandb_internal_pb2
-
 _BLOCK = 32768
 _HEADER = struct.Struct("<IHB")
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
@@ -33,6 +31,7 @@ def _chunks(data):
 
 def read_records(path):
     """Every ``Record`` in the run file ``path``, in order."""
+    from wandb.proto import wandb_internal_pb2
     with open(path, "rb") as f:
         data = f.read()
     assert data[:4] == b":W&B", path

@@ -90,6 +90,7 @@ def _resume(logdir, max_epoch, long_lived_keeps):
     return config
 
 
+@pytest.mark.slow
 def test_a_resumed_run_gives_each_saver_back_what_it_kept(logdir, log_lines):
     _resume(logdir, max_epoch=5, long_lived_keeps=3)
     assert checkpoint_steps(logdir) == [6, 12, 15]

@@ -116,6 +116,7 @@ def test_keras_early_stopping_restores_the_best_weights_through_the_session():
     assert not np.array_equal(per_epoch[1], per_epoch[3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [
     lambda: keras.callbacks.ReduceLROnPlateau("val", mode="min", factor=0.5, patience=1),
     lambda: keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5 if epoch else lr),

@@ -86,6 +86,7 @@ def test_max_to_keep_counts_checkpoints_of_earlier_runs(logdir):
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == ["model-2", "model-4"]
 
 
+@pytest.mark.slow
 def test_periodic_saver_saves_a_final_checkpoint_once(logdir, log_lines):
     train_linear([tfloop.PeriodicTrigger(tfloop.ModelSaver(), every_k_steps=4)], max_epoch=2)
     assert checkpoint_steps(logdir) == [4, 6]             # 6: at the end of training
@@ -159,6 +160,7 @@ ORDERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values", [[0.5, 0.2, 0.4, 0.3], [0.5, 0.4, 0.3, 0.1]],
                          ids=["best-mid", "best-last"])
 @pytest.mark.parametrize("order", list(ORDERS))

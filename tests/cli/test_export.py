@@ -38,6 +38,7 @@ def expected(logdir, checkpoint, x):
     return (x @ tfloop.load_chkpt_vars(os.path.join(logdir, checkpoint))["w"])[:, 0]
 
 
+@pytest.mark.slow
 def test_exports_the_best_checkpoint_by_default_and_the_latest_on_request(run_dir, tmp_path,
                                                                          capsys):
     x, _ = make_regression_data(4, seed=2)
@@ -98,6 +99,7 @@ def signature_inputs(directory):
     return sorted(loaded.signatures["serving_default"].structured_input_signature[1])
 
 
+@pytest.mark.slow
 def test_versions_of_what_serving_sends(run_dir, tmp_path, capsys):
     # The model's inputs are x and y; pred does not read y: the signature takes x alone.
     args = ["export", run_dir, "--model", "support:LinearModel", "--output-names", "pred",
@@ -120,6 +122,7 @@ def test_versions_of_what_serving_sends(run_dir, tmp_path, capsys):
     assert signature_inputs(tmp_path / "lin" / "5") == ["x", "y"]
 
 
+@pytest.mark.slow
 def test_a_tflite_model(run_dir, tmp_path, capsys):
     assert main(["export", run_dir, "--model", "support:LinearModel", "--output-names", "pred",
                  "--format", "tflite", "--output", str(tmp_path / "lin.tflite")]) == 0

@@ -9,6 +9,7 @@ from tfloop.cli import main
 from tfloop.cli.plot import collect_series, make_figure, smooth
 
 
+@pytest.mark.slow
 def test_png_of_one_run(run_dir, tmp_path, capsys):
     out = tmp_path / "curves.png"
     assert main(["plot", run_dir, "-o", str(out)]) == 0

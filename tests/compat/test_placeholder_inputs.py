@@ -3,6 +3,7 @@ read: training, a trainer set up by hand, ``PredictConfig``, ``OfflinePredictor`
 tensorpack called ``inputs()`` in a temporary graph of its own, so the placeholders worked outside
 any graph (in eager mode) and never landed in the training graph."""
 import numpy as np
+import pytest
 from support import batches, make_regression_data
 
 import tfloop
@@ -49,6 +50,7 @@ def test_training_builds_no_stray_placeholder(logdir):
     assert trainer.global_step == 6
 
 
+@pytest.mark.slow
 def test_predict_config_offline_predictor_and_export(logdir, tmp_path):
     tfloop.launch_train_with_config(
         tfloop.TrainConfig(model=PlaceholderModel(), data=data(), max_epoch=2,

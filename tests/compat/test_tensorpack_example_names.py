@@ -188,6 +188,7 @@ def status():
         logging.disable(logging.NOTSET)
 
 
+@pytest.mark.slow
 def test_the_list_is_current_with_tensorpack():
     git_dir = os.environ.get("TFLOOP_TENSORPACK_GIT", DEFAULT_GIT)
     if not os.path.isdir(git_dir):

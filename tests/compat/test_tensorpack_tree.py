@@ -56,6 +56,7 @@ def coverage():
         logging.disable(logging.NOTSET)
 
 
+@pytest.mark.slow
 def test_the_list_is_current_with_tensorpack():
     root = tree.installed_root()
     if root is None:

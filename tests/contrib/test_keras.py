@@ -125,6 +125,7 @@ def test_bad_compile_and_fit_calls_name_the_fix():
         KerasPhaseCallback(1)
 
 
+@pytest.mark.slow
 def test_two_training_towers_share_one_model(logdir):
     """tensorpack's default multi-GPU trainer for KerasModel: both towers call the one model."""
     M = keras_model(trainer=tfloop.SyncMultiGPUTrainerParameterServer(2))

@@ -194,6 +194,7 @@ def test_ctrl_c_during_prefetch_shuts_everything_down(tmp_path):
     assert wait_gone(pids, timeout=scaled_timeout(10)), [p for p in pids if alive(p)]
 
 
+@pytest.mark.slow
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
     proc = start_script(SCRIPT, tmp_path)
     pids = [int(p) for p in read_until(proc, "PIDS ").split()]

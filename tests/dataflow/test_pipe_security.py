@@ -178,6 +178,7 @@ def test_pipes_are_files_in_a_private_directory_removed_at_close(tmp_path, monke
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_directory_goes_with_a_flow_that_is_garbage_collected(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     df = MultiProcessRunnerZMQ(items(3), num_proc=1)

@@ -10,7 +10,6 @@ import os
 import re
 import sys
 
-import nbclient
 import nbformat
 import numpy as np
 import pytest
@@ -141,6 +140,7 @@ def test_the_page_runs_as_a_notebook_with_a_live_bar_and_predictions_after_train
     km = kernel_manager(tmp_path)
     workdir = tmp_path / "work"
     workdir.mkdir()
+    import nbclient
     client = nbclient.NotebookClient(nb, km=km, timeout=scaled_timeout(300),
                                      resources={"metadata": {"path": str(workdir)}})
     try:

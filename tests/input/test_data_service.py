@@ -110,6 +110,7 @@ def filtered(n=28, batch=4):
     return tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: b > -1e9).batch(batch)
 
 
+@pytest.mark.slow
 def test_without_steps_per_epoch_each_epoch_is_one_job_of_the_service_as_in_keras(cluster):
     from keras_support import keras_batches_per_epoch
     x, _ = make_regression_data(28)
@@ -122,6 +123,7 @@ def test_without_steps_per_epoch_each_epoch_is_one_job_of_the_service_as_in_kera
     assert all(rows(batches) == sorted(rows([x]) * 2) for batches in seen.epochs)
 
 
+@pytest.mark.slow
 def test_distribute_applied_by_hand_trains_one_job_per_epoch(cluster):
     x, _ = make_regression_data(28)
     seen = EpochRows()

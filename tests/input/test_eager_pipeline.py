@@ -225,6 +225,7 @@ def _resumable(cache):
     return ds.shuffle(12, seed=7).batch(4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache", ["none", "in memory", "to a file"])
 def test_a_run_stopped_mid_epoch_resumes_step_exactly(tmp_path, serialized, cache):
     def source(name):

@@ -72,6 +72,7 @@ def test_fed_arrays_train_exactly_as_arrays_in_the_graph(tmp_path, built):
     assert fed_steps == stored_steps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop_at", [2, 4])
 def test_a_run_on_fed_arrays_resumes_step_exactly(tmp_path, stop_at):
     def source():

@@ -59,6 +59,7 @@ def test_feed_input_needs_an_iterable():
         tfloop.FeedInput(3)
 
 
+@pytest.mark.slow
 def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)        # 5 batches, 3 steps per epoch
@@ -76,6 +77,7 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path):
     assert not np.isnan(np.frombuffer(reference[9], np.float32)).any()
 
 
+@pytest.mark.slow
 def test_resume_within_a_pass_of_data_without_length_is_bit_exact(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)        # passes of 5 batches: epochs of 5 steps

@@ -112,6 +112,7 @@ def test_eager_dataset_with_unseeded_random_ops_trains():
     assert not np.array_equal(got, np.sort(x, axis=0))
 
 
+@pytest.mark.slow
 def test_two_towers_on_logical_cpus_with_an_eager_dataset():
     x, y = make_data(STEPS)
     eager = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH // 2)
@@ -148,6 +149,7 @@ def test_inference_runner_validates_on_an_eager_dataset():
     assert len(got) == 3 and got[-1] < got[0]
 
 
+@pytest.mark.slow
 def test_eager_dataset_run_resumes_at_the_exact_element(tmp_path):
     reference_log = str(tmp_path / "reference")
     _, reference, _ = train(reference_log, make_data=make_dataset())
@@ -220,6 +222,7 @@ def test_a_dataset_tensorflow_cannot_serialize_gets_one_sentence_with_the_fix(mo
     tfloop.DatasetInput(tf.data.Dataset.range(4).batch(2))
 
 
+@pytest.mark.slow
 def test_a_python_function_pipeline_resumes_with_its_input_restarted(tmp_path, log_warnings):
     x, y = make_regression_data(12)
 

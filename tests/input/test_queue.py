@@ -292,6 +292,7 @@ def test_resume_mid_epoch_continues_at_the_next_datapoint_bit_exactly(tmp_path, 
     assert {**first, **second} == reference
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("queue", [None, 50])
 def test_resume_within_a_pass_of_data_without_length_is_bit_exact(tmp_path, queue):
     x, y = make_regression_data(20)

@@ -124,6 +124,7 @@ def test_staging_input_refuses_feeds_steps_per_run_and_bad_arguments():
         tfloop.StagingInput(batches(x, y, 4))
 
 
+@pytest.mark.slow
 def test_staged_datapoints_are_not_counted_as_trained_when_resuming(tmp_path):
     x, y = make_regression_data(20)
     items = batches(x, y, 4)

@@ -60,6 +60,7 @@ def test_a_plain_pipeline_over_large_fed_arrays_skips_the_rewrite_and_gets_its_p
     assert types[3] == "BatchDatasetV2" and types[4].startswith("ShuffleDataset")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["in memory", "to a file"])
 def test_a_cached_pipeline_built_in_the_graph_skips_the_rewrite_and_trains_as_with_it(
         small_threshold, tmp_path, where):
@@ -108,6 +109,7 @@ def test_small_fed_arrays_keep_the_rewrite():
     assert not _rewrite_off(source)
 
 
+@pytest.mark.slow
 def test_without_the_rewrite_training_and_resuming_are_step_exact(small_threshold, tmp_path):
     def source(feed_arrays_from=100):
         return tfloop.DatasetInput(make_dataset, feed_arrays_from=feed_arrays_from)

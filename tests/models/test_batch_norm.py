@@ -253,6 +253,7 @@ def test_batch_renorm_corrects_with_the_renorm_averages():
     np.testing.assert_allclose(inferred, np_bn(x, 0.1 * mean, moving_var), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_batchnorm_trains_in_a_data_parallel_trainer():
     """Two replicated towers on two CPU devices: tower 0's EMA moves, and only its updates run."""
     rng = np.random.RandomState(1)

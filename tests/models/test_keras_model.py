@@ -142,6 +142,7 @@ def test_cost_includes_the_models_regularization_losses():
     np.testing.assert_allclose(value, mse + 0.5 * np.sum(kernel ** 2), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_two_replicated_towers_equal_one_device():
     x, label = make_data()
     data = (x, label.astype(np.float32)[:, None])

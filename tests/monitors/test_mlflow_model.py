@@ -95,6 +95,7 @@ class Fails(tfloop.Callback):
         raise RuntimeError("boom")
 
 
+@pytest.mark.slow
 def test_a_failed_training_logs_no_model(store, logdir, log_lines):
     uri, client = store
     monitor = tfloop.MLflowMonitor(uri, "exp", log_model="final", model_output_names=["pred"])
@@ -125,6 +126,7 @@ def test_an_output_the_model_lacks_is_an_error_before_training(store, logdir):
     assert client.search_runs([client.get_experiment_by_name("exp").experiment_id]) == []
 
 
+@pytest.mark.slow
 def test_a_model_mlflow_cannot_take_costs_a_warning(store, logdir, log_warnings, monkeypatch):
     import mlflow.tensorflow
     uri, client = store

@@ -82,6 +82,7 @@ def test_a_killed_export_leaves_no_version_directory_and_a_rerun_succeeds(tmp_pa
     assert is_saved_model(target)
 
 
+@pytest.mark.slow
 def test_export_serving_into_an_empty_directory_and_no_partial_left(tmp_path):
     (tmp_path / "1").mkdir()
     exporter().export_serving(str(tmp_path / "1"))

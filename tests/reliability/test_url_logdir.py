@@ -65,6 +65,7 @@ def _cli(capsys, *argv):
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_run_on_ram_writes_every_file_there_and_resumes_exactly(ram_root, empty_cwd, capsys):
     whole = _train(f"{ram_root}/whole")
     logdir = f"{ram_root}/run"

@@ -2,6 +2,7 @@
 import json
 import os
 
+import pytest
 from support import LinearModel, batches, make_regression_data
 
 import tfloop
@@ -70,6 +71,7 @@ def resume_states_of_a_run(logdir, order):
     return states
 
 
+@pytest.mark.slow
 def test_the_resume_states_do_not_depend_on_where_the_savers_are_listed(tmp_path):
     orders = [("resume saver", "model saver", "counter"), ("counter", "model saver",
                                                            "resume saver"),

@@ -31,6 +31,7 @@ def reference(tmp_path_factory):
             "stats": read_stats(logdir), "steps": counter.steps}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop_at", [3, 5])
 def test_interrupted_and_resumed_run_is_bit_exact(tmp_path, reference, stop_at):
     logdir = str(tmp_path / "log")
@@ -74,6 +75,7 @@ def test_first_run_in_an_empty_log_dir_does_not_resume(tmp_path):
     assert config.resume_from is None and counter.at_start == 0
 
 
+@pytest.mark.slow
 def test_rerunning_a_finished_run_is_a_logged_no_op_and_a_larger_max_epoch_extends_it(
         tmp_path, log_lines):
     logdir = str(tmp_path / "log")
@@ -119,6 +121,7 @@ def _plain_run(logdir, max_epoch, data, resume, stop_at=None):
     return config, trainer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", ['{"format": 1, "epo', '{"format": 99}'],
                          ids=["truncated", "other_format"])
 def test_a_corrupt_newest_resume_state_falls_back_to_the_previous_checkpoint(
@@ -139,6 +142,7 @@ def test_a_corrupt_newest_resume_state_falls_back_to_the_previous_checkpoint(
     assert counter.steps == reference["steps"]
 
 
+@pytest.mark.slow
 def test_a_corrupt_resume_state_without_an_earlier_one_resumes_from_the_checkpoint_alone(
         tmp_path, caplog):
     logdir = str(tmp_path / "log")
@@ -174,6 +178,7 @@ def _stateful_dataset():
         lambda a, b: (a + tf.random.uniform([], 0.0, 0.0), b))
 
 
+@pytest.mark.slow
 def test_unsaveable_pipeline_says_so_and_resumes_at_the_step(tmp_path, caplog):
     logdir = str(tmp_path / "log")
     with caplog.at_level(logging.WARNING, logger="tfloop"):
@@ -257,6 +262,7 @@ def test_old_resume_states_go_with_their_checkpoints(tmp_path):
                      "model-6.iterator", "model-6.resume.json"]
 
 
+@pytest.mark.slow
 def test_library_callbacks_continue_from_their_saved_state(tmp_path):
     """EarlyStopping's wait and best, MinSaver's kept checkpoints come back on resume."""
     logdir = str(tmp_path / "log")
@@ -330,6 +336,7 @@ class _RaiseBeforeEpoch(tfloop.Callback):
             raise self.error
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("error", [RuntimeError("broken"), KeyboardInterrupt(),
                                    tfloop.StopTraining("stop")])
 def test_a_run_ended_in_before_epoch_resumes_at_that_epoch(tmp_path, reference, error):

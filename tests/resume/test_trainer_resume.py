@@ -41,6 +41,7 @@ def train_without_a_config(logdir, resume_from):
     return trainer, weights, counter
 
 
+@pytest.mark.slow
 def test_train_with_defaults_continues_a_checkpoint_bit_exactly(tmp_path):
     _, reference, _ = train(str(tmp_path / "reference"), max_to_keep=None)
     logdir = str(tmp_path / "log")
@@ -64,6 +65,7 @@ def test_an_already_finished_run_builds_nothing_and_leaves_its_status(tmp_path):
     assert open(os.path.join(logdir, "status.json")).read() == status
 
 
+@pytest.mark.slow
 def test_the_config_names_the_checkpoint_and_the_trainer_reads_its_state(tmp_path):
     logdir = str(tmp_path / "log")
     train(logdir, extra=[StopAt(STEPS_PER_EPOCH + 2)])
@@ -114,6 +116,7 @@ def train_in_its_own_directory(way, logdir, stop_at=None):
     return config, weights, counter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("way", ["config", "trainer"])
 def test_a_run_resumes_from_the_checkpoint_in_its_own_log_directory(tmp_path, way, log_warnings):
     _, reference, _ = train(str(tmp_path / "reference"), max_to_keep=None)
@@ -169,6 +172,7 @@ def test_a_run_of_passes_resumes_step_exactly_within_a_pass_and_at_its_end(tmp_p
         assert weights.final.tobytes() == reference.final.tobytes()
 
 
+@pytest.mark.slow
 def test_a_run_of_passes_cannot_resume_from_a_checkpoint_without_its_state(tmp_path):
     logdir = str(tmp_path / "log")
     train(logdir, make_data=make_passes, extra=[StopAt(3)])

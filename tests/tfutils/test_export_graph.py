@@ -58,6 +58,7 @@ def weights():
     return initial_weights(ConvNet())
 
 
+@pytest.mark.slow
 def test_the_predictor_has_the_guard_and_no_export_has_it(onednn_guard, weights, tmp_path):
     predictor = tfloop.OfflinePredictor(convnet_config(weights, input_names=["image"]))
     assert COND_OPS & graph_def_ops(predictor.graph.as_graph_def()), \

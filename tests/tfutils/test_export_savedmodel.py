@@ -48,6 +48,7 @@ def test_serve_takes_the_inputs_in_order_and_returns_the_outputs_by_key(tmp_path
                                [1.0, 6.0])
 
 
+@pytest.mark.slow
 def test_versions_in_tf_servings_layout(tmp_path):
     export = exporter()
     model_dir = tmp_path / "models" / "lin"

@@ -34,6 +34,7 @@ def run_tflite(path, **inputs):
     return interpreter.get_signature_runner("serving_default")(**inputs)
 
 
+@pytest.mark.slow
 def test_the_tflite_model_predicts_as_the_predictor(tmp_path):
     weights = initial_weights(ConvNet())
     x, _ = images(4)
@@ -46,6 +47,7 @@ def test_the_tflite_model_predicts_as_the_predictor(tmp_path):
                                predictor(x)[0], atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("in_a_layer, where", [
     (True, "Igamma (head/gamma/Igamma, in the layer 'head/gamma' (IncompleteGamma))"),
     (False, "Igamma (head/Igamma, outside any layer)")])

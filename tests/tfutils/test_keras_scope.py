@@ -254,6 +254,7 @@ def reference_values(where):
     return train(KerasMLP(where))[1].after
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["graph", "init"])
 @pytest.mark.parametrize("make_trainer", [
     lambda: SyncMultiGPUTrainerReplicated(2), lambda: SyncMultiGPUTrainerParameterServer(2)],

@@ -171,6 +171,7 @@ def test_steps_per_run_loop_skips_inside_the_loop():
     assert rows[0][4] == 1 and rows[0][2] == 512
 
 
+@pytest.mark.slow
 def test_scale_is_saved_and_restored_exactly_on_resume(logdir):
     first = train(X, ScaledLinear(growth_interval=1), steps=3,
                   callbacks=[tfloop.ModelSaver()])

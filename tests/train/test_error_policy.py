@@ -89,6 +89,7 @@ def test_an_after_train_error_after_a_stop_is_raised_without_the_stop_as_its_con
     assert info.value.__suppress_context__ and info.value.__cause__ is None
 
 
+@pytest.mark.slow
 def test_ctrl_c_runs_after_train_with_the_interrupt_then_reraises_it(caplog):
     end = SeesTheEnd()
     with pytest.raises(KeyboardInterrupt) as info:

@@ -58,6 +58,7 @@ class Listeners(tfloop.Callback):
         self.during = non_loopback_listeners()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trainer_class", [tfloop.HorovodTrainer, tfloop.BytePSTrainer])
 def test_alone_it_trains_as_one_process_and_listens_on_no_network(monkeypatch, trainer_class):
     monkeypatch.delenv("TF_CONFIG", raising=False)

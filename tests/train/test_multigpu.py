@@ -62,6 +62,7 @@ def test_replicated_matches_one_device_on_combined_batch(towers, mode):
     assert trainer.global_step == STEPS
 
 
+@pytest.mark.slow
 def test_replicated_with_adam_advances_optimizer_state_once_per_step():
     capture = train_script(SyncMultiGPUTrainerReplicated(2), towers_per_step=2, optimizer="adam",
                            save=False)
@@ -71,6 +72,7 @@ def test_replicated_with_adam_advances_optimizer_state_once_per_step():
     assert not [n for n in capture.values if n.startswith("tower") and "power" in n]
 
 
+@pytest.mark.slow
 def test_sum_instead_of_average_equals_a_larger_learning_rate():
     capture = train_script(SyncMultiGPUTrainerReplicated(2, average=False), towers_per_step=2,
                            optimizer="sgd:0.1", save=False)
@@ -280,6 +282,7 @@ def test_bad_modes_and_ps_devices():
     assert SyncMultiGPUTrainerParameterServer(2, ps_device="/cpu:1").ps_devices == ["/device:CPU:1"]
 
 
+@pytest.mark.slow
 def test_the_run_options_are_applied_once_to_the_session_of_a_multi_device_trainer(monkeypatch):
     applied = []
     apply = Precision.apply

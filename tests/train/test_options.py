@@ -70,6 +70,7 @@ def through_setup_graph(directory, **options):
     return trainer, probe
 
 
+@pytest.mark.slow
 def test_launch_and_setup_graph_give_the_same_graph_and_checkpoint(tmp_path):
     launched, launched_probe = through_launch(str(tmp_path / "launch"), **OPTIONS)
     built, built_probe = through_setup_graph(str(tmp_path / "setup_graph"), **OPTIONS)
@@ -87,6 +88,7 @@ def test_launch_and_setup_graph_give_the_same_graph_and_checkpoint(tmp_path):
     assert other["conv/W"].tobytes() != first["conv/W"].tobytes()
 
 
+@pytest.mark.slow
 def test_xla_reaches_the_session_of_the_setup_graph_way():
     probe = StepGraph()
     model = ConvNet()
@@ -127,6 +129,7 @@ def through_keras_model(directory, **options):
     return model, probe
 
 
+@pytest.mark.slow
 def test_keras_model_applies_the_options(tmp_path):
     model, probe = through_keras_model(str(tmp_path / "a"), **OPTIONS)
     assert model.trainer.options == tfloop.RunOptions(**OPTIONS)

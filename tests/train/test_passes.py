@@ -58,6 +58,7 @@ class EpochSteps(tfloop.Callback):
             self.last_in_trigger.append(self.global_step)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["eager", "function", "DatasetInput"])
 def test_each_epoch_is_one_pass_over_a_filtered_dataset_as_in_keras(form):
     def make():
@@ -71,6 +72,7 @@ def test_each_epoch_is_one_pass_over_a_filtered_dataset_as_in_keras(form):
     assert trainer.epochs_are_passes and trainer.steps_per_epoch == 8
 
 
+@pytest.mark.slow
 def test_passes_of_different_lengths_are_epochs_of_those_lengths_as_in_keras():
     def make():
         return regression(64).shuffle(64, seed=1).batch(4).filter(positive_batch)
@@ -97,6 +99,7 @@ def test_the_hooks_see_whole_steps_and_the_epoch_ends_after_the_pass_last_batch(
     assert positions == [(1, 1, 0), (1, 2, 1), (2, 3, 0), (2, 4, 1)]
 
 
+@pytest.mark.slow
 def test_the_progress_bar_counts_the_first_pass_and_says_when_a_pass_differs():
     out = io.StringIO()
     train_linear([], data=regression(64).shuffle(64, seed=1).batch(4).filter(positive_batch),
@@ -241,6 +244,7 @@ def parse(record):
     return example["x"], example["y"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["file list", "list_files + interleave", "filter"])
 def test_tfrecord_files_as_tensorflow_reads_them_train_one_pass_per_epoch_as_in_keras(
         tmp_path, form):

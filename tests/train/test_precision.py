@@ -81,6 +81,7 @@ def test_float16_emulation_asked_for_by_hand_is_turned_off(caplog, monkeypatch):
     assert "is replaced by 0" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_bfloat16_training_leaves_nothing_behind_for_a_float16_one(monkeypatch):
     monkeypatch.setattr(precision, "_cpu_flags", set)  # no bfloat16 arithmetic: bfloat16 takes
     monkeypatch.delenv(REMOVE, raising=False)           # the convolution gradients out of the
@@ -134,6 +135,7 @@ def test_float32_step_has_no_reduced_precision_and_no_xla():
     assert probe.reduced == {} and probe.xla == 0
 
 
+@pytest.mark.slow
 def test_xla_clusters_the_step_only_when_asked():
     assert train_convnet(xla=True).xla > 0
     assert train_convnet(xla=False).xla == 0
@@ -186,6 +188,7 @@ def test_bfloat16_without_onednn_says_training_stays_float32(caplog, monkeypatch
     assert "TF_ENABLE_ONEDNN_OPTS=1" in caplog.text and "stays float32" in caplog.text
 
 
+@pytest.mark.slow
 def test_user_session_config_is_merged_with_the_replicated_trainers_devices():
     user = tfv1.ConfigProto(intra_op_parallelism_threads=1)
     trainer = tfloop.SyncMultiGPUTrainerReplicated(2)
@@ -203,6 +206,7 @@ def test_user_session_config_alone_is_merged_too():
     assert trainer.sess is not None
 
 
+@pytest.mark.slow
 def test_float16_with_parameter_server_trainer_and_keras_layers():
     import keras
 
@@ -229,6 +233,7 @@ def test_keras_model_desc_trains_in_float16():
     assert_default_loss_scale(probe)
 
 
+@pytest.mark.slow
 def test_inference_runner_and_offline_predictor_give_float32(logdir):
     x, y = images(8, seed=1)
     val = tfloop.DatasetInput(lambda: tf.data.Dataset.from_tensor_slices((x, y)).batch(4),

@@ -131,6 +131,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_always_leaves_a_complete_json_list(tmp_path):
     """A process appends records as fast as it can (reserve growths included) and is killed at
     random moments; every time, ``json.load`` reads consecutive records, and the next process

@@ -20,6 +20,7 @@ def _refusal(url, seconds):
             f"the credentials, or wait longer with TFLOOP_URL_TIMEOUT=<seconds>.")
 
 
+@pytest.mark.slow
 def test_set_logger_dir_on_a_silent_bucket_fails_within_the_deadline():
     with silent_gcs(1.5) as url:
         start = time.monotonic()
@@ -31,6 +32,7 @@ def test_set_logger_dir_on_a_silent_bucket_fails_within_the_deadline():
     assert logger.get_logger_dir() is None
 
 
+@pytest.mark.slow
 def test_a_trainer_with_a_silent_bucket_as_logdir_fails_before_its_first_step():
     x, y = make_regression_data(8)
     with silent_gcs(1) as url:
