@@ -45,7 +45,8 @@ def test_readme_test_command_is_what_ci_runs():
     test_command = 'pip install -e ".[cpu,test]" && python -m pytest -q --run-slow -n 2 --dist ' \
         'worksteal'
     assert test_command in readme
-    assert test_command.replace("pip install", "pip install --quiet") in ci
+    # CI adds what only changes how long the install takes
+    assert test_command.replace("pip install", "pip install --quiet --no-compile") in ci
     for check in ("ruff check tfloop tests bench examples docs", "mypy --config-file mypy.ini"):
         assert check in readme and f"\n{check}\n" in ci
     assert 'pip install -e ".[cpu,examples]" && python examples/mnist_convnet.py' in readme
