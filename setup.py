@@ -16,7 +16,8 @@ setup(
     long_description_content_type="text/markdown",
     packages=find_packages(include=["tfloop", "tfloop.*"]),
     python_requires=">=3.10",
-    install_requires=["numpy", "tabulate", "tqdm"],
+    # google-crc32c: the checksums of the checkpoints ModelSaver writes in place.
+    install_requires=["numpy", "tabulate", "tqdm", "google-crc32c"],
     extras_require={
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],

@@ -165,7 +165,7 @@ class ModelSaver(Callback):
         self._variables = variables
         self.saver = tfv1.train.Saver(var_list=variables, **kwargs)
         if self._background:
-            self._snapshot = VariableSnapshot(variables, **kwargs)
+            self._snapshot = VariableSnapshot(variables, directory=self.checkpoint_dir, **kwargs)
 
     def _writing_saver(self):
         return self._snapshot.saver if self._background else self.saver
@@ -239,6 +239,8 @@ class ModelSaver(Callback):
                 self._save()
         finally:
             self._writer.wait()
+            if self._snapshot is not None:
+                self._snapshot.release()
         self._raise_write_error()
 
     def _save(self):
