@@ -33,7 +33,8 @@ setup(
     packages=find_packages(include=["tfloop", "tfloop.*"]),
     package_data={"tfloop": ["py.typed"]},
     python_requires=">=3.10",
-    install_requires=["numpy", "tabulate", "tqdm"],
+    # google-crc32c: the checksums of the checkpoints ModelSaver writes in place.
+    install_requires=["numpy", "tabulate", "tqdm", "google-crc32c"],
     extras_require={
         "cpu": ["tensorflow-cpu" + TF_VERSION],
         "gpu": ["tensorflow[and-cuda]" + TF_VERSION],

@@ -248,26 +248,25 @@ def _block_stats(marker, arg):
 
 
 def _block_write(marker, arg):
-    """ModelSaver's background write of checkpoint N: half its data file written (as TensorFlow
-    writes it, under a temporary name), then the writing thread hangs; training goes on."""
-    from tfloop.callbacks.checkpoint_snapshot import VariableSnapshot
+    """ModelSaver's background write of checkpoint N: half its tensors written into its data file
+    (a slot beside the checkpoints, where the in-place writer writes it), then the writing thread
+    hangs; training goes on."""
+    import tfloop.callbacks.checkpoint_inplace as inplace
 
-    original_init = VariableSnapshot.__init__
+    write, write_data = inplace.InPlaceWriter.write, inplace.write_data
+    writing = {}
 
-    def init(self, variables, **kwargs):
-        original_init(self, variables, **kwargs)
-        save = self.saver.save
+    def held_write(self, names, prefix, *arrays):
+        writing["held"] = prefix.decode().endswith(f"model-{arg}")
+        return write(self, names, prefix, *arrays)
 
-        def held(sess, path, global_step, **kw):
-            if global_step == int(arg):
-                data = f"{path}-{arg}.data-00000-of-00001"
-                with open(data + ".tempstate1234", "w") as f:
-                    f.write("half of the tensors")
-                    f.flush()
-                    hang(marker, f"writing model-{arg}")
-            return save(sess, path, global_step=global_step, **kw)
-        self.saver.save = held
-    VariableSnapshot.__init__ = init
+    def held_data(fd, arrays):
+        if writing.get("held"):
+            write_data(fd, arrays[:max(1, len(arrays) // 2)])
+            hang(marker, f"writing model-{arg}")
+        return write_data(fd, arrays)
+    inplace.InPlaceWriter.write = held_write
+    inplace.write_data = held_data
     return []
 
 

@@ -78,6 +78,21 @@ def test_each_saver_keeps_its_own_and_a_shared_step_is_written_once(logdir, log_
     assert [n for n in os.listdir(logdir) if n.endswith(".meta")] == ["graph-3.meta"]
 
 
+def test_savers_sharing_a_directory_reuse_its_data_files_without_overwriting_a_kept_one(logdir):
+    # both write in place into the directory's spare data files: every checkpoint they keep holds
+    # the weights of its own step, however the two savers' writes interleave
+    frequent = tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=1), every_k_epochs=2)
+    long_lived = tfloop.PeriodicTrigger(tfloop.ModelSaver(max_to_keep=3), every_k_epochs=3)
+    weights = WeightsAt()
+    train_linear([frequent, long_lived, weights], max_epoch=10)
+    # frequent writes 6, 12, 18, 24, 30 and keeps 30; long-lived writes 9, 27 and keeps 18, 27, 30
+    assert checkpoint_steps(logdir) == [18, 27, 30]
+    for step in (18, 27, 30):
+        np.testing.assert_array_equal(restored_w(os.path.join(logdir, f"model-{step}")),
+                                      weights.at[step])
+    assert not os.path.exists(os.path.join(logdir, ".model-slots"))
+
+
 def _resume(logdir, max_epoch, long_lived_keeps):
     logger.set_logger_dir(logdir, action="keep")
     config = tfloop.AutoResumeTrainConfig(

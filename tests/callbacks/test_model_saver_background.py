@@ -196,17 +196,19 @@ def test_kill_9_during_a_background_write_leaves_a_resumable_directory(tmp_path)
     process.join()
     with open(marker) as f:
         assert f.read() == "writing model-5"
-    # The write of model-5 was under way (a partial data file); the earlier ones are intact.
-    assert [n for n in os.listdir(logdir) if n.startswith("model-5.data")]
-    assert not os.path.exists(os.path.join(logdir, "model-5.index"))
+    # The write of model-5 was under way (a partial data file, in a slot: no file of model-5 yet);
+    # the earlier ones are intact.
+    slots = os.path.join(logdir, ".model-slots")
+    assert any(os.path.getsize(os.path.join(slots, n)) for n in os.listdir(slots))
+    assert not [n for n in os.listdir(logdir) if n.startswith("model-5")]
     assert find_resume_checkpoint(logdir) == os.path.join(logdir, "model-4")
     assert read_resume_state(os.path.join(logdir, "model-4"))["global_step"] == 4
     _, resumed, _ = train(logdir, max_epoch=4, save_every=1, max_to_keep=3)
     assert resumed.final.tobytes() == weights.final.tobytes()
     assert read_stats(logdir) == read_stats(reference)
     assert find_resume_checkpoint(logdir) == os.path.join(logdir, "model-12")
-    # The resumed run deleted the unfinished write's temporary file (as large as the model).
-    assert not [n for n in os.listdir(logdir) if ".tempstate" in n]
+    # The resumed run deleted the unfinished write's data (as large as the model) and its slots.
+    assert not [n for n in os.listdir(logdir) if ".tempstate" in n or n.endswith("-slots")]
 
 
 def test_the_temporary_files_of_unfinished_writes_are_deleted_at_start(tmp_path, log_lines):

@@ -27,13 +27,15 @@ def make_dataset():
 def graph_text(trainer):
     """The trainer's graph as text: its nodes in order, then its functions sorted, with the
     process-wide counters that TensorFlow appends to the names of cond functions
-    (``..._cond_true_205``, ``..._cond_true_43_grad_207``, which also order the functions) taken
+    (``..._cond_true_205``, ``..._cond_true_43_grad_207``, which also order the functions) and
+    to the tokens of Python functions in the graph (``pyfunc_12``: ModelSaver's writer) taken
     out."""
     graph_def = trainer.graph.as_graph_def()
 
     def text(proto):
-        return re.sub(r"_cond_(true|false)(_\d+|_grad|_rewritten)*",
-                      lambda m: re.sub(r"_\d+", "", m.group(0)), str(proto))
+        named = re.sub(r"_cond_(true|false)(_\d+|_grad|_rewritten)*",
+                       lambda m: re.sub(r"_\d+", "", m.group(0)), str(proto))
+        return re.sub(r'"pyfunc_\d+"', '"pyfunc"', named)
     return [text(node) for node in graph_def.node] + \
         sorted(text(function) for function in graph_def.library.function)
 

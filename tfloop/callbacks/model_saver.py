@@ -156,10 +156,12 @@ class ModelSaver(Callback):
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
+        partner = None      # a saver listed before, of the same directory
         for other in self.trainer.callbacks_of(ModelSaver):
             if other is self:
                 break
             if other.checkpoint_dir == self.checkpoint_dir:
+                partner = other
                 self._share_directory_with(other)
                 break
         variables = []
@@ -174,7 +176,11 @@ class ModelSaver(Callback):
         self._variables = variables
         self.saver = tfv1.train.Saver(var_list=variables, **kwargs)
         if self._background:
-            self._snapshot = VariableSnapshot(variables, **kwargs)
+            shared_writer = None
+            if partner is not None and partner._snapshot is not None:
+                shared_writer = partner._snapshot.in_place_writer
+            self._snapshot = VariableSnapshot(variables, directory=self.checkpoint_dir,
+                                              in_place_writer=shared_writer, **kwargs)
         self.trainer.loop_end_listeners.append(self._save_final)
 
     def _share_directory_with(self, other):
@@ -263,6 +269,8 @@ class ModelSaver(Callback):
                             f"is {latest}.")
         finally:
             self._writer.wait()
+            if self._snapshot is not None:
+                self._snapshot.release()
         self._raise_write_error()
 
     def _save(self):

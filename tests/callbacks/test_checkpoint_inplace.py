@@ -1,0 +1,112 @@
+"""InPlaceWriter: a new checkpoint is written into the data file of one that was deleted, kept
+checkpoints give up their slots, a failed or interrupted write leaves no checkpoint file."""
+import errno
+import os
+
+import numpy as np
+import pytest
+
+import tfloop.callbacks.checkpoint_inplace as inplace
+from tfloop.callbacks.checkpoint_bundle import DATA_SUFFIX, INDEX_SUFFIX
+from tfloop.callbacks.checkpoint_inplace import InPlaceWriter, slot_directory
+from tfloop.compat import tf
+
+
+def values(step):
+    return [np.full([256], step, np.float32), np.array(step, np.int64)]
+
+
+def save(writer, directory, step):
+    prefix = os.path.join(directory, f"model-{step}")
+    writer.write(["w", "global_step"], prefix.encode(), *values(step))
+    return prefix
+
+
+def delete(prefix):
+    """What TensorFlow's Saver does to a checkpoint beyond max_to_keep."""
+    for suffix in (DATA_SUFFIX, INDEX_SUFFIX):
+        os.remove(prefix + suffix)
+
+
+def restored(prefix):
+    reader = tf.train.load_checkpoint(prefix)
+    return [reader.get_tensor("w"), reader.get_tensor("global_step")]
+
+
+def inode(prefix):
+    return os.stat(prefix + DATA_SUFFIX).st_ino
+
+
+def test_a_deleted_checkpoints_data_file_takes_the_next_checkpoint(tmp_path):
+    writer = InPlaceWriter(max_to_keep=1)
+    first = save(writer, tmp_path, 1)
+    second = save(writer, tmp_path, 2)         # the first is still listed: a new file
+    assert inode(second) != inode(first)
+    reused = inode(first)
+    delete(first)
+    third = save(writer, tmp_path, 3)
+    assert inode(third) == reused
+    for step, prefix in ((2, second), (3, third)):
+        np.testing.assert_array_equal(restored(prefix)[0], values(step)[0])
+        assert restored(prefix)[1] == step
+    assert slot_directory(third) == str(tmp_path / ".model-slots")
+    assert len(os.listdir(tmp_path / ".model-slots")) == 2
+
+
+def test_kept_checkpoints_give_up_their_slots_and_stay_intact(tmp_path):
+    writer = InPlaceWriter(max_to_keep=1)
+    prefixes = [save(writer, tmp_path, step) for step in range(1, 6)]     # none deleted
+    assert len(os.listdir(tmp_path / ".model-slots")) == 2
+    for step, prefix in enumerate(prefixes, start=1):
+        assert restored(prefix)[1] == step
+
+
+def test_release_deletes_the_slots_not_the_checkpoints(tmp_path):
+    writer = InPlaceWriter(max_to_keep=2)
+    prefix = save(writer, tmp_path, 1)
+    writer.release()
+    assert not (tmp_path / ".model-slots").exists()
+    assert restored(prefix)[1] == 1
+
+
+def test_keeping_every_checkpoint_writes_new_files_and_keeps_no_slot(tmp_path):
+    writer = InPlaceWriter(max_to_keep=None)
+    prefixes = [save(writer, tmp_path, step) for step in (1, 2)]
+    assert os.listdir(tmp_path / ".model-slots") == []
+    assert [restored(p)[1] for p in prefixes] == [1, 2]
+
+
+def test_an_earlier_runs_slots_are_deleted_at_the_first_write(tmp_path):
+    stale = tmp_path / ".model-slots"
+    stale.mkdir()
+    (stale / "slot-0").write_bytes(b"half of the tensors of a killed write")
+    save(InPlaceWriter(max_to_keep=2), tmp_path, 1)
+    assert os.listdir(stale) == ["slot-0"] and (stale / "slot-0").stat().st_nlink == 2
+
+
+def test_a_failed_write_leaves_no_checkpoint_file_and_gives_its_space_back(tmp_path,
+                                                                          monkeypatch):
+    writer = InPlaceWriter(max_to_keep=1)
+    first = save(writer, tmp_path, 1)
+    delete(first)
+
+    def full(fd, arrays):
+        os.pwrite(fd, b"partial", 0)
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(inplace, "write_data", full)
+    with pytest.raises(OSError, match="No space left"):
+        save(writer, tmp_path, 2)
+    assert os.listdir(tmp_path) == [".model-slots"]
+    assert os.listdir(tmp_path / ".model-slots") == []
+    monkeypatch.undo()
+    assert restored(save(writer, tmp_path, 3))[1] == 3
+
+
+def test_without_hard_links_every_data_file_is_new(tmp_path, monkeypatch):
+    def refuse(source, target):
+        raise OSError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(os, "link", refuse)
+    writer = InPlaceWriter(max_to_keep=1)
+    prefixes = [save(writer, tmp_path, step) for step in (1, 2)]
+    assert os.listdir(tmp_path / ".model-slots") == []
+    assert [restored(p)[1] for p in prefixes] == [1, 2]
