@@ -1,9 +1,10 @@
 """Shared test helpers: a tiny model, its data, a callback that records every hook call, and
-timeouts scaled for a loaded machine."""
+timeouts scaled for a loaded machine (``timeout_support``)."""
 import os
 import time
 
 import numpy as np
+from timeout_support import TIMEOUT_SCALE, scaled_timeout  # noqa: F401 (the helpers' home)
 
 import tfloop
 from tfloop import Callback, ModelDesc
@@ -11,30 +12,6 @@ from tfloop.compat import tf, tfv1
 
 RNG_SEED = 0
 TRUE_W = np.array([[1.0], [-2.0], [0.5]], dtype=np.float32)
-
-
-def _timeout_scale():
-    text = os.environ.get("TFLOOP_TEST_TIMEOUT_SCALE", "3")
-    try:
-        scale = float(text)
-    except ValueError:
-        scale = 0.0
-    if not scale > 0:
-        raise ValueError(f"TFLOOP_TEST_TIMEOUT_SCALE must be a number > 0, got {text!r}; "
-                         "unset it for the default 3")
-    return scale
-
-
-# How many times longer than on an idle machine a test waits for a subprocess, a cluster or a
-# thread: a 2-core machine busy with other work is several times slower.
-TIMEOUT_SCALE = _timeout_scale()
-
-
-def scaled_timeout(seconds: float) -> float:
-    """``seconds`` (enough for the wait on an idle machine) times ``TFLOOP_TEST_TIMEOUT_SCALE``
-    (3 by default). Only for waits that end as soon as what they wait for happens; a timeout
-    that is itself under test keeps its value."""
-    return seconds * TIMEOUT_SCALE
 
 
 def make_regression_data(n=24, seed=RNG_SEED):
@@ -211,22 +188,29 @@ class RecordingCallback(Callback):
 
 def record_session_calls(sess, calls):
     """Make every call into ``sess`` append what it was to ``calls``: ``"run"``,
-    ``"make_callable"``, or ``"callable"`` (a call of a callable that ``sess`` made)."""
+    ``"make_callable"`` (``make_callable``, or TensorFlow's callable made from options without
+    feeds, as the training step's), or ``"callable"`` (a call of a callable that ``sess`` made)."""
     run, make_callable = sess.run, sess.make_callable
+    from_options = sess._make_callable_from_options
 
     def counted_run(*args, **kwargs):
         calls.append("run")
         return run(*args, **kwargs)
 
-    def counted_make_callable(*args, **kwargs):
-        fn = make_callable(*args, **kwargs)
-
-        def counted_callable():
+    def counted(fn):
+        def counted_callable(*args):
             calls.append("callable")
-            return fn()
+            return fn(*args)
         calls.append("make_callable")
         return counted_callable
-    sess.run, sess.make_callable = counted_run, counted_make_callable
+
+    def counted_from_options(options):
+        if options.feed:            # an input's enqueue (fed_callable), not a training step
+            return from_options(options)
+        return counted(from_options(options))
+    sess.run = counted_run
+    sess.make_callable = lambda *args, **kwargs: counted(make_callable(*args, **kwargs))
+    sess._make_callable_from_options = counted_from_options
 
 
 # The session run with which ``train`` reads the final weights as the main loop ends (after every

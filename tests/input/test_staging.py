@@ -23,19 +23,16 @@ class MainThreadRuns(tfloop.Callback):
     def _before_train(self):
         sess, main = self.trainer.sess, threading.current_thread()
         run, make_callable = sess.run, sess.make_callable
+        from_options = sess._make_callable_from_options
 
-        def counted_run(*args, **kwargs):
-            self.runs += threading.current_thread() is main
-            return run(*args, **kwargs)
-
-        def counted_make_callable(*args, **kwargs):
-            fn = make_callable(*args, **kwargs)
-
-            def counted(*call_args):
+        def counted(fn):
+            def counted_call(*args, **kwargs):
                 self.runs += threading.current_thread() is main
-                return fn(*call_args)
-            return counted
-        sess.run, sess.make_callable = counted_run, counted_make_callable
+                return fn(*args, **kwargs)
+            return counted_call
+        sess.run = counted(run)
+        sess.make_callable = lambda *args, **kwargs: counted(make_callable(*args, **kwargs))
+        sess._make_callable_from_options = lambda options: counted(from_options(options))
 
 
 class Seen(tfloop.Callback):

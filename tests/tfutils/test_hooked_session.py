@@ -16,6 +16,7 @@ from support import (
     make_regression_data,
     record_session_calls,
 )
+from tensorflow.core.protobuf import config_pb2
 
 import tfloop
 from tfloop.compat import tf, tfv1
@@ -324,7 +325,8 @@ class Names(list):
 
 
 def _recording(make_callable, made):
-    """``make_callable`` that first appends the fetches it is given to ``made``."""
+    """``make_callable`` (or ``_make_callable_from_options``) that first appends the fetches (the
+    options) it is given to ``made``."""
     def recorded(fetches):
         made.append(fetches)
         return make_callable(fetches)
@@ -334,27 +336,34 @@ def _recording(make_callable, made):
 def test_a_cached_callable_gives_what_session_run_gives_for_every_kind_of_structure():
     Pair = collections.namedtuple("Pair", ["first", "second"])
     g = Graph()
-    structures = [                                  # each one with whether it is fetched flat
-        ([g.a, [g.b, (g.c, g.a)], {"k": g.b, 3: [g.c]}], True),
-        ({"op": g.step, "name": "a:0", "again": [g.a, g.a]}, True),
-        ((Pair(g.a, g.b), collections.OrderedDict(x=g.c, a=Pair(g.b, [g.step]))), True),
-        ({"d": collections.defaultdict(int, z=g.a), "l": Names([g.b, g.c])}, True),
-        ([g.sparse, {"s": g.sparse}, Pair(g.sparse, g.a)], True),
-        ([[], {}, (), collections.OrderedDict()], True),
-        ([g.a, Frozen([("b", g.b), ("c", (g.c,))])], False),      # left to TensorFlow
+    # each one with how its leaves are fetched: by TensorFlow's own callable (tensors and
+    # operations only), flat by make_callable, or left to TensorFlow's fetch handling
+    structures = [
+        ([g.a, [g.b, (g.c, g.a)], {"k": g.b, 3: [g.c]}], "native"),
+        ({"op": g.step, "name": "a:0", "again": [g.a, g.a]}, "flat"),
+        ((Pair(g.a, g.b), collections.OrderedDict(x=g.c, a=Pair(g.b, [g.step]))), "native"),
+        ({"d": collections.defaultdict(int, z=g.a), "l": Names([g.b, g.c])}, "native"),
+        ([g.sparse, {"s": g.sparse}, Pair(g.sparse, g.a)], "flat"),
+        ([[], {}, (), collections.OrderedDict()], "native"),
+        ([g.a, Frozen([("b", g.b), ("c", (g.c,))])], "structured"),
     ]
-    for structure, flat in structures:
+    for structure, how in structures:
         hook = ScriptedHook([SessionRunArgs(structure)])
         hooked = HookedSession(g.sess, [hook])
         made = []
-        make_callable = g.sess.make_callable
+        make_callable, from_options = g.sess.make_callable, g.sess._make_callable_from_options
         g.sess.make_callable = _recording(make_callable, made)
+        g.sess._make_callable_from_options = _recording(from_options, made)
         for _ in range(3):
             hooked.run(g.step)
-        g.sess.make_callable = make_callable
+        g.sess.make_callable, g.sess._make_callable_from_options = make_callable, from_options
         assert hooked.num_callables == 1
-        leaves = (tf.Tensor, tf.Operation, tf.SparseTensor, str)
-        assert all(isinstance(f, leaves) for f in made[0]) == flat, structure
+        [fetched] = made
+        if how == "native":
+            assert isinstance(fetched, config_pb2.CallableOptions), structure
+        else:
+            leaves = (tf.Tensor, tf.Operation, tf.SparseTensor, str)
+            assert all(isinstance(f, leaves) for f in fetched) == (how == "flat"), structure
         expected = _types_and_values(g.sess.run([g.step, structure])[1])
         assert [_types_and_values(r) for r in hook.results] == [expected] * 3
         if isinstance(structure, dict) and "d" in structure:

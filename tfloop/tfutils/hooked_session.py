@@ -6,10 +6,15 @@ keeps one ``Session.make_callable`` per distinct structure of fetches and calls 
 whenever nothing is fed. The structure is read from the hooks' answers at every step, element by
 element, so a hook may return a new list, another tensor or nothing from one step to the next:
 each distinct answer gets its own callable, and results are never those of another structure.
+A structure of tensors and operations gets TensorFlow's own callable (``Session::MakeCallable``,
+as :mod:`tfloop.tfutils.fed_callable` makes for feeds): no Python fetch handling at all.
 """
 import collections.abc
 
-from tfloop.compat import tfv1
+from tensorflow.core.protobuf import config_pb2
+from tensorflow.python.client import session as tf_session
+
+from tfloop.compat import tf, tfv1
 from tfloop.tfutils.fetch_structure import mapping_builder, sequence_builder
 from tfloop.utils.checks import check_int
 
@@ -93,6 +98,43 @@ def _plan(fetches, flat):
     return len(flat) - 1
 
 
+def _renumber(plan, index):
+    """``plan`` with each leaf index ``i`` replaced by ``index[i]``."""
+    if type(plan) is int:
+        return index[plan]
+    build, parts = plan
+    if type(parts) is tuple:
+        return build, tuple([(k, _renumber(p, index)) for k, p in parts])
+    return build, [_renumber(p, index) for p in parts]
+
+
+def _graph_callable(sess, flat):
+    """``(call, index)``: ``call()`` runs the graph elements ``flat`` in ``sess`` by TensorFlow's
+    own callable and returns the tensors' values followed by a None, ``index[i]`` the position of
+    the value of ``flat[i]`` in it (an operation's: the None). ``(None, None)`` unless ``sess`` is a
+    ``tf.compat.v1.Session`` (not a wrapper) and ``flat`` is a non-empty list of its graph's
+    tensors and operations."""
+    if not flat or not isinstance(sess, tf_session.BaseSession) or not all(
+            isinstance(f, (tf.Tensor, tf.Operation)) and f.graph is sess.graph for f in flat):
+        return None, None
+    tensors, index, targets = {}, [], []
+    for f in flat:
+        if isinstance(f, tf.Operation):
+            index.append(-1)
+            if f.name not in targets:
+                targets.append(f.name)
+        else:
+            index.append(tensors.setdefault(f.name, len(tensors)))
+    options = config_pb2.CallableOptions(fetch=list(tensors), target=targets)
+    call = sess._make_callable_from_options(options)
+
+    def fetched():
+        values = call()
+        values.append(None)
+        return values
+    return fetched, index
+
+
 def _rebuild(plan, values):
     if type(plan) is int:
         return values[plan]
@@ -107,7 +149,7 @@ def _rebuild(plan, values):
 
 
 class _CachedRun:
-    """A ``make_callable`` for one structure of fetches.
+    """A session callable for one structure of fetches.
 
     The callable fetches the structure's leaves as one flat list (TensorFlow rebuilding a nested
     structure at every call costs it more than the rest of the call) and the structure is rebuilt
@@ -122,7 +164,13 @@ class _CachedRun:
         self.keep_alive = _leaves(fetches, [])
         flat = []
         self._plan = _plan(fetches, flat)
-        self._fn = sess.make_callable(flat if self._plan is not None else fetches)
+        self._fn = None
+        if self._plan is not None:
+            self._fn, index = _graph_callable(sess, flat)
+            if self._fn is not None:
+                self._plan = _renumber(self._plan, index)
+        if self._fn is None:
+            self._fn = sess.make_callable(flat if self._plan is not None else fetches)
 
     def __call__(self):
         if self._plan is None:
