@@ -7,12 +7,8 @@ import math
 import os
 import uuid
 
-from tfloop.callbacks.model_saver import (
-    IO_ERRORS,
-    ModelSaver,
-    describe_io_error,
-    resolve_checkpoint_dir,
-)
+from tfloop.callbacks.checkpoint_io import IO_ERRORS, describe_io_error, resolve_checkpoint_dir
+from tfloop.callbacks.model_saver import ModelSaver
 from tfloop.callbacks.stat_monitor import StatMonitorCallback
 from tfloop.compat import tfv1
 from tfloop.utils import files, logger

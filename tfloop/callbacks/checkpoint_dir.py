@@ -24,13 +24,10 @@ import time
 
 from tensorflow.python.checkpoint import checkpoint_management
 
-from tfloop.compat import tf
+from tfloop.callbacks.checkpoint_io import IO_ERRORS
 from tfloop.utils import files, logger
 
 __all__ = ["SharedCheckpointDir"]
-
-IO_ERRORS = (OSError, tf.errors.OpError)
-
 
 class _Retention:
     """The checkpoints one saver keeps: its ``max_to_keep`` latest, plus (as

@@ -1,10 +1,15 @@
-"""Model checkpoints at every trigger (ModelSaver), and the checkpoint IO both savers share."""
-import re
+"""Model checkpoints at every trigger (ModelSaver)."""
 import time
 
 from tfloop.callbacks.background_write import BackgroundWriter
 from tfloop.callbacks.base import Callback
 from tfloop.callbacks.checkpoint_dir import SharedCheckpointDir
+from tfloop.callbacks.checkpoint_io import (
+    IO_ERRORS,
+    describe_io_error,
+    remove_unfinished_writes,
+    resolve_checkpoint_dir,
+)
 from tfloop.callbacks.checkpoint_snapshot import VariableSnapshot, variables_bytes
 from tfloop.compat import tf, tfv1
 from tfloop.utils import files, logger
@@ -19,43 +24,6 @@ _ON_ERROR = ("log", "raise")
 DISK_WARNING_BYTES = 2 ** 30
 # The run length over which the checkpoints kept every n hours are projected.
 PROJECTED_HOURS = 24
-# What a failed checkpoint write raises: Python file operations, or TF's file system via the op.
-IO_ERRORS = (OSError, tf.errors.OpError)
-# TensorFlow's temporary files of checkpoint model-<N> (group 1): a file of the bundle being
-# written (model-N.data-00000-of-00001.tempstate<random>) or a sharded save's directory.
-_UNFINISHED_WRITE = re.compile(rf"{re.escape(CHECKPOINT_PREFIX)}-(\d+)(?:\..*\.tempstate|_temp$)")
-
-
-def resolve_checkpoint_dir(checkpoint_dir, who, logdir):
-    """The checkpoint directory (``checkpoint_dir``, else the run's ``logdir``), created: a local
-    path made absolute, a URL (``gs://bucket/run``) kept as it is for TensorFlow's file layer."""
-    if checkpoint_dir is None:
-        checkpoint_dir = logdir
-        if checkpoint_dir is None:
-            raise ValueError(
-                f"{who} has no directory to write to: pass checkpoint_dir=... or set a log "
-                "directory first with tfloop.logger.set_logger_dir(...).")
-    checkpoint_dir = files.resolve(checkpoint_dir)
-    try:
-        files.makedirs(checkpoint_dir)
-    except OSError as e:
-        raise OSError(f"{who} cannot create its checkpoint directory {checkpoint_dir}: "
-                      f"{e.strerror or e}. Choose a directory you can write to.") from None
-    return checkpoint_dir
-
-
-def describe_io_error(e):
-    """One line for an IO error: TF's own message without its graph traceback."""
-    if isinstance(e, tf.errors.OpError):
-        lines = [line.strip() for line in (e.message or "").splitlines()]
-        for i, line in enumerate(lines):
-            if line.startswith("Node: ") and i + 1 < len(lines) and lines[i + 1]:
-                return f"{type(e).__name__}: {lines[i + 1]}"
-        first = next((line for line in lines if line), "")
-        return f"{type(e).__name__}: {first}"
-    return f"{type(e).__name__}: {e}"
-
-
 class ModelSaver(Callback):
     """Save the variables as a checkpoint ``<checkpoint_dir>/model-<global_step>`` at each trigger.
 
@@ -80,6 +48,13 @@ class ModelSaver(Callback):
     the previous write is still running waits for it (logged once as a warning: save less often).
     ``after_train`` returns once the last write has finished, also when training failed or
     stopped on a signal. ``background=False`` writes in the training thread instead.
+
+    In a local directory the background write puts a checkpoint's data into the data file of one
+    that ``max_to_keep`` deleted, which costs less than a new file (``docs/performance.md``). While
+    training runs, a hidden directory ``.model-slots`` beside the checkpoints holds hard links to
+    their data files (no disk space of their own; deleted when training ends). A tool that copies
+    the directory during training without keeping hard links (``gsutil rsync``, ``aws s3 sync``,
+    ``rsync`` without ``-H``) copies them as files: exclude ``.model-slots``.
 
     Several ModelSavers may write to one directory (tensorpack scripts keep a frequent one and a
     long-lived one there): each keeps the checkpoints it saved by its own ``max_to_keep`` and
@@ -197,7 +172,7 @@ class ModelSaver(Callback):
     def _before_train(self):
         self._covered_step = self.global_step
         self._report_disk_use()
-        self._remove_unfinished_writes()
+        remove_unfinished_writes(self.checkpoint_dir)
         state = tfv1.train.get_checkpoint_state(self.checkpoint_dir)
         if state is not None:
             earlier = [p for p in state.all_model_checkpoint_paths if files.exists(p + ".index")]
@@ -207,33 +182,6 @@ class ModelSaver(Callback):
                 self._writing_saver().recover_last_checkpoints(earlier)
                 logger.info(f"ModelSaver: {len(earlier)} earlier checkpoint(s) in "
                             f"{self.checkpoint_dir} count towards max_to_keep.")
-
-    def _remove_unfinished_writes(self, step=None):
-        """Delete what a write killed midway left: TensorFlow's temporary files of a checkpoint
-        (``model-N.data-...tempstate...``, a sharded save's ``model-N_temp`` directory), never
-        listed and never to be finished, as large as the model. With ``step``, only those of
-        ``model-<step>``: TensorFlow's Saver leaves them behind when a write fails (a full disk),
-        where they would hold the space the next save needs."""
-        if not files.isdir(self.checkpoint_dir):
-            return
-        for name in files.listdir(self.checkpoint_dir):
-            match = _UNFINISHED_WRITE.match(name)
-            if match is None or (step is not None and int(match.group(1)) != step):
-                continue
-            path = files.join(self.checkpoint_dir, name)
-            try:
-                if name.endswith("_temp") and files.isdir(path):
-                    files.rmtree(path)
-                elif not name.endswith("_temp") and files.isfile(path):
-                    files.remove(path)
-                else:
-                    continue
-            except IO_ERRORS as e:
-                logger.warning(f"ModelSaver: could not delete {display_path(path)}, left by an "
-                               f"unfinished write: {describe_io_error(e)}")
-                continue
-            logger.info(f"ModelSaver: deleted {display_path(path)}, left by a write that did not "
-                        "finish.")
 
     def _report_disk_use(self):
         if not self._max_to_keep:
@@ -340,7 +288,7 @@ class ModelSaver(Callback):
             if shared is not None:
                 shared.written(self, path)
         except IO_ERRORS as e:
-            self._remove_unfinished_writes(step)
+            remove_unfinished_writes(self.checkpoint_dir, step)
             if shared is not None:
                 shared.failed(step, self._prefix(step))
             return None, e
