@@ -11,9 +11,7 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
-from support import scaled_timeout  # noqa: E402
-
-from tfloop.utils import logger  # noqa: E402
+from timeout_support import scaled_timeout  # noqa: E402
 
 
 def pytest_addoption(parser):
@@ -45,6 +43,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _no_logger_dir_leaks():
     """Every test starts and ends without a log directory set."""
+    from tfloop.utils import logger  # here: the main process of pytest-xdist never imports TF
     logger.unset_logger_dir()
     yield
     logger.unset_logger_dir()
@@ -64,6 +63,7 @@ def _no_seed_leaks():
 @pytest.fixture
 def logdir(tmp_path):
     """A fresh log directory set for the test."""
+    from tfloop.utils import logger
     path = tmp_path / "train_log"
     logger.set_logger_dir(str(path), action="keep")
     return str(path)

@@ -5,6 +5,7 @@ import types
 import conftest
 import pytest
 import support
+import timeout_support
 
 
 class Item:
@@ -42,13 +43,13 @@ def test_run_slow_a_mark_expression_or_a_node_id_decide_instead(how):
 
 
 def test_timeouts_scale_by_the_environment(monkeypatch):
-    assert support.scaled_timeout(4) == 4 * support.TIMEOUT_SCALE
+    assert support.scaled_timeout(4) == 4 * timeout_support.TIMEOUT_SCALE
     monkeypatch.delenv("TFLOOP_TEST_TIMEOUT_SCALE", raising=False)
-    assert support._timeout_scale() == 3
+    assert timeout_support._timeout_scale() == 3
     monkeypatch.setenv("TFLOOP_TEST_TIMEOUT_SCALE", "7.5")
-    assert support._timeout_scale() == 7.5
+    assert timeout_support._timeout_scale() == 7.5
     for bad in ["0", "-1", "slow", "nan"]:
         monkeypatch.setenv("TFLOOP_TEST_TIMEOUT_SCALE", bad)
         with pytest.raises(ValueError, match=f"TFLOOP_TEST_TIMEOUT_SCALE must be a number > 0, "
                                              f"got '{bad}'; unset it for the default 3"):
-            support._timeout_scale()
+            timeout_support._timeout_scale()
