@@ -13,6 +13,9 @@ Methods, each in its own graph or eager state, one at a time:
 * ``tfloop_tf_writer``: ``ModelSaver()`` with TensorFlow's ``SaveV2`` writing the snapshot
   (the in-place writer of ``checkpoint_inplace.py`` off): what the in-place writer gains.
 * ``tfloop_sync``: ``ModelSaver(background=False)``.
+* ``tfloop_new_files``: ``ModelSaver()`` keeping its default 10 checkpoints, so that no
+  checkpoint of the run is deleted and every write goes into a new data file (a short run's
+  case; the other tfloop methods keep 2, as ``saver`` does).
 * ``saver``: the raw graph loop with ``tf.compat.v1.train.Saver.save`` after the period.
 * ``ckpt_write``: an eager ``tf.function`` step and ``tf.train.Checkpoint.write``.
 * ``ckpt_async``: the same with ``tf.train.CheckpointOptions(
@@ -50,6 +53,7 @@ METHODS = {
     "tfloop": "tfloop ModelSaver() (background write), SimpleTrainer with the default callbacks",
     "tfloop_tf_writer": "tfloop ModelSaver(), the snapshot written by TensorFlow's SaveV2",
     "tfloop_sync": "tfloop ModelSaver(background=False)",
+    "tfloop_new_files": "tfloop ModelSaver() keeping 10 checkpoints: every write a new data file",
     "saver": "raw graph loop, tf.compat.v1.train.Saver(max_to_keep=2).save",
     "ckpt_write": "eager tf.function step, tf.train.Checkpoint.write",
     "ckpt_async": "eager tf.function step, tf.train.Checkpoint.write with CheckpointOptions("
@@ -126,12 +130,12 @@ def run_saver(plan, workdir):
         sess.close()
 
 
-def run_tfloop(plan, workdir, background=True, in_place=True):
+def run_tfloop(plan, workdir, background=True, in_place=True, max_to_keep=2):
     import tfloop
     from tfloop.callbacks import checkpoint_snapshot
     from tfloop.utils import logger
     shape = model_shapes.variables_1gb()
-    saver = tfloop.ModelSaver(max_to_keep=2, background=background)
+    saver = tfloop.ModelSaver(max_to_keep=max_to_keep, background=background)
     times = {"off": [], "on": []}
 
     class Periods(tfloop.Callback):
@@ -198,9 +202,10 @@ def run_checkpoint(plan, workdir, asynchronous):
 def run(method, plan):
     workdir = tempfile.mkdtemp(prefix="tfloop-bench-save-")
     try:
-        if method in ("tfloop", "tfloop_tf_writer", "tfloop_sync"):
+        if method in ("tfloop", "tfloop_tf_writer", "tfloop_sync", "tfloop_new_files"):
             return run_tfloop(plan, workdir, background=method != "tfloop_sync",
-                              in_place=method == "tfloop")
+                              in_place=method in ("tfloop", "tfloop_new_files"),
+                              max_to_keep=10 if method == "tfloop_new_files" else 2)
         if method == "saver":
             return run_saver(plan, workdir)
         if method in ("ckpt_write", "ckpt_async"):
