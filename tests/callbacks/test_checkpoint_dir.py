@@ -93,6 +93,37 @@ def test_savers_sharing_a_directory_reuse_its_data_files_without_overwriting_a_k
     assert not os.path.exists(os.path.join(logdir, ".model-slots"))
 
 
+class DataFiles(tfloop.Callback):
+    """After each epoch's save (listed after the saver): the inode of each checkpoint's data file,
+    and the link counts of the files in the slots."""
+
+    def __init__(self, saver):
+        self.saver, self.inodes, self.slot_links = saver, {}, []
+
+    def _trigger_epoch(self):
+        prefix = self.saver.checkpoint_at(self.global_step)     # waits for the write
+        self.inodes[self.global_step] = os.stat(prefix + ".data-00000-of-00001").st_ino
+        slots = os.path.join(self.saver.checkpoint_dir, ".model-slots")
+        self.slot_links += [os.stat(os.path.join(slots, n)).st_nlink for n in os.listdir(slots)]
+
+
+def test_a_saver_writes_into_the_data_files_of_the_checkpoints_it_deleted(logdir):
+    saver = tfloop.ModelSaver(max_to_keep=2)
+    files_seen, weights = DataFiles(saver), WeightsAt()
+    train_linear([saver, files_seen, weights], max_epoch=6)
+    # 3, 6, 9 in new files (9 is written before its save deletes 3); from 12 on, each checkpoint
+    # goes into the file of the one the save before deleted
+    assert checkpoint_steps(logdir) == [15, 18]
+    inodes = files_seen.inodes
+    assert len({inodes[s] for s in (3, 6, 9)}) == 3
+    assert (inodes[12], inodes[15], inodes[18]) == (inodes[3], inodes[6], inodes[9])
+    assert files_seen.slot_links and set(files_seen.slot_links) == {1}   # spares only
+    for step in (15, 18):
+        np.testing.assert_array_equal(restored_w(os.path.join(logdir, f"model-{step}")),
+                                      weights.at[step])
+    assert not os.path.exists(os.path.join(logdir, ".model-slots"))
+
+
 def _resume(logdir, max_epoch, long_lived_keeps):
     logger.set_logger_dir(logdir, action="keep")
     config = tfloop.AutoResumeTrainConfig(

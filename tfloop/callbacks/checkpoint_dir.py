@@ -72,6 +72,9 @@ class SharedCheckpointDir:
     def __init__(self, directory):
         self.directory = directory
         self.meta_written = False
+        # The members' in-place writer (checkpoint_inplace.py): keeps the data file of each
+        # checkpoint deleted here for the next write.
+        self.in_place_writer = None
         self._lock = threading.Lock()
         self._members = {}
         self._for_good = set()
@@ -189,8 +192,10 @@ class SharedCheckpointDir:
     def _remove(self, prefix):
         """Delete the files of checkpoint ``prefix``: its ``.index`` first, so that what a
         failure leaves is an incomplete checkpoint, which every reader skips."""
-        name = files.basename(prefix)
+        name, writer = files.basename(prefix), self.in_place_writer
         try:
+            if writer is not None:
+                writer.keep_data_of(prefix)
             files.remove(prefix + ".index")
             for other in files.listdir(self.directory):
                 if other.startswith(name + ".data-"):
@@ -198,6 +203,9 @@ class SharedCheckpointDir:
         except IO_ERRORS as e:
             logger.warning(f"ModelSaver: could not delete the old checkpoint {prefix}: "
                            f"{type(e).__name__}: {e}")
+        finally:
+            if writer is not None:
+                writer.settle()
 
     def _write_state(self, kept):
         names = [files.basename(p) for p in self._order if p in kept]

@@ -4,18 +4,20 @@ of one that ``max_to_keep`` deleted.
 TensorFlow's Saver deletes an old checkpoint's files after each save, and its writer creates a new
 data file for the next: the operating system frees the old file's pages and allocates as many new
 ones, which costs more than the copy of the data itself (on a 2-core VM, writing 1 GB into a new
-file took 1.5-3.3 s, overwriting an existing one 0.5 s). Here each data file is also linked from a
-hidden directory of slots beside the checkpoints (``.model-slots/slot-<k>``, hard links: no space
-of their own); when the Saver deletes a checkpoint, its slot keeps the file, and the next
-checkpoint is written into it and linked under its own name. At most ``max_to_keep + 1`` slots are
-kept; a checkpoint kept for longer (``keep_checkpoint_every_n_hours``) gives up its slot. A write
-never touches a listed checkpoint: a crash during one leaves a partial slot, no checkpoint file;
-the slots of an earlier run are deleted at the first write, all of them at :meth:`release`.
+file took 0.9 s, overwriting an existing one 0.3 s). Here, just before a checkpoint is deleted,
+its data file is linked into a hidden directory beside the checkpoints (``.model-slots``); the
+deletion then leaves the file there, a spare, and the next checkpoint is written into it and
+renamed to its own name. The directory holds nothing else than spares and the file being written
+(no link to a checkpoint that is kept, so that copying the directory copies no data twice); at
+most two spares are kept. A write never touches a listed checkpoint: a crash during one leaves a
+partial file in the slots, no checkpoint file; the slots of an earlier run are deleted at the first
+write, all of them at :meth:`InPlaceWriter.release`.
 """
 import errno
 import os
 import re
 import shutil
+import threading
 
 from tfloop.callbacks.checkpoint_bundle import DATA_SUFFIX, INDEX_SUFFIX, write_data, write_index
 
@@ -24,6 +26,9 @@ __all__ = ["InPlaceWriter", "slot_directory"]
 _STEP = re.compile(r"-\d+$")
 # Hard links refused by the file system: write a new data file at every save instead.
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK)
+# Spare data files kept at most: one per checkpoint a save deletes, and a save deletes one (a
+# directory several savers share: seldom more).
+_MAX_SPARES = 2
 
 
 def slot_directory(prefix):
@@ -41,23 +46,35 @@ def _reserve(fd, size):
             raise
 
 
+def _remove(path):
+    if os.path.lexists(path):
+        os.unlink(path)
+
+
 class InPlaceWriter:
     """Write checkpoint bundles (``prefix.data-00000-of-00001``, ``prefix.index``) from numpy
-    arrays, reusing the data files of deleted checkpoints.
+    arrays, into the data files of deleted checkpoints when there are some.
+
+    Whoever deletes checkpoints calls :meth:`keep_data_of` just before deleting one and
+    :meth:`settle` after (TensorFlow's Saver as the snapshot's Saver drives it, or a
+    :class:`~tfloop.callbacks.checkpoint_dir.SharedCheckpointDir`).
 
     Args:
-        max_to_keep (int): the Saver's ``max_to_keep``; 0 or None (every checkpoint kept): no slot
-            is ever freed, so every data file is new.
+        max_to_keep (int): the Saver's ``max_to_keep``; 0 or None (every checkpoint kept): no
+            checkpoint is ever deleted, so every data file is new.
 
     Example:
         >>> writer = InPlaceWriter(max_to_keep=5)
         >>> writer.write(["w", "b"], "train_log/model-100", w_value, b_value)
+        >>> writer.keep_data_of("train_log/model-95")   # about to be deleted
+        >>> writer.settle()                             # once it was
         >>> writer.release()           # when no more writes come
     """
 
     def __init__(self, max_to_keep):
-        self._limit = max_to_keep + 1 if max_to_keep else 0
-        self._slots = []        # least recently written first
+        self._reuse = bool(max_to_keep)
+        self._lock = threading.Lock()
+        self._spares = []
         self._directory = None
         self._created = 0
 
@@ -66,7 +83,9 @@ class InPlaceWriter:
         prefix = prefix.decode() if isinstance(prefix, bytes) else prefix
         order = sorted(range(len(names)), key=lambda i: names[i].encode())
         sizes = sum(arrays[i].nbytes for i in order)
-        slot = self._acquire(prefix)
+        slot = self._take_slot(prefix)
+        data, index = prefix + DATA_SUFFIX, prefix + INDEX_SUFFIX
+        written = [slot]        # what a failure deletes: no checkpoint rather than a broken one
         try:
             fd = os.open(slot, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -74,61 +93,61 @@ class InPlaceWriter:
                 placed = write_data(fd, [arrays[i] for i in order])
             finally:
                 os.close(fd)
-            self._publish(slot, prefix + DATA_SUFFIX)
-            index = {names[i]: (arrays[i].dtype, arrays[i].shape, p) for i, p in zip(order, placed)}
-            temporary = prefix + INDEX_SUFFIX + ".tempstate"
-            write_index(temporary, index)
-            os.replace(temporary, prefix + INDEX_SUFFIX)
+            os.replace(slot, data)
+            written += [data, index, index + ".tempstate"]
+            write_index(index + ".tempstate", {names[i]: (arrays[i].dtype, arrays[i].shape, p)
+                                               for i, p in zip(order, placed)})
+            os.replace(index + ".tempstate", index)
         except BaseException:
-            self._forget(slot)
-            for path in (prefix + INDEX_SUFFIX + ".tempstate", slot + ".link"):
-                if os.path.lexists(path):
-                    os.unlink(path)
+            for path in written:
+                _remove(path)
             raise
         return sizes
 
-    def _acquire(self, prefix):
-        """A slot to write into: the least recently written free one, or a new one."""
-        directory = slot_directory(prefix)
-        if directory != self._directory:
-            shutil.rmtree(directory, ignore_errors=True)     # an earlier run's, or none
-            os.makedirs(directory)
-            self._directory, self._slots = directory, []
-        for slot in self._slots:
-            if os.stat(slot).st_nlink == 1:     # its checkpoint was deleted
-                self._slots.remove(slot)
-                self._slots.append(slot)
-                return slot
-        while self._slots and len(self._slots) >= self._limit:
-            os.unlink(self._slots.pop(0))       # a kept checkpoint keeps its data
-        slot = os.path.join(directory, f"slot-{self._created}")
-        self._created += 1
-        self._slots.append(slot)
-        return slot
+    def _take_slot(self, prefix):
+        """The file to write into: the oldest spare, or a new one."""
+        with self._lock:
+            directory = slot_directory(prefix)
+            if directory != self._directory:
+                shutil.rmtree(directory, ignore_errors=True)     # an earlier run's, or none
+                os.makedirs(directory)
+                self._directory, self._spares = directory, []
+            if self._spares:
+                return self._spares.pop(0)
+            self._created += 1
+            return os.path.join(directory, f"slot-{self._created}")
 
-    def _publish(self, slot, path):
-        """Put the slot's complete file at ``path`` too (replacing a file of that name)."""
-        if self._limit:
+    def keep_data_of(self, prefix):
+        """Link the data file of checkpoint ``prefix``, about to be deleted, into the slots: the
+        deletion leaves it there for the next write."""
+        data = prefix + DATA_SUFFIX
+        with self._lock:
+            if (not self._reuse or self._directory is None or len(self._spares) >= _MAX_SPARES
+                    or not os.path.isfile(data)):
+                return
+            self._created += 1
+            spare = os.path.join(self._directory, f"slot-{self._created}")
             try:
-                os.link(slot, slot + ".link")
+                os.link(data, spare)
             except OSError as e:
                 if e.errno not in _NO_LINKS:
                     raise
-                self._limit = 0
-            else:
-                os.replace(slot + ".link", path)
+                self._reuse = False
                 return
-        self._slots.remove(slot)
-        os.replace(slot, path)
+            self._spares.append(spare)
 
-    def _forget(self, slot):
-        if slot in self._slots:
-            self._slots.remove(slot)
-        if os.path.lexists(slot):
-            os.unlink(slot)
+    def settle(self):
+        """After a deletion: give up the spares whose checkpoint was kept after all (a deleter
+        may keep one, as TensorFlow's Saver does every ``keep_checkpoint_every_n_hours``)."""
+        with self._lock:
+            for spare in list(self._spares):
+                if os.stat(spare).st_nlink > 1:
+                    self._spares.remove(spare)
+                    os.unlink(spare)
 
     def release(self):
         """Delete the slots (the checkpoints keep their files); the next write starts anew."""
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-        self._directory, self._slots = None, []
+        with self._lock:
+            if self._directory is not None:
+                shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory, self._spares = None, []

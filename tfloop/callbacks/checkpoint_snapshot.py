@@ -94,10 +94,26 @@ class _InCallerThread(SessionInterface):
 
 
 class _SnapshotSaver(tfv1.train.Saver):
-    """The shadows' Saver: it writes in the thread that calls :meth:`save`."""
+    """The shadows' Saver: it writes in the thread that calls :meth:`save`, and keeps the data
+    file of each checkpoint it deletes for the in-place writer, when it has one."""
+
+    def __init__(self, *args, in_place_writer=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._in_place_writer = in_place_writer
 
     def save(self, sess, *args, **kwargs):
         return super().save(_InCallerThread(sess), *args, **kwargs)
+
+    def _MaybeDeleteOldCheckpoints(self, meta_graph_suffix="meta"):
+        writer = self._in_place_writer
+        if writer is None:
+            return super()._MaybeDeleteOldCheckpoints(meta_graph_suffix)
+        if self._checkpoints_to_be_deleted:        # the one TensorFlow deletes now, unless kept
+            writer.keep_data_of(self._CheckpointFilename(self._checkpoints_to_be_deleted[0]))
+        try:
+            return super()._MaybeDeleteOldCheckpoints(meta_graph_suffix)
+        finally:
+            writer.settle()
 
 
 class _InPlaceBuilder(saver_lib.BulkSaverBuilder):
@@ -162,7 +178,7 @@ class VariableSnapshot:
             builder = _InPlaceBuilder(self.in_place_writer)
         self.saver = _SnapshotSaver(
             var_list=[_Shadows(name, p) for name, p in parts.items()], builder=builder,
-            **saver_kwargs)
+            in_place_writer=self.in_place_writer, **saver_kwargs)
 
     def take(self, sess):
         """Copy the variables' current values into the shadows."""

@@ -51,10 +51,9 @@ class ModelSaver(Callback):
 
     In a local directory the background write puts a checkpoint's data into the data file of one
     that ``max_to_keep`` deleted, which costs less than a new file (``docs/performance.md``). While
-    training runs, a hidden directory ``.model-slots`` beside the checkpoints holds hard links to
-    their data files (no disk space of their own; deleted when training ends). A tool that copies
-    the directory during training without keeping hard links (``gsutil rsync``, ``aws s3 sync``,
-    ``rsync`` without ``-H``) copies them as files: exclude ``.model-slots``.
+    training runs, a hidden directory ``.model-slots`` beside the checkpoints holds such data
+    files of deleted checkpoints (at most two) and the file being written; it is deleted when
+    training ends. A tool that copies the log directory during training may leave it out.
 
     Several ModelSavers may write to one directory (tensorpack scripts keep a frequent one and a
     long-lived one there): each keeps the checkpoints it saved by its own ``max_to_keep`` and
@@ -156,6 +155,8 @@ class ModelSaver(Callback):
                 shared_writer = partner._snapshot.in_place_writer
             self._snapshot = VariableSnapshot(variables, directory=self.checkpoint_dir,
                                               in_place_writer=shared_writer, **kwargs)
+            if self._shared is not None and self._snapshot.in_place_writer is not None:
+                self._shared.in_place_writer = self._snapshot.in_place_writer
         self.trainer.loop_end_listeners.append(self._save_final)
 
     def _share_directory_with(self, other):
@@ -163,6 +164,8 @@ class ModelSaver(Callback):
         if other._shared is None:
             other._shared = SharedCheckpointDir(other.checkpoint_dir)
             other._shared.join(other, other._max_to_keep, other._keep_hours)
+            if other._snapshot is not None:
+                other._shared.in_place_writer = other._snapshot.in_place_writer
         self._shared, self._writer = other._shared, other._writer
         self._shared.join(self, self._max_to_keep, self._keep_hours)
 
