@@ -2,6 +2,7 @@
 checkpoints give up their slots, a failed or interrupted write leaves no checkpoint file."""
 import errno
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -151,3 +152,12 @@ def test_without_hard_links_every_data_file_is_new(tmp_path, monkeypatch):
     second = save(writer, tmp_path, 2)
     assert slots(tmp_path) == []
     assert restored(second)[1] == 2
+
+
+def test_slots_deleted_under_the_writer_cost_only_their_reuse(tmp_path):
+    writer = InPlaceWriter(max_to_keep=1)
+    first = save(writer, tmp_path, 1)
+    writer.keep_data_of(first)
+    shutil.rmtree(tmp_path / ".model-slots")      # by hand, while training runs
+    writer.settle()
+    assert restored(save(writer, tmp_path, 2))[1] == 2

@@ -110,8 +110,8 @@ class InPlaceWriter:
             directory = slot_directory(prefix)
             if directory != self._directory:
                 shutil.rmtree(directory, ignore_errors=True)     # an earlier run's, or none
-                os.makedirs(directory)
                 self._directory, self._spares = directory, []
+            os.makedirs(directory, exist_ok=True)    # also when deleted under the writer
             if self._spares:
                 return self._spares.pop(0)
             self._created += 1
@@ -141,7 +141,12 @@ class InPlaceWriter:
         may keep one, as TensorFlow's Saver does every ``keep_checkpoint_every_n_hours``)."""
         with self._lock:
             for spare in list(self._spares):
-                if os.stat(spare).st_nlink > 1:
+                try:
+                    kept = os.stat(spare).st_nlink > 1
+                except FileNotFoundError:       # the slots were deleted under the writer
+                    self._spares.remove(spare)
+                    continue
+                if kept:
                     self._spares.remove(spare)
                     os.unlink(spare)
 
