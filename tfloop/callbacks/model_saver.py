@@ -130,12 +130,10 @@ class ModelSaver(Callback):
 
     def _setup_graph(self):
         self.checkpoint_dir = resolve_checkpoint_dir(self._dir_arg, self, self.trainer.logdir)
-        partner = None      # a saver listed before, of the same directory
         for other in self.trainer.callbacks_of(ModelSaver):
             if other is self:
                 break
             if other.checkpoint_dir == self.checkpoint_dir:
-                partner = other
                 self._share_directory_with(other)
                 break
         variables = []
@@ -150,12 +148,10 @@ class ModelSaver(Callback):
         self._variables = variables
         self.saver = tfv1.train.Saver(var_list=variables, **kwargs)
         if self._background:
-            shared_writer = None
-            if partner is not None and partner._snapshot is not None:
-                shared_writer = partner._snapshot.in_place_writer
+            shared_writer = None if self._shared is None else self._shared.in_place_writer
             self._snapshot = VariableSnapshot(variables, directory=self.checkpoint_dir,
                                               in_place_writer=shared_writer, **kwargs)
-            if self._shared is not None and self._snapshot.in_place_writer is not None:
+            if self._shared is not None and shared_writer is None:
                 self._shared.in_place_writer = self._snapshot.in_place_writer
         self.trainer.loop_end_listeners.append(self._save_final)
 
